@@ -1,0 +1,46 @@
+# Two commands for a newcomer: `make run` and `make test`.
+# Installs happen only when a requirements file changes: each install leaves a stamp in
+# .venv whose name carries a hash of the files it installed from.
+SHELL := /bin/bash
+.DEFAULT_GOAL := run
+
+PORT ?= 8501
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip install --disable-pip-version-check -q
+
+hash = $(shell cat $(1) | sha256sum | cut -c1-16)
+RUN_STAMP := $(VENV)/.installed-run-$(call hash,requirements.txt)
+DEV_STAMP := $(VENV)/.installed-dev-$(call hash,requirements.txt requirements-dev.txt)
+
+.PHONY: run test lint bench clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+
+$(RUN_STAMP): | $(PY)
+	$(PIP) -r requirements.txt
+	rm -f $(VENV)/.installed-run-* && touch $@
+
+# requirements-dev.txt includes requirements.txt, so this satisfies `make run` too.
+$(DEV_STAMP): | $(PY)
+	$(PIP) -r requirements-dev.txt
+	rm -f $(VENV)/.installed-* && touch $@ $(RUN_STAMP)
+
+run: $(RUN_STAMP)
+	$(PY) -m streamlit run app.py --server.headless true --server.port $(PORT) \
+		--server.address localhost --browser.gatherUsageStats false
+
+test: lint
+	$(PY) -m pytest -v
+
+lint: $(DEV_STAMP)
+	$(VENV)/bin/ruff check .
+
+bench: $(RUN_STAMP)
+	@if [ -f benchmarks/__init__.py ]; then $(PY) -m benchmarks; else echo "no benchmarks/ package"; fi
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache
+	find . -type d -name __pycache__ -prune -exec rm -rf {} +

@@ -1,0 +1,35 @@
+"""Shared set-up for benchmarks: the shipped paper checkpoint, or a random model shaped like it."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def paper_bundle():
+    """checkpoints/paper if present, else a random model with the paper variant's shape."""
+    from model import Bundle, ModelConfig, Tokenizer, Transformer, load_checkpoint
+
+    folder = ROOT / "checkpoints" / "paper"
+    if (folder / "config.json").is_file():
+        return load_checkpoint(folder), "checkpoints/paper"
+    lines = ["Winter is cold.", "겨울은 추워요.", "The big dog eats the fish.", "감기 조심하세요."]
+    tok = Tokenizer.train(lines * 200, vocab_size=400)
+    cfg = ModelConfig(vocab_size=tok.vocab_size)
+    return Bundle(Transformer(cfg).eval(), tok, cfg, {}, "random"), "random paper-shaped model"
+
+
+def median_time(fn: Callable[[], object], repeat: int = 7, warmup: int = 2) -> float:
+    """Median wall time of fn() in seconds."""
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)

@@ -1,0 +1,170 @@
+"""Checkpoint folders: config.json, model.safetensors, tokenizer.model, card.json.
+
+Loading reads only JSON, safetensors and the SentencePiece protobuf: nothing is unpickled.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from safetensors.torch import load_file, save_file
+from torch import nn
+
+from .config import ModelConfig
+from .hooks import KINDS
+from .tokenizer import Tokenizer, TokenizerError
+from .transformer import Transformer
+
+FILES = ("config.json", "model.safetensors", "tokenizer.model", "card.json")
+MAX_HEADER = 100_000_000  # safetensors' own limit on the JSON header
+
+
+class CheckpointError(Exception):
+    """A checkpoint that cannot be used; the message names the file and the reason."""
+
+    def __init__(self, file: str | Path, reason: str) -> None:
+        super().__init__(f"{file}: {reason}")
+        self.file = str(file)
+        self.reason = reason
+
+
+@dataclass
+class Bundle:
+    """A loaded model with everything needed to run it."""
+
+    model: nn.Module
+    tokenizer: Any
+    config: Any
+    card: dict[str, Any] = field(default_factory=dict)
+    name: str = ""
+    kind: str = "native"  # "native" (our Transformer) or "hf" (a Hugging Face model)
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        """Attention kinds this model has, e.g. ('enc_self', 'dec_self', 'cross')."""
+        cfg = self.config
+        has_enc, has_dec = cfg.n_enc_layers > 0, cfg.n_dec_layers > 0
+        present = {"enc_self": has_enc, "dec_self": has_dec, "cross": has_enc and has_dec}
+        return tuple(k for k in KINDS if present[k])
+
+    def n_layers(self, kind: str) -> int:
+        """Layers holding attention of this kind."""
+        return self.config.n_enc_layers if kind == "enc_self" else self.config.n_dec_layers
+
+
+def save_checkpoint(model: Transformer, tokenizer: Tokenizer, folder: str | Path,
+                    card: dict[str, Any] | None = None) -> Path:
+    """Write the four files of a checkpoint folder and return its path."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    if tokenizer.vocab_size != model.config.vocab_size:
+        raise ValueError(f"tokenizer has {tokenizer.vocab_size} pieces, "
+                         f"config says vocab_size={model.config.vocab_size}")
+    model.config.save(folder / "config.json")
+    state = {k: v.detach().contiguous().cpu() for k, v in model.state_dict().items()}
+    save_file(state, str(folder / "model.safetensors"), metadata={"format": "pt"})
+    tokenizer.save(folder / "tokenizer.model")
+    text = json.dumps(card or {}, indent=2, ensure_ascii=False) + "\n"
+    (folder / "card.json").write_text(text, encoding="utf-8")
+    return folder
+
+
+def _read_json(path: Path) -> Any:
+    if not path.is_file():
+        raise CheckpointError(path, "file is missing")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise CheckpointError(path, "not UTF-8 text") from None
+    except json.JSONDecodeError as exc:
+        raise CheckpointError(path, f"invalid JSON ({exc.msg} at line {exc.lineno})") from None
+
+
+def check_safetensors(path: Path) -> dict[str, Any]:
+    """Validate the safetensors header against the file size before any tensor is read."""
+    if not path.is_file():
+        raise CheckpointError(path, "file is missing")
+    size = path.stat().st_size
+    with path.open("rb") as fh:
+        head = fh.read(8)
+        if len(head) < 8:
+            raise CheckpointError(path, f"truncated: {size} bytes, no safetensors header")
+        (n,) = struct.unpack("<Q", head)
+        if n > MAX_HEADER or n + 8 > size:
+            raise CheckpointError(path, "not a safetensors file (header length does not fit; "
+                                  "a pickle or a truncated file?)")
+        raw = fh.read(n)
+    try:
+        header = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise CheckpointError(path, "not a safetensors file (header is not JSON)") from None
+    if not isinstance(header, dict):
+        raise CheckpointError(path, "not a safetensors file (header is not a JSON object)")
+    data_len = size - 8 - n
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        try:
+            end = int(info["data_offsets"][1])
+        except (KeyError, TypeError, ValueError, IndexError):
+            raise CheckpointError(path, f"malformed entry for tensor {name!r}") from None
+        if end > data_len:
+            raise CheckpointError(path, f"truncated: tensor {name!r} ends at byte {end} "
+                                  f"but only {data_len} data bytes are present")
+    return header
+
+
+def load_checkpoint(folder: str | Path) -> Bundle:
+    """Load a checkpoint folder; every problem raises CheckpointError naming the file."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise CheckpointError(folder, "not a checkpoint folder (missing)")
+    raw_cfg = _read_json(folder / "config.json")
+    if isinstance(raw_cfg, dict) and "model_type" in raw_cfg:
+        from .hf import load_hf  # Hugging Face folder; imported lazily, it pulls transformers
+
+        return load_hf(folder)
+    try:
+        cfg = ModelConfig.from_dict(raw_cfg)
+    except (TypeError, ValueError) as exc:
+        raise CheckpointError(folder / "config.json", str(exc)) from None
+    weights = folder / "model.safetensors"
+    check_safetensors(weights)
+    try:
+        state = load_file(str(weights))
+    except Exception as exc:  # the safetensors reader's own errors vary by version
+        raise CheckpointError(weights, f"unreadable safetensors ({exc})") from None
+    model = Transformer(cfg)
+    expected = model.state_dict()
+    missing = sorted(set(expected) - set(state))
+    extra = sorted(set(state) - set(expected))
+    if missing or extra:
+        raise CheckpointError(weights, "weights disagree with config.json: "
+                              f"missing {missing[:3]}{'…' if len(missing) > 3 else ''}, "
+                              f"unexpected {extra[:3]}{'…' if len(extra) > 3 else ''}")
+    for key, tensor in expected.items():
+        if tuple(state[key].shape) != tuple(tensor.shape):
+            raise CheckpointError(weights, f"weights disagree with config.json: {key} has shape "
+                                  f"{tuple(state[key].shape)}, config implies {tuple(tensor.shape)}")
+    model.load_state_dict(state)
+    model.eval()
+    tok_path = folder / "tokenizer.model"
+    if not tok_path.is_file():
+        raise CheckpointError(tok_path, "file is missing")
+    try:
+        tokenizer = Tokenizer(tok_path)
+    except TokenizerError as exc:
+        raise CheckpointError(tok_path, str(exc).split(": ", 1)[-1]) from None
+    if tokenizer.vocab_size != cfg.vocab_size:
+        raise CheckpointError(tok_path, f"tokenizer has {tokenizer.vocab_size} pieces but "
+                              f"config.json says vocab_size={cfg.vocab_size}")
+    card_path = folder / "card.json"
+    card = _read_json(card_path) if card_path.exists() else {}
+    if not isinstance(card, dict):
+        raise CheckpointError(card_path, "must be a JSON object")
+    return Bundle(model=model, tokenizer=tokenizer, config=cfg, card=card, name=folder.name)
+

@@ -1,0 +1,133 @@
+"""Preparing source batches and greedy decoding with per-step top-k probabilities."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import torch
+
+from .hooks import Head, ablation_hooks, hooks, parse_ablate
+
+_HANGUL = re.compile(r"[\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]")
+
+
+@dataclass(frozen=True)
+class Translation:
+    """One greedy translation and what the model believed at each step."""
+
+    source: str
+    target_lang: str | None
+    text: str
+    ids: list[int]  # generated ids, eos excluded
+    pieces: list[str]
+    steps: list[list[tuple[str, float]]]  # per step (eos step included): top-k (piece, prob)
+    probs: list[float]  # probability of the chosen piece at each step
+    finished: bool  # False when max_len stopped it before eos
+
+
+def target_langs(bundle, sources: Sequence[str], target_lang: str | None) -> list[str | None]:
+    """One target language per sentence; None/'auto': Hangul goes to English, the rest to Korean."""
+    tok = bundle.tokenizer
+    known = getattr(tok, "lang_ids", {}) or {}
+    if not known:
+        return [None] * len(sources)  # a model that does not translate
+    lang = target_lang or bundle.card.get("default_target_lang") or "auto"
+    if lang == "auto":
+        return ["en" if _HANGUL.search(s) else "ko" for s in sources]
+    if lang not in known:
+        raise ValueError(f"unknown target language {lang!r}; this model knows {sorted(known)}")
+    return [lang] * len(sources)
+
+
+def source_batch(bundle, sources: Sequence[str], langs: Sequence[str | None]
+                 ) -> tuple[torch.Tensor, list[list[int]], list[int]]:
+    """Padded (B, S) source ids, the unpadded lists, and how many pieces were cut per sentence."""
+    limit = bundle.config.max_len - 1  # row 0 of the position table is reserved for pad
+    lists, cuts = [], []
+    for text, lang in zip(sources, langs, strict=True):
+        ids, cut = bundle.tokenizer.source_ids(text, lang, limit)
+        lists.append(ids)
+        cuts.append(cut)
+    return torch.from_numpy(bundle.tokenizer.pad(lists)), lists, cuts
+
+
+def greedy(model, src: torch.Tensor, *, bos: int, eos: int, pad: int, max_steps: int,
+           top_k: int = 5, never: Sequence[int] = ()) -> tuple[list[list[int]], list[list[list[tuple[int, float]]]],
+                                    list[list[float]], list[bool]]:
+    """Greedy decoding of a (B, S) batch; the encoder runs once, the decoder once per step."""
+    b = src.size(0)
+    never = sorted({pad, bos, *never})
+    memory = model.encode(src)  # (B, S, D)
+    ys = torch.full((b, 1), bos, dtype=torch.long)
+    done = torch.zeros(b, dtype=torch.bool)
+    out: list[list[int]] = [[] for _ in range(b)]
+    tops: list[list[list[tuple[int, float]]]] = [[] for _ in range(b)]
+    chosen: list[list[float]] = [[] for _ in range(b)]
+    for _ in range(max_steps):
+        logits = model.project(model.decode(ys, memory, src)[:, -1:])[:, 0]  # (B, V)
+        logits[:, never] = float("-inf")  # pad, bos and language tags are never generated
+        probs = torch.softmax(logits.float(), dim=-1)
+        p_top, i_top = probs.topk(min(top_k, probs.size(-1)), dim=-1)  # (B, k)
+        nxt = i_top[:, 0]
+        for row in range(b):
+            if done[row]:
+                continue
+            tops[row].append(list(zip(i_top[row].tolist(), p_top[row].tolist(), strict=True)))
+            chosen[row].append(float(p_top[row, 0]))
+            if int(nxt[row]) != eos:
+                out[row].append(int(nxt[row]))
+        nxt = nxt.masked_fill(done, pad)
+        done = done | nxt.eq(eos)
+        ys = torch.cat([ys, nxt.unsqueeze(1)], dim=1)
+        if bool(done.all()):
+            break
+    return out, tops, chosen, done.tolist()
+
+
+def checked_heads(bundle, ablate: Iterable[Head] | str) -> frozenset[Head]:
+    """Parse and validate heads to ablate against this model's kinds, layers and heads."""
+    heads = parse_ablate(ablate)
+    n_heads = bundle.config.n_heads
+    for kind, layer, head in heads:
+        if kind not in bundle.kinds:
+            raise ValueError(f"no attention kind {kind!r} here; this model has {bundle.kinds}")
+        if not 0 <= layer < bundle.n_layers(kind):
+            raise ValueError(f"{kind} has layers 0..{bundle.n_layers(kind) - 1}, not {layer}")
+        if not 0 <= head < n_heads:
+            raise ValueError(f"heads are numbered 0..{n_heads - 1}, not {head}")
+    return heads
+
+
+def default_max_steps(bundle, src_len: int) -> int:
+    """Room for a translation: twice the source plus a margin, within the position table."""
+    return max(1, min(bundle.config.max_len - 2, 2 * src_len + 10))
+
+
+def translate(bundle, sources: Sequence[str] | str, target_lang: str | None = None, *,
+              max_len: int | None = None, top_k: int = 5,
+              ablate: Iterable[Head] | str = ()) -> list[Translation]:
+    """Greedy translation of each source sentence (batched), with per-step top-k."""
+    if isinstance(sources, str):
+        sources = [sources]
+    if bundle.kind != "native":
+        raise ValueError("translation needs one of this project's encoder–decoder checkpoints")
+    if not sources:
+        return []
+    model, tok = bundle.model, bundle.tokenizer
+    langs = target_langs(bundle, sources, target_lang)
+    src, _, _ = source_batch(bundle, sources, langs)
+    steps = max_len if max_len is not None else default_max_steps(bundle, src.size(1))
+    steps = max(1, min(steps, bundle.config.max_len - 2))
+    with torch.inference_mode(), hooks(ablation_hooks(checked_heads(bundle, ablate))):
+        ids, tops, chosen, finished = greedy(model, src, bos=tok.bos_id, eos=tok.eos_id,
+                                             pad=tok.pad_id, max_steps=steps, top_k=top_k,
+                                             never=list(tok.lang_ids.values()))
+    result = []
+    for i, text in enumerate(sources):
+        named = [[(tok.id_to_piece(t), p) for t, p in step] for step in tops[i]]
+        result.append(Translation(source=text, target_lang=langs[i], text=tok.decode(ids[i]),
+                                  ids=ids[i], pieces=tok.ids_to_pieces(ids[i]), steps=named,
+                                  probs=chosen[i], finished=bool(finished[i])))
+    return result

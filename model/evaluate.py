@@ -1,0 +1,146 @@
+"""Test-split evaluation: exact match, chrF and cross-attention alignment agreement per head.
+
+python -m model.evaluate checkpoints/<name> [--n-test N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from . import corpus
+from .capture import capture
+from .checkpoint import Bundle, load_checkpoint
+from .decode import translate
+
+
+def _ngrams(text: str, n: int) -> Counter:
+    s = text.replace(" ", "")
+    return Counter(s[i:i + n] for i in range(len(s) - n + 1))
+
+
+def chrf(hyps: Sequence[str], refs: Sequence[str], max_n: int = 6, beta: float = 2.0) -> float:
+    """Corpus-level chrF (character n-grams 1..6, recall weighted by beta), 0–100."""
+    hit = np.zeros(max_n)
+    hyp_total = np.zeros(max_n)
+    ref_total = np.zeros(max_n)
+    for hyp, ref in zip(hyps, refs, strict=True):
+        for n in range(1, max_n + 1):
+            h, r = _ngrams(hyp, n), _ngrams(ref, n)
+            hit[n - 1] += sum((h & r).values())
+            hyp_total[n - 1] += sum(h.values())
+            ref_total[n - 1] += sum(r.values())
+    prec = np.divide(hit, hyp_total, out=np.zeros(max_n), where=hyp_total > 0).mean()
+    rec = np.divide(hit, ref_total, out=np.zeros(max_n), where=ref_total > 0).mean()
+    if prec + rec == 0:
+        return 0.0
+    return float(100 * (1 + beta**2) * prec * rec / (beta**2 * prec + rec))
+
+
+def word_index(pieces: Sequence[str]) -> list[int | None]:
+    """Word number of each piece (a piece starting with ▁ opens a word); None for specials."""
+    out: list[int | None] = []
+    word = -1
+    for p in pieces:
+        if p.startswith("<") and p.endswith(">") and len(p) > 2 and not p.startswith("<0x"):
+            out.append(None)  # <s>, </s>, <2ko> …
+            continue
+        if p.startswith("▁") or word < 0:
+            word += 1
+        out.append(word)
+    return out
+
+
+def alignment_agreement(trace, align: Sequence[Sequence[tuple[int, int]]], src_is_en: Sequence[bool]
+                        ) -> np.ndarray:
+    """(L, H) share of aligned target words whose attention argmax lands on a gold source word.
+
+    For target word w, the rows are the decoder positions that predict w's pieces; attention is
+    summed over each source word's pieces and averaged over those rows.
+    """
+    cross = trace.attn["cross"]  # (L, B, H, T, S)
+    n_l, _, n_h = cross.shape[:3]
+    hits = np.zeros((n_l, n_h))
+    total = 0
+    for b, pairs in enumerate(align):
+        src_w = word_index(trace.src_tokens[b])
+        out_pieces = trace.tgt_tokens[b][1:] + ["</s>"]  # position t predicts input t+1
+        tgt_w = word_index(out_pieces)
+        n_src_words = max((w for w in src_w if w is not None), default=-1) + 1
+        onehot = np.zeros((len(src_w), n_src_words))
+        for i, w in enumerate(src_w):
+            if w is not None:
+                onehot[i, w] = 1.0
+        gold: dict[int, set[int]] = {}
+        for en_i, ko_i in pairs:
+            s_i, t_i = (en_i, ko_i) if src_is_en[b] else (ko_i, en_i)
+            gold.setdefault(t_i, set()).add(s_i)
+        for t_word, s_words in gold.items():
+            rows = [t for t, w in enumerate(tgt_w) if w == t_word]
+            if not rows:
+                continue
+            a = cross[:, b, :, rows, : len(src_w)].mean(axis=2)  # (L, H, S_b)
+            per_word = a @ onehot  # (L, H, words)
+            hits += np.isin(per_word.argmax(-1), list(s_words))
+            total += 1
+    return hits / max(total, 1)
+
+
+def evaluate_bundle(bundle: Bundle, pairs: Sequence[corpus.Pair], batch: int = 64) -> dict:
+    """Metrics in both directions on the given pairs."""
+    result: dict = {"test_pairs": len(pairs)}
+    agree_sum, agree_n = None, 0
+    for lang, src_of, tgt_of in (("ko", "en", "ko"), ("en", "ko", "en")):
+        hyps, refs = [], []
+        for start in range(0, len(pairs), batch):
+            chunk = pairs[start:start + batch]
+            srcs = [getattr(p, src_of) for p in chunk]
+            refs += [getattr(p, tgt_of) for p in chunk]
+            hyps += [t.text for t in translate(bundle, srcs, lang)]
+            tr = capture(bundle, srcs, [getattr(p, tgt_of) for p in chunk], target_lang=lang,
+                         names=["attn"])
+            agree = alignment_agreement(tr, [p.align for p in chunk], [src_of == "en"] * len(chunk))
+            agree_sum = agree * len(chunk) if agree_sum is None else agree_sum + agree * len(chunk)
+            agree_n += len(chunk)
+        key = f"{src_of}->{tgt_of}"
+        exact = float(np.mean([h.strip() == r.strip() for h, r in zip(hyps, refs, strict=True)]))
+        result[key] = {"exact_match": round(100 * exact, 2), "chrf": round(chrf(hyps, refs), 2),
+                       "examples": [[s, h] for s, h in zip(
+                           [getattr(p, src_of) for p in pairs[:3]], hyps[:3], strict=True)]}
+    table = agree_sum / max(agree_n, 1)
+    best = np.unravel_index(int(table.argmax()), table.shape)
+    result["alignment_per_head"] = [[round(float(x) * 100, 1) for x in row] for row in table]
+    result["best_alignment_head"] = {"layer": int(best[0]), "head": int(best[1]),
+                                     "agreement": round(float(table[best]) * 100, 1)}
+    return result
+
+
+def evaluate_folder(folder: str | Path, *, seed: int = 0, n_test: int = 2000,
+                    n_train: int = 200_000) -> dict:
+    """Load a checkpoint and evaluate it on the corpus test split it was trained beside."""
+    bundle = load_checkpoint(folder)
+    pairs = corpus.splits(seed=seed, n_train=n_train, n_val=1000, n_test=n_test)["test"]
+    return evaluate_bundle(bundle, pairs)
+
+
+def main(argv=None) -> dict:
+    ap = argparse.ArgumentParser(prog="python -m model.evaluate", description=__doc__.split("\n")[0])
+    ap.add_argument("checkpoint")
+    ap.add_argument("--n-test", type=int, default=None, help="default: the card's figure")
+    args = ap.parse_args(argv)
+    card_path = Path(args.checkpoint) / "card.json"
+    card = json.loads(card_path.read_text(encoding="utf-8")) if card_path.is_file() else {}
+    metrics = evaluate_folder(args.checkpoint, seed=card.get("corpus_seed", 0),
+                              n_test=args.n_test or card.get("test_pairs_per_direction", 2000),
+                              n_train=card.get("train_pairs_requested", 200_000))
+    print(json.dumps(metrics, indent=1, ensure_ascii=False))
+    return metrics
+
+
+if __name__ == "__main__":
+    main()

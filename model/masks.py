@@ -1,0 +1,33 @@
+"""Boolean attention masks, True = blocked. Shapes: [B, Q, K]."""
+
+from __future__ import annotations
+
+import torch
+
+
+def pad_mask(q_ids: torch.Tensor, k_ids: torch.Tensor, pad_id: int) -> torch.Tensor:
+    """Block keys that are padding: (B, Q) and (B, K) ids -> (B, Q, K)."""
+    blocked = k_ids.eq(pad_id).unsqueeze(1)  # (B, 1, K)
+    return blocked.expand(k_ids.size(0), q_ids.size(1), k_ids.size(1))
+
+
+def subsequent_mask(size: int, device: torch.device | None = None) -> torch.Tensor:
+    """Block future positions: (T, T), True above the diagonal."""
+    ones = torch.ones(size, size, dtype=torch.bool, device=device)
+    return torch.triu(ones, diagonal=1)
+
+
+def encoder_mask(src_ids: torch.Tensor, pad_id: int) -> torch.Tensor:
+    """Encoder self-attention: pad keys blocked, (B, S, S)."""
+    return pad_mask(src_ids, src_ids, pad_id)
+
+
+def decoder_mask(tgt_ids: torch.Tensor, pad_id: int) -> torch.Tensor:
+    """Decoder self-attention: pad keys OR future keys blocked, (B, T, T)."""
+    future = subsequent_mask(tgt_ids.size(1), tgt_ids.device).unsqueeze(0)  # (1, T, T)
+    return pad_mask(tgt_ids, tgt_ids, pad_id) | future
+
+
+def cross_mask(tgt_ids: torch.Tensor, src_ids: torch.Tensor, pad_id: int) -> torch.Tensor:
+    """Encoder-decoder attention: source pad keys blocked, (B, T, S)."""
+    return pad_mask(tgt_ids, src_ids, pad_id)

@@ -1,0 +1,263 @@
+"""Training CLI: python -m model.train --variant paper|seed001 --out checkpoints/<name>.
+
+Both translation directions are trained in one model: the source starts with the target tag
+(<2ko> for English->Korean, <2en> for Korean->English). The run is deterministic for a seed and
+resumable: its state (weights, optimizer moments, data position, RNG) is written as safetensors
++ JSON into <out>.state/ — nothing is pickled.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import platform
+import random
+import shlex
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import torch
+from safetensors.torch import load_file, save_file
+from torch import nn
+from tqdm import tqdm
+
+from . import corpus
+from .checkpoint import save_checkpoint
+from .config import ModelConfig
+from .tokenizer import Tokenizer
+from .transformer import Transformer
+
+VARIANTS = {
+    # post-LN, sinusoidal, ReLU: the paper and seeds 000/004
+    "paper": ModelConfig(pos_encoding="sinusoidal", norm="post", activation="relu"),
+    # pre-LN with a final LayerNorm, learned positions, GELU: seed 001
+    "seed001": ModelConfig(pos_encoding="learned", norm="pre", activation="gelu"),
+}
+
+
+def examples(pairs: list[corpus.Pair]) -> list[tuple[str, str, str]]:
+    """(target_lang, source, target) for both directions of every pair."""
+    out = []
+    for p in pairs:
+        out.append(("ko", p.en, p.ko))
+        out.append(("en", p.ko, p.en))
+    return out
+
+
+def encode_examples(tok: Tokenizer, exs, max_len: int) -> list[tuple[list[int], list[int]]]:
+    """Source ids ([tag] + pieces + [eos]) and target ids (pieces + [eos]) per example."""
+    out = []
+    for lang, src, tgt in exs:
+        s, _ = tok.source_ids(src, lang, max_len - 1)
+        _, t_out = tok.target_ids(tgt, max_len - 1)
+        out.append((s, t_out))
+    return out
+
+
+def make_batches(data, max_tokens: int, rng: random.Random) -> list[list[int]]:
+    """Length-bucketed batches of example indices holding about max_tokens tokens each."""
+    order = list(range(len(data)))
+    rng.shuffle(order)
+    chunk = max_tokens * 50 // 8  # sort within chunks so lengths are similar but order is random
+    batches = []
+    for start in range(0, len(order), chunk):
+        part = sorted(order[start:start + chunk], key=lambda i: len(data[i][0]) + len(data[i][1]))
+        batch, width = [], 0
+        for i in part:
+            w = max(width, len(data[i][0]), len(data[i][1]) + 1)
+            if batch and w * (len(batch) + 1) > max_tokens:
+                batches.append(batch)
+                batch, w = [], max(len(data[i][0]), len(data[i][1]) + 1)
+            batch.append(i)
+            width = w
+        if batch:
+            batches.append(batch)
+    rng.shuffle(batches)
+    return batches
+
+
+def collate(tok: Tokenizer, data, idx: list[int]) -> tuple[torch.Tensor, ...]:
+    """(B, S) source, (B, T) decoder input [bos]+y, (B, T) labels y+[eos] padded with pad_id."""
+    src = tok.pad([data[i][0] for i in idx])
+    labels = tok.pad([data[i][1] for i in idx])
+    dec_in = tok.pad([[tok.bos_id, *data[i][1][:-1]] for i in idx])
+    return torch.from_numpy(src), torch.from_numpy(dec_in), torch.from_numpy(labels)
+
+
+def lr_at(step: int, peak: float, warmup: int) -> float:
+    """Linear warm-up then inverse square root decay (the paper's schedule, rescaled)."""
+    step = max(step, 1)
+    return peak * min(step / warmup, math.sqrt(warmup / step))
+
+
+def save_state(folder: Path, model, opt, step: int, epoch: int, pos: int, losses,
+               elapsed: float) -> None:
+    """Everything needed to resume, as safetensors + JSON."""
+    folder.mkdir(parents=True, exist_ok=True)
+    tensors = {f"model.{k}": v.detach().contiguous() for k, v in model.state_dict().items()}
+    opt_state = opt.state_dict()
+    for idx, st in opt_state["state"].items():
+        for key, val in st.items():
+            tensors[f"opt.{idx}.{key}"] = torch.as_tensor(val).contiguous()
+    tensors["rng.torch"] = torch.get_rng_state()
+    save_file(tensors, str(folder / "state.safetensors"))
+    meta = {"step": step, "epoch": epoch, "pos": pos, "losses": losses[-200:], "elapsed": elapsed,
+            "param_groups": opt_state["param_groups"]}
+    (folder / "state.json").write_text(json.dumps(meta), encoding="utf-8")
+
+
+def load_state(folder: Path, model, opt) -> dict:
+    """Restore what save_state wrote; returns the JSON part."""
+    tensors = load_file(str(folder / "state.safetensors"))
+    meta = json.loads((folder / "state.json").read_text(encoding="utf-8"))
+    model.load_state_dict({k[6:]: v for k, v in tensors.items() if k.startswith("model.")})
+    state: dict[int, dict] = {}
+    for key, val in tensors.items():
+        if key.startswith("opt."):
+            _, idx, name = key.split(".", 2)
+            state.setdefault(int(idx), {})[name] = val
+    opt.load_state_dict({"state": state, "param_groups": meta["param_groups"]})
+    torch.set_rng_state(tensors["rng.torch"])
+    return meta
+
+
+def build_tokenizer(path: Path, pairs, vocab_size: int) -> Tokenizer:
+    """Load the shared tokenizer, or train it on the training split and save it."""
+    if path.is_file():
+        return Tokenizer(path)
+    lines = [p.en for p in pairs] + [p.ko for p in pairs]
+    random.Random(0).shuffle(lines)
+    tok = Tokenizer.train(lines, vocab_size)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tok.save(path)
+    return tok
+
+
+@torch.no_grad()
+def val_loss(model, tok, data, max_tokens: int) -> float:
+    model.eval()
+    total, count = 0.0, 0
+    for idx in make_batches(data, max_tokens, random.Random(0)):
+        src, dec_in, labels = collate(tok, data, idx)
+        logits = model(src, dec_in)
+        loss = nn.functional.cross_entropy(logits.flatten(0, 1), labels.flatten(),
+                                           ignore_index=tok.pad_id, reduction="sum")
+        total += float(loss)
+        count += int(labels.ne(tok.pad_id).sum())
+    model.train()
+    return total / max(count, 1)
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(prog="python -m model.train", description=__doc__.split("\n")[0])
+    ap.add_argument("--variant", choices=sorted(VARIANTS), required=True)
+    ap.add_argument("--out", required=True, help="checkpoint folder to write")
+    ap.add_argument("--steps", type=int, default=6000)
+    ap.add_argument("--resume", action="store_true", help="continue from <out>.state/")
+    ap.add_argument("--seed", type=int, default=0, help="corpus and training seed")
+    ap.add_argument("--n-train", type=int, default=200_000, help="training pairs (×2 directions)")
+    ap.add_argument("--n-test", type=int, default=2_000, help="test pairs per direction")
+    ap.add_argument("--max-tokens", type=int, default=6000, help="tokens per batch")
+    ap.add_argument("--lr", type=float, default=1e-3)
+    ap.add_argument("--warmup", type=int, default=600)
+    ap.add_argument("--vocab", type=int, default=3000)
+    ap.add_argument("--tokenizer", default="runs/tokenizer.model",
+                    help="shared tokenizer: loaded if present, else trained and saved here")
+    ap.add_argument("--threads", type=int, default=0, help="torch threads (0: leave default)")
+    ap.add_argument("--eval-every", type=int, default=1000)
+    ap.add_argument("--save-every", type=int, default=500)
+    ap.add_argument("--tiny", action="store_true", help="a small model, for smoke tests")
+    ap.add_argument("--no-eval", action="store_true", help="skip the final test-split evaluation")
+    return ap.parse_args(argv)
+
+
+def main(argv=None) -> dict:
+    args = parse_args(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+    out, state_dir = Path(args.out), Path(str(args.out).rstrip("/") + ".state")
+    t0 = time.time()
+    splits = corpus.splits(seed=args.seed, n_train=args.n_train, n_val=1000, n_test=args.n_test)
+    tok = build_tokenizer(Path(args.tokenizer), splits["train"], args.vocab)
+    cfg = replace(VARIANTS[args.variant], vocab_size=tok.vocab_size)
+    if args.tiny:
+        cfg = replace(cfg, d_model=32, n_heads=2, d_ff=64, n_enc_layers=1, n_dec_layers=1,
+                      max_len=64)
+    train = encode_examples(tok, examples(splits["train"]), cfg.max_len)
+    val = encode_examples(tok, examples(splits["val"]), cfg.max_len)
+    model = Transformer(cfg)
+    model.train()
+    opt = torch.optim.AdamW(model.parameters(), lr=args.lr, betas=(0.9, 0.98), eps=1e-9,
+                            weight_decay=0.01)
+    step, epoch, pos, losses, elapsed0 = 0, 0, 0, [], 0.0
+    if args.resume and (state_dir / "state.json").is_file():
+        meta = load_state(state_dir, model, opt)
+        step, epoch, pos, losses = meta["step"], meta["epoch"], meta["pos"], meta["losses"]
+        elapsed0 = meta.get("elapsed", 0.0)
+        print(f"resumed from {state_dir} at step {step}", file=sys.stderr)
+    batches = make_batches(train, args.max_tokens, random.Random(args.seed * 1000 + epoch))
+    bar = tqdm(total=args.steps, initial=step, desc=args.variant, unit="step",
+               dynamic_ncols=True, mininterval=2.0)
+    tokens_seen, t_start = 0, time.time()
+    while step < args.steps:
+        if pos >= len(batches):
+            epoch, pos = epoch + 1, 0
+            batches = make_batches(train, args.max_tokens, random.Random(args.seed * 1000 + epoch))
+        src, dec_in, labels = collate(tok, train, batches[pos])
+        pos += 1
+        for group in opt.param_groups:
+            group["lr"] = lr_at(step + 1, args.lr, args.warmup)
+        logits = model(src, dec_in)  # (B, T, V)
+        loss = nn.functional.cross_entropy(logits.flatten(0, 1), labels.flatten(),
+                                           ignore_index=tok.pad_id, label_smoothing=0.1)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        step += 1
+        losses.append(round(float(loss), 4))
+        tokens_seen += int(labels.ne(tok.pad_id).sum()) + int(src.ne(tok.pad_id).sum())
+        rate = tokens_seen / max(time.time() - t_start, 1e-6)
+        bar.set_postfix(loss=f"{np.mean(losses[-50:]):.3f}", tok_s=f"{rate:,.0f}", refresh=False)
+        bar.update(1)
+        if step % args.eval_every == 0 or step == args.steps:
+            vl = val_loss(model, tok, val, args.max_tokens)
+            bar.write(f"step {step}: train {np.mean(losses[-100:]):.3f}  val {vl:.3f}")
+        if step % args.save_every == 0 or step == args.steps:
+            save_state(state_dir, model, opt, step, epoch, pos, losses,
+                       elapsed0 + time.time() - t_start)
+    bar.close()
+    model.eval()
+    wall = elapsed0 + time.time() - t_start
+    n_params = sum(p.numel() for p in model.parameters())
+    card = {
+        "name": out.name, "variant": args.variant,
+        "command": "python -m model.train " + shlex.join(sys.argv[1:] if argv is None else argv),
+        "corpus_seed": args.seed, "train_pairs": len(splits["train"]),
+        "train_pairs_requested": args.n_train,
+        "test_pairs_per_direction": len(splits["test"]), "steps": step,
+        "train_wall_time_s": round(wall, 1), "setup_time_s": round(t_start - t0, 1),
+        "parameters": n_params, "machine": f"{platform.machine()}, {torch.get_num_threads()} "
+                                             "torch threads, CPU",
+        "final_train_loss": float(np.mean(losses[-100:])) if losses else None,
+        "val_loss": val_loss(model, tok, val, args.max_tokens),
+        "default_target_lang": "auto",
+    }
+    save_checkpoint(model, tok, out, card)
+    if not args.no_eval:
+        from .evaluate import evaluate_folder
+
+        card["metrics"] = evaluate_folder(out, seed=args.seed, n_test=args.n_test,
+                                          n_train=args.n_train)
+        save_checkpoint(model, tok, out, card)
+    print(json.dumps({k: v for k, v in card.items() if k != "metrics"}, ensure_ascii=False))
+    return card
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,186 @@
+"""Embeddings view: hidden states layer by layer for one sentence.
+
+A 2-D PCA (one basis over all layers) with each token's trajectory, token–token cosine similarity
+per layer, norms, how much each layer changed each token, and the decoder's logit lens.
+Pure functions: a Trace (or a plain dict for the lens) in, a plotly Figure out. `side` is "enc"
+or "dec"; trace.hidden[side] is (L+1, B, n, D) with layer 0 = embeddings + positions.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.colors import sample_colorscale
+
+from viz.positional import MAX_CELL_TEXT, _escape, _finish, _labels
+
+_SIDES = {"enc": "encoder", "dec": "decoder"}
+_LAYER_AXIS = "Layer (0 = embeddings + positions)"
+
+
+def _sentence(trace, side: str, b: int) -> tuple[np.ndarray, list[str]]:
+    """(L+1, n, D) float64 hidden states of sentence b over its unpadded tokens, and labels."""
+    if side not in _SIDES:
+        raise ValueError(f"side must be 'enc' or 'dec', got {side!r}")
+    if side not in trace.hidden:
+        raise ValueError(f"the trace has no {_SIDES[side]} hidden states "
+                         "(capture with 'hidden' in names, on a model with that stack)")
+    tokens = trace.src_tokens[b] if side == "enc" else trace.tgt_tokens[b]
+    hidden = np.asarray(trace.hidden[side][:, b, : len(tokens)], dtype=np.float64)
+    return hidden, _labels(tokens)
+
+
+def _check_layer(layer: int, n_layers: int) -> int:
+    if not 0 <= int(layer) < n_layers:
+        raise ValueError(f"layer must be in 0..{n_layers - 1}, got {layer}")
+    return int(layer)
+
+
+def _unit(x: np.ndarray) -> np.ndarray:
+    """Rows scaled to length 1 (zero rows stay zero)."""
+    return x / np.maximum(np.linalg.norm(x, axis=-1, keepdims=True), 1e-12)
+
+
+def _pca(hidden: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    """Mean (D,), top-2 components (2, D) with a fixed sign, and their explained variance share."""
+    x = np.asarray(hidden, dtype=np.float64).reshape(-1, hidden.shape[-1])
+    mean = x.mean(axis=0) if len(x) else np.zeros(x.shape[1])
+    centred = x - mean
+    _, s, vt = np.linalg.svd(centred, full_matrices=False)
+    comps = np.zeros((2, x.shape[1]))
+    k = min(2, len(vt))
+    comps[:k] = vt[:k]
+    for c in comps:  # sign convention: each component's largest-magnitude entry is positive
+        if c[np.argmax(np.abs(c))] < 0:
+            c *= -1
+    total = float(np.sum(s**2))
+    share = float(np.sum(s[:k] ** 2) / total) if total > 0 else 0.0
+    return mean, comps, share
+
+
+def pca_basis(hidden: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """One 2-D PCA basis over all vectors (…, D): returns mean (D,) and components (2, D)."""
+    mean, comps, _ = _pca(hidden)
+    return mean, comps
+
+
+def _layer_names(n: int) -> list[str]:
+    return ["layer 0 (embeddings)"] + [f"layer {i}" for i in range(1, n)]
+
+
+def pca_trajectories(trace, side: str, b: int, layer: int | None = None) -> go.Figure:
+    """Each token's path through the layers in one PCA plane fitted over all layers."""
+    hidden, labels = _sentence(trace, side, b)
+    n_layers, n = hidden.shape[:2]
+    shown = n_layers - 1 if layer is None else _check_layer(layer, n_layers)
+    mean, comps, share = _pca(hidden)
+    proj = (hidden - mean) @ comps.T  # (L+1, n, 2)
+    # all token paths in one trace, separated by gaps: cheap for hundreds of tokens
+    gap = np.full((n, 1, 2), np.nan)
+    paths = np.concatenate([proj.transpose(1, 0, 2), gap], axis=1).reshape(-1, 2)
+    fig = go.Figure(go.Scatter(
+        x=paths[:, 0], y=paths[:, 1], mode="lines", name="paths", hoverinfo="skip",
+        line={"color": "rgba(120,120,120,0.6)", "width": 1}, opacity=1.0 if layer is None else 0.5,
+        connectgaps=False))
+    colours = sample_colorscale("Viridis", list(np.linspace(0, 1, max(n_layers, 2))))
+    names = _layer_names(n_layers)
+    for i in range(n_layers):
+        picked = i == shown
+        faded = layer is not None and not picked
+        text = labels if picked and n <= MAX_CELL_TEXT else None
+        fig.add_trace(go.Scatter(
+            x=proj[i, :, 0], y=proj[i, :, 1], name=names[i],
+            mode="markers+text" if text else "markers", text=text, textposition="top center",
+            customdata=labels, opacity=0.3 if faded else 1.0,
+            marker={"color": colours[i], "size": 11 if picked else 7,
+                    "line": {"width": 1, "color": "white"}},
+            hovertemplate=f"%{{customdata}}<br>{names[i]}<br>"
+                          "PC1 %{x:.3f}, PC2 %{y:.3f}<extra></extra>"))
+    title = (f"{_SIDES[side].capitalize()} hidden states, sentence {b}: PCA over all layers "
+             f"(explained variance {share * 100:.1f}%)")
+    return _finish(fig, title, "PC 1", "PC 2", legend_title_text="layer",
+                   yaxis_scaleanchor="x")
+
+
+def cosine_by_layer(trace, side: str, b: int, layer: int) -> go.Figure:
+    """Token × token cosine similarity of the hidden states at one layer."""
+    hidden, labels = _sentence(trace, side, b)
+    layer = _check_layer(layer, hidden.shape[0])
+    unit = _unit(hidden[layer])
+    sim = unit @ unit.T
+    cells = {"texttemplate": "%{z:.2f}"} if len(labels) <= MAX_CELL_TEXT else {}
+    fig = go.Figure(go.Heatmap(
+        z=sim, x=labels, y=labels, colorscale="RdBu", zmin=-1, zmax=1, zmid=0,
+        colorbar_title="cosine", **cells,
+        hovertemplate="%{y} · %{x}<br>cosine %{z:.3f}<extra></extra>"))
+    return _finish(fig, f"{_SIDES[side].capitalize()} layer {layer}: token–token cosine "
+                        f"similarity, sentence {b}", "Token", "Token",
+                   xaxis_type="category", yaxis_type="category", yaxis_autorange="reversed")
+
+
+def norms_by_layer(trace, side: str, b: int) -> go.Figure:
+    """Hidden-state L2 norm per token (columns) per layer (rows)."""
+    hidden, labels = _sentence(trace, side, b)
+    norms = np.linalg.norm(hidden, axis=-1)  # (L+1, n)
+    cells = {"texttemplate": "%{z:.1f}"} if len(labels) <= MAX_CELL_TEXT else {}
+    fig = go.Figure(go.Heatmap(
+        z=norms, x=labels, y=np.arange(norms.shape[0]), colorscale="Viridis",
+        colorbar_title="‖h‖", **cells,
+        hovertemplate="%{x}<br>layer %{y}<br>‖h‖ = %{z:.3f}<extra></extra>"))
+    return _finish(fig, f"{_SIDES[side].capitalize()} hidden-state norm per layer, sentence {b}",
+                   "Token", _LAYER_AXIS, xaxis_type="category", yaxis_dtick=1)
+
+
+def layer_change(trace, side: str, b: int, metric: str = "cosine") -> go.Figure:
+    """How much each layer changed each token: 1 − cos(h_l, h_{l−1}) or ‖h_l − h_{l−1}‖ / ‖h_{l−1}‖
+    (metric "cosine" or "relative"); the other one is shown on hover."""
+    hidden, labels = _sentence(trace, side, b)
+    if hidden.shape[0] < 2:
+        raise ValueError("layer_change needs at least one layer after the embeddings")
+    before, after = hidden[:-1], hidden[1:]
+    turn = 1.0 - np.sum(_unit(after) * _unit(before), axis=-1)  # (L, n)
+    rel = np.linalg.norm(after - before, axis=-1) / np.maximum(
+        np.linalg.norm(before, axis=-1), 1e-12)
+    if metric == "cosine":
+        z, other, name, other_name = turn, rel, "1 − cosine", "relative change"
+    elif metric == "relative":
+        z, other, name, other_name = rel, turn, "relative change", "1 − cosine"
+    else:
+        raise ValueError(f"metric must be 'cosine' or 'relative', got {metric!r}")
+    cells = {"texttemplate": "%{z:.2f}"} if len(labels) <= MAX_CELL_TEXT else {}
+    fig = go.Figure(go.Heatmap(
+        z=z, x=labels, y=np.arange(1, hidden.shape[0]), customdata=other, colorscale="Viridis",
+        zmin=0, colorbar_title=name, **cells,
+        hovertemplate=f"%{{x}}<br>layer %{{y}}<br>{name} %{{z:.3f}}<br>"
+                      f"{other_name} %{{customdata:.3f}}<extra></extra>"))
+    return _finish(fig, f"{_SIDES[side].capitalize()}: how much each layer changed each token "
+                        f"({name}), sentence {b}", "Token", "Layer", xaxis_type="category",
+                   yaxis_dtick=1)
+
+
+def logit_lens_figure(lens: dict, k: int = 5) -> go.Figure:
+    """Layers × decoder positions: top-1 prob as colour, top-1 piece as text, top-k on hover."""
+    layers, tokens, top = list(lens["layers"]), list(lens["tokens"]), lens["top"]
+    if len(top) != len(layers) or any(len(row) != len(tokens) for row in top):
+        raise ValueError("lens['top'] must be a list over layers of a list over positions")
+    labels = _labels(tokens)
+    prob = np.full((len(layers), len(tokens)), np.nan)
+    best = [["" for _ in tokens] for _ in layers]
+    hover = [["" for _ in tokens] for _ in layers]
+    for i, row in enumerate(top):
+        for j, cands in enumerate(row):
+            cands = list(cands)[:k]
+            if cands:
+                prob[i, j] = float(cands[0][1])
+                best[i][j] = _escape(cands[0][0])
+            lines = [f"{_escape(p)}  {float(q):.3f}" for p, q in cands]
+            hover[i][j] = f"layer {layers[i]} · after {labels[j]}<br>" + "<br>".join(lines)
+    small = len(tokens) <= MAX_CELL_TEXT
+    fig = go.Figure(go.Heatmap(
+        z=prob, x=labels, y=layers, colorscale="Viridis", zmin=0, zmax=1,
+        colorbar_title="top-1 prob", customdata=hover,
+        text=best if small else None, texttemplate="%{text}" if small else None,
+        hovertemplate="%{customdata}<extra></extra>"))
+    return _finish(fig, "Logit lens: the next piece read out from every decoder layer",
+                   "Decoder input (position:piece); each cell predicts the next piece",
+                   _LAYER_AXIS, xaxis_type="category", yaxis_dtick=1)

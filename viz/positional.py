@@ -1,0 +1,166 @@
+"""Positional view: the position table as a heatmap, chosen dimensions as curves, position–position
+similarity, and the size of the token term vs the positional term for a typed sentence.
+
+Pure functions: numpy arrays or a Trace in, a plotly Figure out. Row 0 of every table is the pad
+position (tokens are numbered 1..n, pad slots get 0; see model/positional.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+TEMPLATE = "plotly_white"
+MAX_CELL_TEXT = 40  # above this many tokens per axis, cells carry no printed numbers
+PAD_NOTE = "row 0 = pad position; tokens use positions 1..n"
+_SIDES = {"enc": "encoder", "dec": "decoder"}
+
+
+def _escape(text: str) -> str:
+    """Make a piece safe and visible as plotly text: no pseudo-HTML, no invisible characters."""
+    text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(text))
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _labels(tokens: Sequence[str]) -> list[str]:
+    """Unique axis labels "1:▁the" (position 1..n, as the model numbers tokens)."""
+    return [f"{i}:{_escape(t)}" for i, t in enumerate(tokens, start=1)]
+
+
+def _finish(fig: go.Figure, title: str, x_title: str, y_title: str, **layout) -> go.Figure:
+    fig.update_layout(title=title, template=TEMPLATE, xaxis_title=x_title,
+                      yaxis_title=y_title, **layout)
+    return fig
+
+
+def _rows(table: np.ndarray, n_positions: int | None) -> np.ndarray:
+    """The first n_positions rows of a (max_len, D) table, checked."""
+    table = np.asarray(table)
+    if table.ndim != 2:
+        raise ValueError(f"a position table is 2-D (positions, depth), got shape {table.shape}")
+    n = table.shape[0] if n_positions is None else int(n_positions)
+    if n < 1:
+        raise ValueError(f"n_positions must be at least 1, got {n_positions}")
+    return table[: min(n, table.shape[0])]
+
+
+def _symmetric(*arrays: np.ndarray) -> float:
+    """Half-width of a colour range centred on 0 that covers every value."""
+    m = max((float(np.nanmax(np.abs(a))) for a in arrays if a.size), default=1.0)
+    return m if m > 0 else 1.0
+
+
+def _is_sinusoidal(table: np.ndarray) -> bool:
+    """Whether the table is the paper's sin/cos formula (else: a learned table)."""
+    n, d = table.shape
+    pos = np.arange(n, dtype=np.float64)[:, None]
+    angle = pos / np.power(10000.0, np.arange(0, d, 2, dtype=np.float64) / d)[None, :]
+    ref = np.empty((n, d))
+    ref[:, 0::2] = np.sin(angle)[:, : (d + 1) // 2]
+    ref[:, 1::2] = np.cos(angle)[:, : d // 2]
+    return bool(np.allclose(table, ref, atol=1e-4))
+
+
+def table_heatmap(pos_table: np.ndarray, n_positions: int | None = None,
+                  title: str = "Positional table") -> go.Figure:
+    """Position × depth heatmap, diverging RdBu centred on 0 (seed 000's pcolormesh)."""
+    z = _rows(pos_table, n_positions)
+    m = _symmetric(z)
+    fig = go.Figure(go.Heatmap(
+        z=z, x=np.arange(z.shape[1]), y=np.arange(z.shape[0]), colorscale="RdBu",
+        zmin=-m, zmax=m, zmid=0, colorbar_title="value",
+        hovertemplate="position %{y}<br>dimension %{x}<br>value %{z:.4f}<extra></extra>"))
+    shape = f"{z.shape[0]} positions × {z.shape[1]} dimensions"
+    return _finish(fig, f"{_escape(title)}<br><sup>{shape}; {PAD_NOTE}</sup>",
+                   "Depth (dimension)", "Position")
+
+
+def dimension_curves(pos_table: np.ndarray, dims: list[int], n_positions: int,
+                     kind: str | None = None) -> go.Figure:
+    """Each chosen dimension's value over position; kind "sinusoidal"/"learned" (None: detect)."""
+    rows = _rows(pos_table, n_positions)
+    depth = rows.shape[1]
+    bad = [d for d in dims if not 0 <= int(d) < depth]
+    if bad:
+        raise ValueError(f"dimensions {bad} outside 0..{depth - 1}")
+    if kind is None:
+        kind = "sinusoidal" if _is_sinusoidal(np.asarray(pos_table)) else "learned"
+    x = np.arange(rows.shape[0])
+    fig = go.Figure()
+    for d in dims:
+        d = int(d)
+        name = f"dim {d} ({'sin' if d % 2 == 0 else 'cos'})" if kind == "sinusoidal" else f"dim {d}"
+        fig.add_trace(go.Scatter(
+            x=x, y=rows[:, d], mode="lines", name=name,
+            hovertemplate=f"{name}<br>position %{{x}}<br>value %{{y:.4f}}<extra></extra>"))
+    return _finish(fig, f"Positional table ({kind}): chosen dimensions over position"
+                        f"<br><sup>{PAD_NOTE}</sup>", "Position", "Value",
+                   legend_title_text="dimension")
+
+
+def position_similarity(pos_table: np.ndarray, n_positions: int,
+                        metric: str = "dot") -> go.Figure:
+    """Position × position similarity of the table rows: "dot" product or "cosine"."""
+    rows = _rows(pos_table, n_positions).astype(np.float64)
+    if metric == "dot":
+        sim = rows @ rows.T
+        m = _symmetric(sim)
+        name = "dot product"
+    elif metric == "cosine":
+        unit = rows / np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-12)
+        sim, m, name = unit @ unit.T, 1.0, "cosine similarity"
+    else:
+        raise ValueError(f"metric must be 'dot' or 'cosine', got {metric!r}")
+    pos = np.arange(rows.shape[0])
+    fig = go.Figure(go.Heatmap(
+        z=sim, x=pos, y=pos, colorscale="RdBu", zmin=-m, zmax=m, zmid=0, colorbar_title=name,
+        hovertemplate=f"position %{{y}} · position %{{x}}<br>{name} %{{z:.4f}}<extra></extra>"))
+    return _finish(fig, f"Position–position {name}<br><sup>{PAD_NOTE}</sup>",
+                   "Position", "Position", yaxis_autorange="reversed")
+
+
+def term_sizes(trace, b: int, side: str = "enc") -> go.Figure:
+    """L2 norm per position of the token-embedding term (×√D) vs the positional term."""
+    if side not in _SIDES:
+        raise ValueError(f"side must be 'enc' or 'dec', got {side!r}")
+    stack = _SIDES[side]
+    names = (f"{stack}.hook_tok", f"{stack}.hook_pos")
+    missing = [n for n in names if n not in trace.acts]
+    if missing:
+        raise ValueError(f"the trace lacks {missing}; capture with names including {list(names)}")
+    tokens = trace.src_tokens[b] if side == "enc" else trace.tgt_tokens[b]
+    n = len(tokens)
+    labels = _labels(tokens)
+    fig = go.Figure()
+    for name, legend in zip(names, ("token embedding × √d_model", "positional term")):
+        norms = np.linalg.norm(np.asarray(trace.acts[name][b, :n], dtype=np.float64), axis=-1)
+        fig.add_trace(go.Bar(
+            x=labels, y=norms, name=legend,
+            hovertemplate=f"%{{x}}<br>{legend}: ‖·‖ = %{{y:.3f}}<extra></extra>"))
+    return _finish(fig, f"Token term vs positional term, {stack} input, sentence {b}",
+                   "Token (position:piece)", "L2 norm", barmode="group",
+                   xaxis_type="category")
+
+
+def compare_tables(a: np.ndarray, b: np.ndarray, names: tuple[str, str],
+                   n_positions: int) -> go.Figure:
+    """Two position tables side by side on one symmetric colour range."""
+    za, zb = _rows(a, n_positions), _rows(b, n_positions)
+    m = _symmetric(za, zb)
+    fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.06,
+                        subplot_titles=[_escape(n) for n in names])
+    for col, z in ((1, za), (2, zb)):
+        fig.add_trace(go.Heatmap(
+            z=z, x=np.arange(z.shape[1]), y=np.arange(z.shape[0]), colorscale="RdBu",
+            zmin=-m, zmax=m, zmid=0, showscale=col == 2, colorbar_title="value",
+            name=_escape(names[col - 1]),
+            hovertemplate="position %{y}<br>dimension %{x}<br>value %{z:.4f}<extra></extra>"),
+            row=1, col=col)
+        fig.update_xaxes(title_text="Depth (dimension)", row=1, col=col)
+    fig.update_yaxes(title_text="Position", row=1, col=1)
+    fig.update_layout(title=f"Positional tables compared<br><sup>{PAD_NOTE}</sup>",
+                      template=TEMPLATE)
+    return fig
