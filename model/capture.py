@@ -127,7 +127,8 @@ def capture(bundle, sources: Sequence[str] | str, targets: Sequence[str] | None 
     def keep(x: torch.Tensor, name: str) -> None:
         record[name] = x.detach()
 
-    model.eval()  # idempotent; the cached model is always in eval mode
+    if model.training:  # checked, not forced: eval() walks every module and costs ms
+        model.eval()
     with torch.inference_mode(), hooks(ablation_hooks(heads)), hooks(dict.fromkeys(watch, keep)):
         out = model(src, tgt)
     logits = _numpy(out) if has_dec and "logits" in groups else None

@@ -148,8 +148,9 @@ def load_checkpoint(folder: str | Path) -> Bundle:
                               f"unexpected {extra[:3]}{'…' if len(extra) > 3 else ''}")
     for key, tensor in expected.items():
         if tuple(state[key].shape) != tuple(tensor.shape):
-            raise CheckpointError(weights, f"weights disagree with config.json: {key} has shape "
-                                  f"{tuple(state[key].shape)}, config implies {tuple(tensor.shape)}")
+            raise CheckpointError(weights, f"weights disagree with config.json: {key} has "
+                                  f"shape {tuple(state[key].shape)}, config implies "
+                                  f"{tuple(tensor.shape)}")
     model.load_state_dict(state)
     model.eval()
     tok_path = folder / "tokenizer.model"

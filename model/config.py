@@ -1,4 +1,4 @@
-"""Model hyper-parameters: a flat dataclass saved as config.json and rebuilt with ModelConfig(**d)."""
+"""Model hyper-parameters: a flat dataclass saved as config.json, rebuilt by ModelConfig(**d)."""
 
 from __future__ import annotations
 

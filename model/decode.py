@@ -54,9 +54,11 @@ def source_batch(bundle, sources: Sequence[str], langs: Sequence[str | None]
 
 
 def greedy(model, src: torch.Tensor, *, bos: int, eos: int, pad: int, max_steps: int,
-           top_k: int = 5, never: Sequence[int] = ()) -> tuple[list[list[int]], list[list[list[tuple[int, float]]]],
-                                    list[list[float]], list[bool]]:
-    """Greedy decoding of a (B, S) batch; the encoder runs once, the decoder once per step."""
+           top_k: int = 5, never: Sequence[int] = ()) -> tuple[list, list, list, list]:
+    """Greedy decoding of a (B, S) batch; the encoder runs once, the decoder once per step.
+
+    Returns per sentence: generated ids, per-step top-k (id, prob), chosen prob, finished.
+    """
     b = src.size(0)
     never = sorted({pad, bos, *never})
     memory = model.encode(src)  # (B, S, D)

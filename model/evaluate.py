@@ -121,15 +121,16 @@ def evaluate_bundle(bundle: Bundle, pairs: Sequence[corpus.Pair], batch: int = 6
 
 
 def evaluate_folder(folder: str | Path, *, seed: int = 0, n_test: int = 2000,
-                    n_train: int = 200_000) -> dict:
+                    n_train: int = 200_000, n_val: int = 1000) -> dict:
     """Load a checkpoint and evaluate it on the corpus test split it was trained beside."""
     bundle = load_checkpoint(folder)
-    pairs = corpus.splits(seed=seed, n_train=n_train, n_val=1000, n_test=n_test)["test"]
+    pairs = corpus.splits(seed=seed, n_train=n_train, n_val=n_val, n_test=n_test)["test"]
     return evaluate_bundle(bundle, pairs)
 
 
 def main(argv=None) -> dict:
-    ap = argparse.ArgumentParser(prog="python -m model.evaluate", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m model.evaluate",
+                                 description=__doc__.split("\n")[0])
     ap.add_argument("checkpoint")
     ap.add_argument("--n-test", type=int, default=None, help="default: the card's figure")
     args = ap.parse_args(argv)
@@ -137,7 +138,8 @@ def main(argv=None) -> dict:
     card = json.loads(card_path.read_text(encoding="utf-8")) if card_path.is_file() else {}
     metrics = evaluate_folder(args.checkpoint, seed=card.get("corpus_seed", 0),
                               n_test=args.n_test or card.get("test_pairs_per_direction", 2000),
-                              n_train=card.get("train_pairs_requested", 200_000))
+                              n_train=card.get("train_pairs_requested", 200_000),
+                              n_val=card.get("val_pairs_requested", 1000))
     print(json.dumps(metrics, indent=1, ensure_ascii=False))
     return metrics
 

@@ -139,6 +139,8 @@ def build_tokenizer(path: Path, pairs, vocab_size: int) -> Tokenizer:
 
 @torch.no_grad()
 def val_loss(model, tok, data, max_tokens: int) -> float:
+    """Mean per-token cross-entropy on data (no label smoothing)."""
+    was_training = model.training
     model.eval()
     total, count = 0.0, 0
     for idx in make_batches(data, max_tokens, random.Random(0)):
@@ -148,7 +150,7 @@ def val_loss(model, tok, data, max_tokens: int) -> float:
                                            ignore_index=tok.pad_id, reduction="sum")
         total += float(loss)
         count += int(labels.ne(tok.pad_id).sum())
-    model.train()
+    model.train(was_training)
     return total / max(count, 1)
 
 
@@ -157,9 +159,12 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--variant", choices=sorted(VARIANTS), required=True)
     ap.add_argument("--out", required=True, help="checkpoint folder to write")
     ap.add_argument("--steps", type=int, default=6000)
+    ap.add_argument("--max-minutes", type=float, default=0,
+                    help="stop after this much training time (0: no limit); steps is the cap")
     ap.add_argument("--resume", action="store_true", help="continue from <out>.state/")
     ap.add_argument("--seed", type=int, default=0, help="corpus and training seed")
     ap.add_argument("--n-train", type=int, default=200_000, help="training pairs (×2 directions)")
+    ap.add_argument("--n-val", type=int, default=1_000, help="validation pairs")
     ap.add_argument("--n-test", type=int, default=2_000, help="test pairs per direction")
     ap.add_argument("--max-tokens", type=int, default=6000, help="tokens per batch")
     ap.add_argument("--lr", type=float, default=1e-3)
@@ -182,7 +187,8 @@ def main(argv=None) -> dict:
     torch.manual_seed(args.seed)
     out, state_dir = Path(args.out), Path(str(args.out).rstrip("/") + ".state")
     t0 = time.time()
-    splits = corpus.splits(seed=args.seed, n_train=args.n_train, n_val=1000, n_test=args.n_test)
+    splits = corpus.splits(seed=args.seed, n_train=args.n_train, n_val=args.n_val,
+                           n_test=args.n_test)
     tok = build_tokenizer(Path(args.tokenizer), splits["train"], args.vocab)
     cfg = replace(VARIANTS[args.variant], vocab_size=tok.vocab_size)
     if args.tiny:
@@ -204,7 +210,11 @@ def main(argv=None) -> dict:
     bar = tqdm(total=args.steps, initial=step, desc=args.variant, unit="step",
                dynamic_ncols=True, mininterval=2.0)
     tokens_seen, t_start = 0, time.time()
+    deadline = t_start + 60 * args.max_minutes - elapsed0 if args.max_minutes else float("inf")
     while step < args.steps:
+        if time.time() > deadline:
+            bar.write(f"time budget of {args.max_minutes} min reached at step {step}")
+            break
         if pos >= len(batches):
             epoch, pos = epoch + 1, 0
             batches = make_batches(train, args.max_tokens, random.Random(args.seed * 1000 + epoch))
@@ -220,26 +230,27 @@ def main(argv=None) -> dict:
         nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
         step += 1
-        losses.append(round(float(loss), 4))
+        losses.append(round(loss.item(), 4))
         tokens_seen += int(labels.ne(tok.pad_id).sum()) + int(src.ne(tok.pad_id).sum())
         rate = tokens_seen / max(time.time() - t_start, 1e-6)
         bar.set_postfix(loss=f"{np.mean(losses[-50:]):.3f}", tok_s=f"{rate:,.0f}", refresh=False)
         bar.update(1)
-        if step % args.eval_every == 0 or step == args.steps:
+        if step % args.eval_every == 0:
             vl = val_loss(model, tok, val, args.max_tokens)
             bar.write(f"step {step}: train {np.mean(losses[-100:]):.3f}  val {vl:.3f}")
-        if step % args.save_every == 0 or step == args.steps:
+        if step % args.save_every == 0:
             save_state(state_dir, model, opt, step, epoch, pos, losses,
                        elapsed0 + time.time() - t_start)
     bar.close()
-    model.eval()
     wall = elapsed0 + time.time() - t_start
+    save_state(state_dir, model, opt, step, epoch, pos, losses, wall)
+    model.eval()
     n_params = sum(p.numel() for p in model.parameters())
     card = {
         "name": out.name, "variant": args.variant,
         "command": "python -m model.train " + shlex.join(sys.argv[1:] if argv is None else argv),
         "corpus_seed": args.seed, "train_pairs": len(splits["train"]),
-        "train_pairs_requested": args.n_train,
+        "train_pairs_requested": args.n_train, "val_pairs_requested": args.n_val,
         "test_pairs_per_direction": len(splits["test"]), "steps": step,
         "train_wall_time_s": round(wall, 1), "setup_time_s": round(t_start - t0, 1),
         "parameters": n_params, "machine": f"{platform.machine()}, {torch.get_num_threads()} "
@@ -253,7 +264,7 @@ def main(argv=None) -> dict:
         from .evaluate import evaluate_folder
 
         card["metrics"] = evaluate_folder(out, seed=args.seed, n_test=args.n_test,
-                                          n_train=args.n_train)
+                                          n_train=args.n_train, n_val=args.n_val)
         save_checkpoint(model, tok, out, card)
     print(json.dumps({k: v for k, v in card.items() if k != "metrics"}, ensure_ascii=False))
     return card

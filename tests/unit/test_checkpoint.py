@@ -12,7 +12,8 @@ from model import CheckpointError, Tokenizer, TokenizerError, load_checkpoint, s
 
 
 def test_tokenizer_round_trip_both_languages(tokenizer):
-    for text in ["Winter is cold.", "겨울은 추워요.", "감기 조심하세요.", "The children read books."]:
+    texts = ["Winter is cold.", "겨울은 추워요.", "감기 조심하세요.", "The children read books."]
+    for text in texts:
         assert tokenizer.decode(tokenizer.encode(text)) == text
     pieces = tokenizer.pieces("겨울은 추워요.")
     assert pieces[0].startswith("▁")

@@ -1,0 +1,157 @@
+"""Shared figure helpers: token labels, the labelled heatmap, colour scales, downsampling.
+
+Every view builds its figures from these so that labels, hover text and colour ranges look
+and behave the same everywhere. Nothing here imports streamlit or runs the model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+# Colour-blind-safe sequential scales for probabilities, a diverging one for signed values.
+SEQUENTIAL = ("Viridis", "Cividis", "Plasma", "Greys")
+DIVERGING = "RdBu"
+MASK_COLOURS = [[0.0, "#f2f2f2"], [1.0, "#3b3b3b"]]  # False light, True (blocked) dark
+MASK_FILL = -1e9  # the model's fill value for blocked scores (model.transformer.MASK_FILL)
+TEXT_MAX = 40  # above this many rows or columns, heatmaps drop per-cell numbers
+HOVER = "query: %{y}<br>key: %{x}<br>value: %{z:.4f}<extra></extra>"
+
+PAD_LABEL = "<pad>"
+DOWNLOAD_FORMATS = ("svg", "png")
+
+
+def plotly_text(text: str) -> str:
+    """Make a string show literally in plotly, which reads <b>, <s>, <br> and &…; as markup."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def token_labels(tokens: Sequence[str]) -> list[str]:
+    """Axis labels: pieces as they are (▁ visible), escaped for plotly, repeats made unique.
+
+    Plotly merges equal category names into one row, so the second `▁the` becomes
+    `▁the (2)`, the third `▁the (3)`, and so on.
+    """
+    seen: dict[str, int] = {}
+    labels = []
+    for token in tokens:
+        text = plotly_text(str(token)) or "∅"
+        seen[text] = seen.get(text, 0) + 1
+        labels.append(text if seen[text] == 1 else f"{text} ({seen[text]})")
+    return labels
+
+
+def padded_tokens(tokens: Sequence[str], width: int) -> list[str]:
+    """Pieces of one sentence extended with <pad> up to the padded width."""
+    return list(tokens) + [PAD_LABEL] * max(0, width - len(tokens))
+
+
+def chart_config(fmt: str = "svg", filename: str = "attention-lab") -> dict:
+    """plotly.js config: the toolbar's camera button saves an image in the browser itself."""
+    fmt = fmt if fmt in DOWNLOAD_FORMATS else "svg"
+    return {"displaylogo": False,
+            "toImageButtonOptions": {"format": fmt, "filename": filename, "scale": 2}}
+
+
+def cell_text(z: np.ndarray, fmt: str = ".2f") -> np.ndarray:
+    """Numbers for heatmap cells; blocked scores (≤ -1e9/2) read "-1e9", NaN stays empty."""
+    z = np.asarray(z, dtype=np.float64)
+    out = np.empty(z.shape, dtype=object)
+    for idx, value in np.ndenumerate(z):
+        if np.isnan(value):
+            out[idx] = ""
+        elif value <= MASK_FILL / 2:
+            out[idx] = "-1e9"
+        else:
+            out[idx] = format(value, fmt)
+    return out
+
+
+def style(fig: go.Figure, title: str, x_title: str, y_title: str, *,
+          height: int | None = None, width: int | None = None) -> go.Figure:
+    """Title, axis titles and margins every figure gets."""
+    fig.update_layout(title={"text": title, "x": 0.0, "xanchor": "left"},
+                      margin={"l": 10, "r": 10, "t": 60, "b": 10},
+                      hoverlabel={"namelength": -1})
+    if height is not None:
+        fig.update_layout(height=height)
+    if width is not None:
+        fig.update_layout(width=width)
+    fig.update_xaxes(title_text=x_title)
+    fig.update_yaxes(title_text=y_title)
+    return fig
+
+
+def heatmap_trace(z: np.ndarray, x: Sequence[str], y: Sequence[str], *,
+                  colorscale: str | list = "Viridis", zmin: float | None = None,
+                  zmax: float | None = None, zmid: float | None = None,
+                  text: np.ndarray | None = None, hover: str = HOVER,
+                  showscale: bool = True, name: str = "") -> go.Heatmap:
+    """One heatmap trace with categorical token axes; z stays float32 (sent as binary)."""
+    z = np.asarray(z)
+    z = z.astype(np.float32) if z.dtype != np.float32 else z
+    kwargs: dict = {}
+    if text is not None:
+        kwargs.update(text=text, texttemplate="%{text}")
+    return go.Heatmap(z=z, x=list(x), y=list(y), colorscale=colorscale, zmin=zmin, zmax=zmax,
+                      zmid=zmid, hovertemplate=hover, showscale=showscale, name=name,
+                      xgap=0, ygap=0, **kwargs)
+
+
+def heatmap(z: np.ndarray, x: Sequence[str], y: Sequence[str], *, title: str, x_title: str,
+            y_title: str, colorscale: str | list = "Viridis", zmin: float | None = None,
+            zmax: float | None = None, zmid: float | None = None, numbers: bool = False,
+            fmt: str = ".2f", text: np.ndarray | None = None, hover: str = HOVER,
+            height: int | None = None, square: bool = False) -> go.Figure:
+    """A labelled heatmap, first row at the top; per-cell numbers only when small enough."""
+    z = np.asarray(z)
+    if text is None and numbers and max(z.shape) <= TEXT_MAX:
+        text = cell_text(z, fmt)
+    elif text is not None and max(z.shape) > TEXT_MAX:
+        text = None
+    fig = go.Figure(heatmap_trace(z, x, y, colorscale=colorscale, zmin=zmin, zmax=zmax,
+                                  zmid=zmid, text=text, hover=hover))
+    fig.update_yaxes(autorange="reversed", type="category")
+    fig.update_xaxes(type="category", tickangle=-45 if len(x) > 8 else 0)
+    if square:
+        fig.update_yaxes(scaleanchor="x", scaleratio=1, constrain="domain")
+    if height is None:
+        height = int(min(900, max(300, 120 + 22 * z.shape[0])))
+    return style(fig, title, x_title, y_title, height=height)
+
+
+def block_mean(z: np.ndarray, max_size: int) -> tuple[np.ndarray, list[int], list[int]]:
+    """Average z (n, m) over blocks so neither side exceeds max_size.
+
+    Returns the smaller matrix and the first row/column index of every block, so labels can
+    say which tokens a cell covers. Shapes never grow: a side at or below max_size is kept.
+    """
+    z = np.asarray(z, dtype=np.float32)
+    if max_size < 1:
+        raise ValueError(f"max_size must be at least 1, got {max_size}")
+    starts = []
+    for axis, n in enumerate(z.shape[:2]):
+        step = int(np.ceil(n / max_size)) if n > max_size else 1
+        starts.append(list(range(0, n, step)))
+        if step > 1:
+            z = np.add.reduceat(z, starts[-1], axis=axis)
+            sizes = np.diff(starts[-1] + [n]).astype(np.float32)
+            shape = [1, 1]
+            shape[axis] = len(sizes)
+            z = z / sizes.reshape(shape)
+    return z, starts[0], starts[1]
+
+
+def block_labels(labels: Sequence[str], starts: Sequence[int]) -> list[str]:
+    """Labels for downsampled rows/columns: the token itself, or 'first…last' for a block."""
+    if len(starts) == len(labels):
+        return list(labels)
+    ends = list(starts[1:]) + [len(labels)]
+    return [f"{a}–{b - 1}: {labels[a]}…" for a, b in zip(starts, ends)]
+
+
+def shown_length(n_real: int, n_padded: int, hide_pad: bool) -> int:
+    """How many positions to show: the real ones, or the whole padded width."""
+    return n_real if hide_pad else n_padded

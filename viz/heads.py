@@ -1,0 +1,227 @@
+"""Heads and compare views: head statistics, importance, ablation, rollout and side-by-side maps.
+
+Pure functions: numpy arrays and dicts from model/heads.py in, plotly Figures out. Token labels
+are "position:piece" with positions 1..n as the model numbers tokens, so repeated pieces stay
+distinct, and <, >, & are escaped so plotly shows pieces like <2ko> instead of reading markup.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from model.heads import METRICS, diff_where_tokens_agree
+
+TEMPLATE = "plotly_white"
+SEQUENTIAL = "Viridis"
+SIGNED = "RdBu"
+MAX_CELL_TEXT = 30  # above this many tokens per axis, token maps carry no printed numbers
+KIND_NAMES = {"enc_self": "encoder self-attention", "dec_self": "decoder self-attention",
+              "cross": "cross attention (decoder → encoder)"}
+_SHARES = {"pad_share", "special_share", "punct_share", "prev_token", "diagonal", "max_weight",
+           "alignment"}
+
+
+def escape(text: str) -> str:
+    """A piece as safe, visible plotly text: no markup, no invisible characters."""
+    text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(text))
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def token_labels(tokens: Sequence[str]) -> list[str]:
+    """Unique, escaped axis labels: "1:<2ko>" → "1:&lt;2ko&gt;", "3:▁the"."""
+    return [f"{i}:{escape(t)}" for i, t in enumerate(tokens, start=1)]
+
+
+def _kind_name(kind: str) -> str:
+    return KIND_NAMES.get(kind, escape(kind))
+
+
+def _half_width(*arrays: np.ndarray) -> float:
+    """Half-width of a colour range centred on 0 that covers every finite value."""
+    m = 0.0
+    for a in arrays:
+        a = np.asarray(a, dtype=np.float64)
+        if a.size and np.isfinite(a).any():
+            m = max(m, float(np.nanmax(np.abs(a[np.isfinite(a)]))))
+    return m if m > 0 else 1.0
+
+
+def _cell_text(z: np.ndarray, fmt: str = "{:.2f}") -> list[list[str]]:
+    return [["" if not np.isfinite(v) else fmt.format(v) for v in row] for row in z]
+
+
+def _layers_heads_axes(fig: go.Figure, **where) -> None:
+    fig.update_xaxes(title_text="head", dtick=1, **where)
+    fig.update_yaxes(title_text="layer", dtick=1, autorange="reversed", **where)
+
+
+def stats_heatmaps(stats: dict[str, np.ndarray], kind: str,
+                   definitions: dict[str, str] | None = None) -> list[go.Figure]:
+    """One layers × heads heatmap per metric, titled with the metric's definition.
+
+    Shares and weights use a fixed 0..1 range; entropy and distance their own range. Hover and
+    customdata carry (layer, head) so a selected cell can open that head elsewhere.
+    """
+    defs = {**METRICS, **(definitions or {})}
+    order = [m for m in METRICS if m in stats] + [m for m in stats if m not in METRICS]
+    figs = []
+    for metric in order:
+        z = np.asarray(stats[metric], dtype=np.float64)
+        if z.ndim != 2:
+            raise ValueError(f"{metric}: expected a (layers, heads) array, got shape {z.shape}")
+        n_l, n_h = z.shape
+        rng = dict(zmin=0.0, zmax=1.0) if metric in _SHARES else {}
+        layer, head = np.meshgrid(np.arange(n_l), np.arange(n_h), indexing="ij")
+        fig = go.Figure(go.Heatmap(
+            z=z, x=np.arange(n_h), y=np.arange(n_l), colorscale=SEQUENTIAL, colorbar_title=metric,
+            text=_cell_text(z), texttemplate="%{text}", customdata=np.dstack([layer, head]),
+            hovertemplate=f"{kind} layer %{{y}} head %{{x}}<br>{metric} %{{z:.4f}}<extra></extra>",
+            **rng))
+        definition = escape(defs.get(metric, ""))
+        fig.update_layout(title=f"{_kind_name(kind)}: {metric}<br><sup>{definition}</sup>",
+                          template=TEMPLATE, meta={"kind": kind, "metric": metric})
+        _layers_heads_axes(fig)
+        figs.append(fig)
+    return figs
+
+
+def importance_figure(scan: dict[str, np.ndarray],
+                      title: str = "Importance scan: loss increase when one head is ablated"
+                      ) -> go.Figure:
+    """Loss increase per head (layers × heads) for each kind, one symmetric RdBu range.
+
+    Red = the loss rose without the head (the model needs it), blue = it fell.
+    """
+    kinds = list(scan)
+    if not kinds:
+        raise ValueError("the scan is empty")
+    m = _half_width(*scan.values())
+    fig = make_subplots(rows=1, cols=len(kinds), horizontal_spacing=0.08,
+                        subplot_titles=[_kind_name(k) for k in kinds])
+    for col, kind in enumerate(kinds, start=1):
+        z = np.asarray(scan[kind], dtype=np.float64)
+        fig.add_trace(go.Heatmap(
+            z=z, x=np.arange(z.shape[1]), y=np.arange(z.shape[0]), colorscale=SIGNED,
+            reversescale=True, zmin=-m, zmax=m, zmid=0, showscale=col == len(kinds),
+            colorbar_title="Δ loss (nats)", text=_cell_text(z, "{:+.3f}"),
+            texttemplate="%{text}", name=kind,
+            hovertemplate=f"{kind} layer %{{y}} head %{{x}}<br>Δ loss %{{z:+.4f}}"
+                          "<extra></extra>"), row=1, col=col)
+        _layers_heads_axes(fig, row=1, col=col)
+    fig.update_layout(title=f"{escape(title)}<br><sup>mean NLL per target token, teacher-forced "
+                            "on the un-ablated translation</sup>", template=TEMPLATE)
+    return fig
+
+
+def ablation_figure(effect: dict, b: int = 0) -> go.Figure:
+    """Per-target-token change in log-probability (after − before) for sentence b."""
+    tokens = effect["tokens"][b]
+    change = np.asarray(effect["logp_change"][b], dtype=np.float64)
+    before = np.asarray(effect["logp_before"][b], dtype=np.float64)
+    after = np.asarray(effect["logp_after"][b], dtype=np.float64)
+    m = _half_width(change)
+    fig = go.Figure(go.Bar(
+        x=token_labels(tokens), y=change, customdata=np.stack([before, after], axis=-1),
+        marker=dict(color=change, colorscale=SIGNED, cmin=-m, cmax=m, cmid=0,
+                    colorbar=dict(title="Δ log p")),
+        hovertemplate="%{x}<br>log p before %{customdata[0]:.3f}<br>after "
+                      "%{customdata[1]:.3f}<br>change %{y:+.3f}<extra></extra>"))
+    spec = effect.get("ablate_spec") or "nothing"
+    loss = (f"loss {effect['sentence_loss_before'][b]:.3f} → "
+            f"{effect['sentence_loss_after'][b]:.3f} nats/token")
+    fig.update_layout(
+        title=f"Ablating {escape(spec)}: change in log-probability of each target token"
+              f"<br><sup>teacher-forced on the un-ablated translation; {loss}</sup>",
+        template=TEMPLATE, xaxis_title="target token (position:piece)",
+        yaxis_title="Δ log p (after − before)", xaxis_type="category")
+    fig.add_hline(y=0, line_width=1, line_color="gray")
+    return fig
+
+
+def rollout_figure(r: np.ndarray, q_tokens: Sequence[str], k_tokens: Sequence[str],
+                   title: str) -> go.Figure:
+    """A rollout map (queries × keys, rows sum to 1) as a Viridis heatmap with token labels."""
+    r = np.asarray(r, dtype=np.float64)
+    if r.shape != (len(q_tokens), len(k_tokens)):
+        raise ValueError(f"map of shape {r.shape} for {len(q_tokens)} × {len(k_tokens)} tokens")
+    small = max(r.shape) <= MAX_CELL_TEXT
+    fig = go.Figure(go.Heatmap(
+        z=r, x=token_labels(k_tokens), y=token_labels(q_tokens), colorscale=SEQUENTIAL,
+        zmin=0.0, zmax=float(r.max()) if r.size and r.max() > 0 else 1.0,
+        colorbar_title="share", text=_cell_text(r) if small else None,
+        texttemplate="%{text}" if small else None,
+        hovertemplate="%{y} ← %{x}<br>share %{z:.3f}<extra></extra>"))
+    fig.update_layout(title=escape(title), template=TEMPLATE, xaxis_title="input token (key)",
+                      yaxis_title="output token (query)", xaxis_type="category",
+                      yaxis_type="category", yaxis_autorange="reversed")
+    return fig
+
+
+def rollout_bars(r: np.ndarray, tokens: Sequence[str], query_index: int,
+                 query_tokens: Sequence[str] | None = None) -> go.Figure:
+    """Row `query_index` (0-based) of a rollout map as bars over the key tokens."""
+    r = np.asarray(r, dtype=np.float64)
+    if not 0 <= query_index < r.shape[0]:
+        raise ValueError(f"query_index must be in 0..{r.shape[0] - 1}, got {query_index}")
+    if r.shape[1] != len(tokens):
+        raise ValueError(f"{r.shape[1]} key columns for {len(tokens)} tokens")
+    q_labels = token_labels(query_tokens if query_tokens is not None else tokens)
+    query = q_labels[query_index] if query_index < len(q_labels) else str(query_index + 1)
+    fig = go.Figure(go.Bar(
+        x=token_labels(tokens), y=r[query_index], marker=dict(
+            color=r[query_index], colorscale=SEQUENTIAL, cmin=0.0, cmax=1.0),
+        hovertemplate="%{x}<br>share %{y:.3f}<extra></extra>"))
+    fig.update_layout(title=f"Rollout for query {query}: where its information comes from",
+                      template=TEMPLATE, xaxis_title="input token (key)",
+                      yaxis_title="share (row sums to 1)", xaxis_type="category")
+    return fig
+
+
+def compare_figure(a: np.ndarray, b: np.ndarray, q_a: Sequence[str], k_a: Sequence[str],
+                   q_b: Sequence[str], k_b: Sequence[str], titles: Sequence[str]) -> go.Figure:
+    """Two attention maps side by side on one 0..max range, and B − A below when tokens agree.
+
+    titles: (left, right) or (left, right, overall).
+    """
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    for name, z, q, k in (("A", a, q_a, k_a), ("B", b, q_b, k_b)):
+        if z.shape != (len(q), len(k)):
+            raise ValueError(f"map {name} has shape {z.shape} for {len(q)} × {len(k)} tokens")
+    left, right = (escape(t) for t in titles[:2])
+    overall = escape(titles[2]) if len(titles) > 2 else "Attention compared"
+    diff, reason = diff_where_tokens_agree((q_a, k_a), (q_b, k_b), a, b)
+    rows = 2 if diff is not None else 1
+    specs = [[{}, {}]] + ([[{"colspan": 2}, None]] if diff is not None else [])
+    sub = [left, right] + (["difference (right − left)"] if diff is not None else [])
+    fig = make_subplots(rows=rows, cols=2, specs=specs, subplot_titles=sub,
+                        horizontal_spacing=0.12, vertical_spacing=0.14)
+    top = max(float(a.max()) if a.size else 0.0, float(b.max()) if b.size else 0.0) or 1.0
+    bar = dict(title="weight", len=0.42 if diff is not None else 1.0,
+               y=0.79 if diff is not None else 0.5)
+    for col, (z, q, k) in enumerate(((a, q_a, k_a), (b, q_b, k_b)), start=1):
+        fig.add_trace(go.Heatmap(
+            z=z, x=token_labels(k), y=token_labels(q), coloraxis="coloraxis",
+            hovertemplate="%{y} → %{x}<br>weight %{z:.3f}<extra></extra>"), row=1, col=col)
+        fig.update_xaxes(title_text="key", type="category", row=1, col=col)
+        fig.update_yaxes(title_text="query", type="category", autorange="reversed", row=1,
+                         col=col)
+    layout: dict = dict(coloraxis=dict(colorscale=SEQUENTIAL, cmin=0.0, cmax=top, colorbar=bar))
+    if diff is not None:
+        m = _half_width(diff)
+        fig.add_trace(go.Heatmap(
+            z=diff, x=token_labels(k_a), y=token_labels(q_a), coloraxis="coloraxis2",
+            hovertemplate="%{y} → %{x}<br>right − left %{z:+.3f}<extra></extra>"), row=2, col=1)
+        fig.update_xaxes(title_text="key", type="category", row=2, col=1)
+        fig.update_yaxes(title_text="query", type="category", autorange="reversed", row=2, col=1)
+        layout["coloraxis2"] = dict(colorscale=SIGNED, cmin=-m, cmax=m, cmid=0,
+                                    colorbar=dict(title="Δ", len=0.42, y=0.21))
+        note = "difference shown where the tokens agree"
+    else:
+        note = f"no difference map: {escape(reason)}"
+    fig.update_layout(title=f"{overall}<br><sup>{note}</sup>", template=TEMPLATE,
+                      height=900 if diff is not None else 480, **layout)
+    return fig

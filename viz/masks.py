@@ -1,0 +1,118 @@
+"""Masks: the encoder pad mask, the decoder subsequent/combined masks, the cross mask, and
+what a mask does to one head's scores (before masking, after masking, after softmax)."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from .common import (
+    DIVERGING,
+    MASK_COLOURS,
+    MASK_FILL,
+    cell_text,
+    heatmap,
+    padded_tokens,
+    token_labels,
+)
+
+KIND_NAMES = {"enc_self": "encoder self-attention", "dec_self": "decoder self-attention",
+              "cross": "encoder–decoder (cross) attention"}
+MASK_HOVER = "query: %{y}<br>key: %{x}<br>blocked: %{text}<extra></extra>"
+
+
+def axis_tokens(trace, kind: str, b: int) -> tuple[list[str], list[str]]:
+    """Padded (query, key) pieces of sentence b for an attention kind."""
+    src = padded_tokens(trace.src_tokens[b], trace.src_ids.shape[1])
+    tgt = (padded_tokens(trace.tgt_tokens[b], trace.tgt_ids.shape[1])
+           if trace.tgt_tokens else [])
+    if kind == "enc_self":
+        return src, src
+    if kind == "dec_self":
+        return tgt, tgt
+    if kind == "cross":
+        return tgt, src
+    raise ValueError(f"unknown attention kind {kind!r}")
+
+
+def mask_matrices(trace, b: int) -> dict[str, np.ndarray]:
+    """Named bool masks (True = blocked) for sentence b, padded, as the model used them.
+
+    "decoder subsequent" and "decoder pad" are the two parts whose OR is the combined decoder
+    mask; they are rebuilt here from the target ids so the parts can be shown separately.
+    """
+    out: dict[str, np.ndarray] = {}
+    if "enc_self" in trace.masks:
+        out["encoder pad mask"] = trace.masks["enc_self"][b]
+    if "dec_self" in trace.masks:
+        t = trace.tgt_ids.shape[1]
+        pad_keys = np.broadcast_to(trace.tgt_ids[b] == trace.pad_id, (t, t))
+        out["decoder subsequent mask"] = np.triu(np.ones((t, t), dtype=bool), k=1)
+        out["decoder pad mask"] = np.array(pad_keys)
+        out["combined decoder mask"] = trace.masks["dec_self"][b]
+    if "cross" in trace.masks:
+        out["cross (encoder–decoder) mask"] = trace.masks["cross"][b]
+    return out
+
+
+MASK_KIND = {"encoder pad mask": "enc_self", "decoder subsequent mask": "dec_self",
+             "decoder pad mask": "dec_self", "combined decoder mask": "dec_self",
+             "cross (encoder–decoder) mask": "cross"}
+
+
+def mask_figure(mask: np.ndarray, q_tokens: list[str], k_tokens: list[str],
+                title: str) -> go.Figure:
+    """A True/False matrix: dark = blocked (True), light = allowed (False)."""
+    mask = np.asarray(mask, dtype=bool)
+    text = np.where(mask, "True", "False").astype(object)
+    fig = heatmap(mask.astype(np.float32), token_labels(k_tokens), token_labels(q_tokens),
+                  title=f"{title} {tuple(mask.shape)}: True = blocked",
+                  x_title="key (attended to)", y_title="query (attending)",
+                  colorscale=MASK_COLOURS, zmin=0, zmax=1, text=text, hover=MASK_HOVER)
+    fig.update_traces(showscale=False, text=text)  # hover keeps True/False on long inputs
+    return fig
+
+
+def mask_figures(trace, b: int) -> dict[str, go.Figure]:
+    """Every mask of sentence b as a labelled figure, keyed by its name."""
+    figs = {}
+    for name, mask in mask_matrices(trace, b).items():
+        q, k = axis_tokens(trace, MASK_KIND[name], b)
+        figs[name] = mask_figure(mask, q, k, name[0].upper() + name[1:])
+    return figs
+
+
+def masked_scores(trace, kind: str, layer: int, b: int, head: int) -> np.ndarray:
+    """Scores after masking, exactly as the model computes them: blocked cells = -1e9."""
+    scores = trace.scores[kind][layer, b, head]
+    return np.where(trace.masks[kind][b], np.float32(MASK_FILL), scores).astype(np.float32)
+
+
+def mask_effect_figures(trace, kind: str, layer: int, b: int, head: int, *,
+                        colorscale: str = "Viridis", numbers: bool = True
+                        ) -> list[go.Figure]:
+    """Same head, three stages: scores, scores with blocked cells at -1e9, softmax."""
+    q, k = axis_tokens(trace, kind, b)
+    x, y = token_labels(k), token_labels(q)
+    scores = trace.scores[kind][layer, b, head]
+    blocked = trace.masks[kind][b]
+    masked = masked_scores(trace, kind, layer, b, head)
+    probs = trace.attn[kind][layer, b, head]
+    shape = f"(n_q_seq={scores.shape[0]}, n_k_seq={scores.shape[1]})"
+    where = f"{KIND_NAMES[kind]}, layer {layer}, head {head}"
+    bound = float(np.abs(scores).max()) or 1.0
+    common = {"x_title": "key", "y_title": "query", "numbers": numbers}
+    before = heatmap(scores, x, y, title=f"1. Scores QKᵀ/√d_k before masking {shape} · {where}",
+                     colorscale=DIVERGING, zmid=0, zmin=-bound, zmax=bound, **common)
+    # blocked cells: no colour (they would flatten the scale) but the text says -1e9
+    shown = np.where(blocked, np.nan, masked)
+    text = cell_text(masked) if numbers and max(masked.shape) <= 40 else None
+    after = heatmap(shown, x, y, title=f"2. After masking: blocked cells set to -1e9 {shape}",
+                    colorscale=DIVERGING, zmid=0, zmin=-bound, zmax=bound, text=text,
+                    hover="query: %{y}<br>key: %{x}<br>value: %{customdata}<extra></extra>",
+                    x_title="key", y_title="query")
+    after.update_traces(customdata=np.where(blocked, "-1e9 (blocked)",
+                                            np.char.mod("%.4f", masked)).astype(object))
+    soft = heatmap(probs, x, y, title=f"3. After softmax: blocked cells exactly 0 {shape}",
+                   colorscale=colorscale, zmin=0, zmax=1, **common)
+    return [before, after, soft]

@@ -1,0 +1,230 @@
+"""Inside one head with the real numbers (seed 000's walkthrough), recomputed in numpy.
+
+X → Q = X·W_Q, K, V (this head's columns) → QKᵀ → ÷√d_k → mask (-1e9) → softmax → ·V
+→ heads concatenated → ·W_O. The inputs are what the hooks recorded (trace.acts) and the
+block's weights (model.inspect.head_weights); the tests check that every recomputed step
+equals what the model itself produced.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from model.hooks import attn_prefix
+
+from .common import DIVERGING, MASK_FILL, cell_text, heatmap, style, token_labels
+from .masks import KIND_NAMES, axis_tokens
+
+ACT_HOOKS = ("hook_in", "hook_context", "hook_out")
+MEMORY_HOOK = "encoder.hook_out"  # what cross-attention's keys and values are made from
+
+
+def act_names(kinds_layers: dict[str, int]) -> list[str]:
+    """Raw hook names the steps view needs, for every attention block of a model."""
+    names = [f"{attn_prefix(kind, i)}.{hook}" for kind, n in kinds_layers.items()
+             for i in range(n) for hook in ACT_HOOKS]
+    if "cross" in kinds_layers:
+        names.append(MEMORY_HOOK)
+    return names
+
+
+@dataclass(frozen=True)
+class Walk:
+    """Every intermediate of one head for sentence b (padded positions included)."""
+
+    kind: str
+    layer: int
+    b: int
+    head: int
+    batch: int  # bs
+    n_heads: int
+    d_head: int
+    x: np.ndarray  # (n_q, D) what the queries are made from
+    x_kv: np.ndarray  # (n_k, D) what keys and values are made from
+    q: np.ndarray  # (n_q, Dh) this head's queries
+    k: np.ndarray  # (n_k, Dh)
+    v: np.ndarray  # (n_k, Dh)
+    qk: np.ndarray  # (n_q, n_k) QKᵀ
+    scaled: np.ndarray  # (n_q, n_k) QKᵀ/√d_k
+    masked: np.ndarray  # (n_q, n_k) blocked cells = -1e9
+    blocked: np.ndarray  # (n_q, n_k) bool
+    probs: np.ndarray  # (n_q, n_k) softmax, blocked cells 0
+    context: np.ndarray  # (n_q, Dh) probs·V for this head
+    concat: np.ndarray  # (n_q, D) every head's recorded context, concatenated
+    out: np.ndarray  # (n_q, D) concat·W_O + b_O
+
+    @property
+    def d_model(self) -> int:
+        return self.x.shape[1]
+
+
+def walkthrough(trace, weights: dict[str, np.ndarray], kind: str, layer: int, b: int,
+                head: int) -> Walk:
+    """Recompute one head from its recorded input and the block's weights (float64 numpy)."""
+    prefix = attn_prefix(kind, layer)
+    need = [f"{prefix}.{h}" for h in ACT_HOOKS] + ([MEMORY_HOOK] if kind == "cross" else [])
+    missing = [n for n in need if n not in trace.acts]
+    if missing:
+        raise ValueError(f"the trace lacks {missing}; capture with names=… including them")
+    x = trace.acts[f"{prefix}.hook_in"][b].astype(np.float64)  # (n_q, D)
+    x_kv = trace.acts[MEMORY_HOOK][b].astype(np.float64) if kind == "cross" else x
+    d_model = x.shape[1]
+    recorded = trace.acts[f"{prefix}.hook_context"]  # (B, H, n_q, Dh)
+    n_heads, d_head = recorded.shape[1], recorded.shape[3]
+    cols = slice(head * d_head, (head + 1) * d_head)
+
+    def project(inp: np.ndarray, name: str) -> np.ndarray:
+        return inp @ weights[f"W_{name}"].astype(np.float64) + weights[f"b_{name}"]
+
+    q = project(x, "Q")[:, cols]
+    k = project(x_kv, "K")[:, cols]
+    v = project(x_kv, "V")[:, cols]
+    qk = q @ k.T
+    scaled = qk / np.sqrt(d_head)
+    blocked = np.asarray(trace.masks[kind][b], dtype=bool)
+    masked = np.where(blocked, MASK_FILL, scaled)
+    e = np.exp(masked - masked.max(axis=-1, keepdims=True))
+    probs = np.where(blocked, 0.0, e / e.sum(axis=-1, keepdims=True))
+    context = probs @ v
+    concat = recorded[b].transpose(1, 0, 2).reshape(-1, n_heads * d_head).astype(np.float64)
+    out = concat @ weights["W_O"].astype(np.float64) + weights["b_O"]
+    assert out.shape[1] == d_model
+    return Walk(kind=kind, layer=layer, b=b, head=head, batch=int(trace.src_ids.shape[0]),
+                n_heads=n_heads, d_head=d_head, x=x, x_kv=x_kv, q=q, k=k, v=v, qk=qk,
+                scaled=scaled, masked=masked, blocked=blocked, probs=probs, context=context,
+                concat=concat, out=out)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One labelled matrix of the walkthrough."""
+
+    name: str
+    formula: str
+    shape: str  # the batched tensor's shape, seed 000 style
+    figure: go.Figure
+
+
+def _dims(n: int) -> list[str]:
+    return [str(i) for i in range(n)]
+
+
+def steps(walk: Walk, trace, *, hide_pad: bool = True, numbers: bool = True,
+          colorscale: str = "Viridis") -> list[Step]:
+    """The walkthrough as labelled figures, with the batched shapes written beside each."""
+    q_tok, k_tok = axis_tokens(trace, walk.kind, walk.b)
+    nq, nk = walk.qk.shape
+    if hide_pad:
+        nq = trace.length("src" if walk.kind == "enc_self" else "tgt", walk.b)
+        nk = trace.length("tgt" if walk.kind == "dec_self" else "src", walk.b)
+    qs, ks = token_labels(q_tok[:nq]), token_labels(k_tok[:nk])
+    bs, h, dh, d = walk.batch, walk.n_heads, walk.d_head, walk.d_model
+    nq_all, nk_all = walk.qk.shape
+    sig = dict(colorscale=DIVERGING, zmid=0, numbers=numbers)
+    tag = f"{KIND_NAMES[walk.kind]} · layer {walk.layer} · head {walk.head}"
+
+    def mat(z, rows, cols, title, x_title, y_title, **kw) -> go.Figure:
+        bound = float(np.nanmax(np.abs(z))) if z.size else 1.0
+        opts = {**sig, "zmin": -bound or -1, "zmax": bound or 1, **kw}
+        return heatmap(z, cols, rows, title=title, x_title=x_title, y_title=y_title, **opts)
+
+    kv_side = "encoder output (memory)" if walk.kind == "cross" else "X"
+    shown_masked = np.where(walk.blocked, np.nan, walk.masked)[:nq, :nk]
+    masked_text = cell_text(walk.masked[:nq, :nk]) if numbers and max(nq, nk) <= 40 else None
+    out = [
+        Step("X", "input to the attention block (queries" +
+             (")" if walk.kind == "cross" else ", keys and values)"),
+             f"(bs, n_q_seq, d_model) = ({bs}, {nq_all}, {d})",
+             mat(walk.x[:nq], qs, _dims(d), f"X: attention input · {tag}",
+                 "model dimension", "query token")),
+        Step("Q", "Q = X·W_Q + b_Q, this head's columns",
+             f"(bs, n_head, n_q_seq, d_head) = ({bs}, {h}, {nq_all}, {dh})",
+             mat(walk.q[:nq], qs, _dims(dh), f"Q for head {walk.head}", "head dimension",
+                 "query token")),
+        Step("K", f"K = {kv_side}·W_K + b_K, this head's columns",
+             f"(bs, n_head, n_k_seq, d_head) = ({bs}, {h}, {nk_all}, {dh})",
+             mat(walk.k[:nk], ks, _dims(dh), f"K for head {walk.head}", "head dimension",
+                 "key token")),
+        Step("V", f"V = {kv_side}·W_V + b_V, this head's columns",
+             f"(bs, n_head, n_k_seq, d_head) = ({bs}, {h}, {nk_all}, {dh})",
+             mat(walk.v[:nk], ks, _dims(dh), f"V for head {walk.head}", "head dimension",
+                 "key token")),
+        Step("QKᵀ", "MatMul Q, Kᵀ",
+             f"(bs, n_head, n_q_seq, n_k_seq) = ({bs}, {h}, {nq_all}, {nk_all})",
+             mat(walk.qk[:nq, :nk], qs, ks, "QKᵀ", "key", "query")),
+        Step("÷√d_k", f"Scale: divide by √d_k = √{dh} = {np.sqrt(dh):.3f}",
+             f"(bs, n_head, n_q_seq, n_k_seq) = ({bs}, {h}, {nq_all}, {nk_all})",
+             mat(walk.scaled[:nq, :nk], qs, ks, "QKᵀ / √d_k", "key", "query")),
+        Step("masked", "Mask: blocked cells (pad keys, future positions) set to -1e9",
+             f"(bs, n_head, n_q_seq, n_k_seq) = ({bs}, {h}, {nq_all}, {nk_all})",
+             mat(shown_masked, qs, ks, "masked scores (blank cells hold -1e9)", "key", "query",
+                 text=masked_text, numbers=False,
+                 zmin=-float(np.abs(walk.scaled).max() or 1),
+                 zmax=float(np.abs(walk.scaled).max() or 1))),
+        Step("softmax", "Softmax over keys: each row sums to 1, blocked cells are 0",
+             f"(bs, n_head, n_q_seq, n_k_seq) = ({bs}, {h}, {nq_all}, {nk_all})",
+             heatmap(walk.probs[:nq, :nk], ks, qs, title="attention probabilities",
+                     x_title="key", y_title="query", colorscale=colorscale, zmin=0, zmax=1,
+                     numbers=numbers)),
+        Step("·V", "context = softmax · V for this head",
+             f"(bs, n_head, n_q_seq, d_head) = ({bs}, {h}, {nq_all}, {dh})",
+             mat(walk.context[:nq], qs, _dims(dh), f"context of head {walk.head}",
+                 "head dimension", "query token")),
+        Step("concat", "every head's context side by side (transpose and reshape)",
+             f"(bs, n_q_seq, n_head·d_head) = ({bs}, {nq_all}, {h * dh})",
+             mat(walk.concat[:nq], qs, [f"h{i // dh}·{i % dh}" for i in range(h * dh)],
+                 "heads concatenated (columns: head·dimension)", "head·dimension",
+                 "query token")),
+        Step("·W_O", "output = concat · W_O + b_O: what the block adds to the residual stream",
+             f"(bs, n_q_seq, d_model) = ({bs}, {nq_all}, {d})",
+             mat(walk.out[:nq], qs, _dims(d), "attention block output", "model dimension",
+                 "query token")),
+    ]
+    return out
+
+
+def query_key_figures(walk: Walk, trace, query: int, *, hide_pad: bool = True
+                      ) -> list[go.Figure]:
+    """One query token against every key: q and each k, the products q∘k, the scores."""
+    q_tok, k_tok = axis_tokens(trace, walk.kind, walk.b)
+    nk = trace.length("tgt" if walk.kind == "dec_self" else "src", walk.b) if hide_pad \
+        else walk.k.shape[0]
+    ks = token_labels(k_tok[:nk])
+    q = walk.q[query]
+    k = walk.k[:nk]
+    qlabel = token_labels(q_tok)[query]
+    dims = [str(i) for i in range(walk.d_head)]
+    vectors = np.vstack([q[None, :], k])
+    bound = float(np.abs(vectors).max()) or 1.0
+    f1 = heatmap(vectors, dims, [f"q: {qlabel}"] + [f"k: {t}" for t in ks],
+                 title=f"Query vector q ({qlabel}) and every key vector k, head {walk.head}",
+                 x_title="head dimension", y_title="vector", colorscale=DIVERGING,
+                 zmin=-bound, zmax=bound, zmid=0,
+                 hover="%{y}<br>dimension %{x}<br>value: %{z:.4f}<extra></extra>")
+    prod = q[None, :] * k  # (n_k, Dh)
+    pb = float(np.abs(prod).max()) or 1.0
+    f2 = heatmap(prod, dims, [f"q∘k: {t}" for t in ks],
+                 title="Elementwise products q∘k (each row sums to q·k)",
+                 x_title="head dimension", y_title="key", colorscale=DIVERGING,
+                 zmin=-pb, zmax=pb, zmid=0,
+                 hover="%{y}<br>dimension %{x}<br>product: %{z:.4f}<extra></extra>")
+    scores = prod.sum(axis=1) / np.sqrt(walk.d_head)
+    blocked = walk.blocked[query, :nk]
+    probs = walk.probs[query, :nk]
+    f3 = make_subplots(rows=1, cols=2, subplot_titles=("score q·k/√d_k (blocked keys hatched)",
+                                                       "softmax probability"))
+    f3.add_trace(go.Bar(x=ks, y=scores, name="score",
+                        marker={"color": np.where(blocked, "#bbbbbb", "#2166ac").tolist(),
+                                "pattern": {"shape": np.where(blocked, "/", "").tolist()}},
+                        hovertemplate="key %{x}<br>score %{y:.4f}<extra></extra>"), 1, 1)
+    f3.add_trace(go.Bar(x=ks, y=probs, name="probability", marker={"color": "#1b7837"},
+                        hovertemplate="key %{x}<br>probability %{y:.4f}<extra></extra>"), 1, 2)
+    f3.update_xaxes(type="category")
+    f3.update_yaxes(range=[0, 1], row=1, col=2)
+    style(f3, f"Scores and weights for query {qlabel}", "key", "score", height=360)
+    f3.update_layout(showlegend=False)
+    return [f1, f2, f3]

@@ -1,0 +1,123 @@
+"""Tokens & padding: pieces as chips, the padded id matrix, position ids, lengths."""
+
+from __future__ import annotations
+
+import html
+
+import numpy as np
+import plotly.graph_objects as go
+
+from .common import heatmap, padded_tokens, plotly_text
+
+SIDES = {"src": ("encoder input (source)", "enc"), "tgt": ("decoder input (target)", "dec")}
+_CHIP = ("display:inline-block;margin:2px 3px;padding:2px 6px;border-radius:6px;"
+         "border:1px solid #8a8a8a;font-family:monospace;white-space:pre")
+_SPECIAL = "background:#e8e8e8;color:#333"
+_PIECE = "background:#dbe9f6;color:#102a43"
+
+
+def _side(trace, side: str) -> tuple[list[list[str]], np.ndarray, np.ndarray]:
+    if side not in SIDES:
+        raise ValueError(f"side must be 'src' or 'tgt', not {side!r}")
+    if side == "src":
+        return trace.src_tokens, trace.src_ids, trace.positions.get("enc")
+    return trace.tgt_tokens, trace.tgt_ids, trace.positions.get("dec")
+
+
+def is_special(piece: str) -> bool:
+    """<s>, </s>, <pad>, <2ko> …: pieces that are markers rather than text."""
+    return piece.startswith("<") and piece.endswith(">") and len(piece) > 2
+
+
+def chips_html(tokens: list[str], ids: list[int] | np.ndarray) -> str:
+    """Pieces as chips with their ids underneath; every piece is HTML-escaped."""
+    chips = []
+    for piece, idx in zip(tokens, ids):
+        colour = _SPECIAL if is_special(piece) else _PIECE
+        chips.append(f'<span style="{_CHIP};{colour}">{html.escape(piece)}'
+                     f'<sub style="margin-left:4px;color:#555">{int(idx)}</sub></span>')
+    return '<div style="line-height:2.2">' + "".join(chips) + "</div>"
+
+
+def id_matrix_figure(trace, side: str = "src", numbers: bool = True) -> go.Figure:
+    """The padded id matrix [B, n] (seed 000's `tensor([[3207, …, 0, 0], …])`), pads marked."""
+    tokens, ids, _ = _side(trace, side)
+    is_pad = np.zeros(ids.shape, dtype=np.float32)
+    for b, toks in enumerate(tokens):
+        is_pad[b, len(toks):] = 1.0
+    text = np.array([[f"{int(i)}" for i in row] for row in ids], dtype=object)
+    pieces = [[plotly_text(t) for t in padded_tokens(toks, ids.shape[1])] for toks in tokens]
+    custom = np.empty(ids.shape + (2,), dtype=object)
+    for b, row in enumerate(pieces):
+        for j, piece in enumerate(row):
+            custom[b, j] = (piece, text[b, j])
+    rows = [f"sentence {b + 1}" for b in range(ids.shape[0])]
+    cols = [str(j) for j in range(ids.shape[1])]
+    what, short = SIDES[side]
+    name = "n_enc_seq" if short == "enc" else "n_dec_seq"
+    fig = heatmap(is_pad, cols, rows, title=f"Padded {what} ids, shape (bs={ids.shape[0]}, "
+                  f"{name}={ids.shape[1]}); dark cells are padding (id {trace.pad_id})",
+                  x_title="position in the padded batch", y_title="sentence",
+                  colorscale=[[0, "#dbe9f6"], [1, "#4d4d4d"]], zmin=0, zmax=1,
+                  text=text if numbers else None,
+                  hover="%{y}, position %{x}<br>piece: %{customdata[0]}<br>"
+                        "id: %{customdata[1]}<extra></extra>",
+                  height=120 + 40 * ids.shape[0])
+    fig.update_traces(customdata=custom, showscale=False)
+    return fig
+
+
+def positions_figure(trace, side: str = "src", numbers: bool = True) -> go.Figure:
+    """Position ids per sentence: tokens numbered 1 … n, pad slots 0 (seed 000's convention)."""
+    tokens, ids, pos = _side(trace, side)
+    if pos is None:
+        raise ValueError(f"the trace has no positions for side {side!r}")
+    rows = [f"sentence {b + 1}" for b in range(pos.shape[0])]
+    cols = [str(j) for j in range(pos.shape[1])]
+    text = np.array([[str(int(p)) for p in row] for row in pos], dtype=object)
+    what, short = SIDES[side]
+    fig = heatmap(pos.astype(np.float32), cols, rows,
+                  title=f"Position ids for the {what}, shape {tuple(pos.shape)}; pad slots get 0",
+                  x_title="position in the padded batch", y_title="sentence",
+                  colorscale="Cividis", zmin=0, zmax=max(1, int(pos.max())),
+                  text=text if numbers else None,
+                  hover="%{y}, slot %{x}<br>position id: %{z:.0f}<extra></extra>",
+                  height=120 + 40 * pos.shape[0])
+    fig.update_traces(showscale=False)
+    return fig
+
+
+def lengths_rows(trace) -> list[dict]:
+    """One row per sentence: lengths with and without padding, pieces cut, target language."""
+    rows = []
+    for b in range(len(trace.src_tokens)):
+        rows.append({
+            "sentence": b + 1,
+            "source pieces": len(trace.src_tokens[b]),
+            "padded source width": int(trace.src_ids.shape[1]),
+            "pieces cut": int(trace.src_cut[b]) if b < len(trace.src_cut) else 0,
+            "decoder input pieces": len(trace.tgt_tokens[b]) if trace.tgt_tokens else 0,
+            "padded target width": int(trace.tgt_ids.shape[1]),
+            "target language": (trace.target_langs[b] if b < len(trace.target_langs)
+                                else None) or "—",
+        })
+    return rows
+
+
+def source_rows(trace, b: int) -> list[dict]:
+    """Sentence b's encoder input, one row per position (padding included)."""
+    ids = trace.src_ids[b]
+    pos = trace.positions.get("enc")
+    toks = padded_tokens(trace.src_tokens[b], ids.shape[0])
+    return [{"position": j, "piece": toks[j], "id": int(ids[j]),
+             "position id": int(pos[b, j]) if pos is not None else None,
+             "padding": j >= len(trace.src_tokens[b])} for j in range(ids.shape[0])]
+
+
+def decoder_rows(trace, b: int, eos: str = "</s>") -> list[dict]:
+    """Decoder input at each position and the piece that position is trained to predict next."""
+    toks = trace.tgt_tokens[b] if trace.tgt_tokens else []
+    ids = trace.tgt_ids[b]
+    nxt = list(toks[1:]) + [eos]
+    return [{"position": t, "decoder input": toks[t], "id": int(ids[t]),
+             "predicts next": nxt[t]} for t in range(len(toks))]
