@@ -23,6 +23,21 @@ def paper_bundle():
     return Bundle(Transformer(cfg).eval(), tok, cfg, {}, "random"), "random paper-shaped model"
 
 
+def median_times(fns: list[Callable[[], object]], repeat: int = 7, warmup: int = 2
+                 ) -> list[float]:
+    """Median wall time of each fn, measured in interleaved rounds so load hits all alike."""
+    for fn in fns:
+        for _ in range(warmup):
+            fn()
+    times: list[list[float]] = [[] for _ in fns]
+    for _ in range(repeat):
+        for i, fn in enumerate(fns):
+            t0 = time.perf_counter()
+            fn()
+            times[i].append(time.perf_counter() - t0)
+    return [statistics.median(t) for t in times]
+
+
 def median_time(fn: Callable[[], object], repeat: int = 7, warmup: int = 2) -> float:
     """Median wall time of fn() in seconds."""
     for _ in range(warmup):

@@ -84,7 +84,7 @@ def alignment_agreement(trace, align: Sequence[Sequence[tuple[int, int]]], src_i
             rows = [t for t, w in enumerate(tgt_w) if w == t_word]
             if not rows:
                 continue
-            a = cross[:, b, :, rows, : len(src_w)].mean(axis=2)  # (L, H, S_b)
+            a = cross[:, b][:, :, rows, : len(src_w)].mean(axis=2)  # (L, H, S_b)
             per_word = a @ onehot  # (L, H, words)
             hits += np.isin(per_word.argmax(-1), list(s_words))
             total += 1

@@ -18,7 +18,6 @@ import torch
 
 from .capture import Trace, capture
 from .decode import checked_heads, source_batch, target_langs, translate
-from .evaluate import alignment_agreement
 from .hooks import Head, HookFn, ablation_hooks, attn_prefix, format_ablate, hooks
 
 Progress = Callable[[float], None] | None
@@ -144,6 +143,13 @@ def head_stats(trace: Trace, kind: str, b: int | None = None) -> dict[str, np.nd
     return _means(*_row_sums(trace, kind, b))
 
 
+def _agreement(trace: Trace, align: list, src_is_en: list[bool]) -> np.ndarray:
+    """model.evaluate.alignment_agreement, imported late: evaluate pulls in the corpus module."""
+    from .evaluate import alignment_agreement
+
+    return alignment_agreement(trace, align, src_is_en)
+
+
 def _directions(target_lang: str | None) -> list[tuple[str, str, str]]:
     """(target_lang, source field, target field) of the corpus directions asked for."""
     both = [("ko", "en", "ko"), ("en", "ko", "en")]
@@ -186,7 +192,7 @@ def alignment_stats(bundle, pairs: Sequence, target_lang: str | None = None, bat
         raise ValueError("alignment_stats needs at least one pair")
     total, n = None, 0
     for tr, chunk, src_is_en in _corpus_traces(bundle, pairs, target_lang, batch, progress):
-        part = alignment_agreement(tr, [p.align for p in chunk], [src_is_en] * len(chunk))
+        part = _agreement(tr, [p.align for p in chunk], [src_is_en] * len(chunk))
         total = part * len(chunk) if total is None else total + part * len(chunk)
         n += len(chunk)
     return total / n
@@ -210,7 +216,7 @@ def validation_stats(bundle, pairs: Sequence, progress: Progress = None, *, batc
                 sums[kind] = {m: sums[kind][m] + s[m] for m in s}
                 counts[kind] = {m: counts[kind][m] + c[m] for m in c}
         if "cross" in tr.attn and all(hasattr(p, "align") for p in chunk):
-            part = alignment_agreement(tr, [p.align for p in chunk], [src_is_en] * len(chunk))
+            part = _agreement(tr, [p.align for p in chunk], [src_is_en] * len(chunk))
             align = part * len(chunk) if align is None else align + part * len(chunk)
             n_align += len(chunk)
     out = {kind: _means(sums[kind], counts[kind]) for kind in sums}
@@ -250,7 +256,7 @@ def alignment_for_input(bundle, text: str, pairs: Sequence,
     if target_lang not in (None, "auto", lang):
         return None
     tr = capture(bundle, [text], [reference], target_lang=lang, names=["attn"])
-    return alignment_agreement(tr, [align], [src_is_en])
+    return _agreement(tr, [align], [src_is_en])
 
 
 # ---- ablation and importance ----------------------------------------------------------------

@@ -7,11 +7,13 @@ keeps bertviz's drawing code (`head_view.js`, `model_view.js` from the installed
 builds the page around it:
 
 - d3 v5 (from the `mpld3` package) and jQuery (from `XStatic-jQuery`) are inlined, read from the
-  installed packages at run time, followed by a two-line `requirejs` shim; bertviz's
-  `require.config` block with its CDN paths is cut out.
+  installed packages at run time, followed by a small shim (`requirejs(deps, f)` calls
+  `f(jQuery, d3)`); bertviz's `require.config` block with its CDN paths is cut out.
 - The data is one sentence, the chosen layers, padding excluded, values rounded to 3 decimals,
-  written once. The JSON is ASCII-only with `<`, `>`, `&`, U+2028 and U+2029 written as \\uXXXX,
-  so no token can end the script or open a comment in it.
+  written once, as integers in thousandths ("8" for 0.008: a third of the bytes of "0.008");
+  the shim divides them by 1000 before bertviz sees them.
+- The JSON is ASCII-only, with `<`, `>`, `&`, U+2028 and U+2029 written as \\uXXXX, so no
+  token can end the script or open a comment in it.
 - bertviz draws tokens with d3's `.text()`, never `.html()`, so a token is shown as text.
 
 Pure: no streamlit, no model. Trace in, HTML string out.
@@ -30,6 +32,10 @@ import numpy as np
 
 VIEWS = ("head", "model")
 DEFAULT_BUDGET = 8_000_000
+# bertviz draws one SVG line per attention value on screen: the head view one layer's heads,
+# the model view every layer and head of a kind. 786k lines (model view, 128 tokens, 6 x 8)
+# took 54 s in headless Chromium on 2 cores; 197k (64 tokens) took 5 s.
+DEFAULT_MAX_LINES = 300_000
 ROOT_ID = "bertviz"
 _KIND_NAMES = {"enc_self": "Encoder", "dec_self": "Decoder", "cross": "Cross"}
 _SIDES = {"enc_self": ("src", "src"), "dec_self": ("tgt", "tgt"), "cross": ("tgt", "src")}
@@ -37,30 +43,46 @@ _SCRIPT_END = re.compile(r"</script|<!--", re.IGNORECASE)
 _REQUIRE_CONFIG = re.compile(r"require\.config\(\{.*?\}\);\s*", re.DOTALL)
 _HEADER_COMMENT = re.compile(r"\A\s*/\*\*.*?\*\*/\s*", re.DOTALL)
 _PARAMS = "const params = PYTHON_PARAMS;"
-# requirejs(['jquery', 'd3'], f) -> f(jQuery, d3): the only call bertviz's scripts make.
-_SHIM = ("window.requirejs = function (deps, f) {\n"
-         "  var libs = {jquery: window.jQuery, d3: window.d3};\n"
-         "  return f.apply(null, deps.map(function (d) { return libs[d]; }));\n"
-         "};\n"
-         "window.require = window.requirejs; window.require.config = function () {};\n")
+# requirejs(['jquery', 'd3'], f) -> f(jQuery, d3): the only call bertviz's scripts make; and
+# attentionFromThousandths(params): the sent integers back to probabilities.
+_SHIM = """window.requirejs = function (deps, f) {
+  var libs = {jquery: window.jQuery, d3: window.d3};
+  return f.apply(null, deps.map(function (d) { return libs[d]; }));
+};
+window.require = window.requirejs;
+window.require.config = function () {};
+window.attentionFromThousandths = function (params) {
+  function scale(x) { return Array.isArray(x) ? x.map(scale) : x / 1000; }
+  params.attention.forEach(function (a) { a.attn = scale(a.attn); });
+  return params;
+};
+"""
 _JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026",
                  "\u2028": "\\u2028", "\u2029": "\\u2029"}
-# Per-mille value -> shortest decimal text: 0 -> "0", 250 -> "0.25", 1000 -> "1".
-_DECIMALS = np.array([f"{i / 1000:.3f}".rstrip("0").rstrip(".") for i in range(1001)],
-                     dtype=object)
+_THOUSANDTHS = np.array([str(i) for i in range(1001)], dtype=object)  # 0.008 -> "8"
 _PAGE_CSS = ("body{margin:0;padding:8px;background:#fff;color:#000;"
              "font-family:'Helvetica Neue',Helvetica,Arial,sans-serif}"
              "select{margin-right:12px}#vis{margin-top:8px}")
 
 
 class BertvizTooLarge(ValueError):
-    """The page for this input would exceed the byte budget; the message says what to do."""
+    """The page would be too big to send or to draw; the message says what to do instead.
 
-    def __init__(self, n_tokens: int, size: int, budget: int = DEFAULT_BUDGET) -> None:
-        self.n_tokens, self.size, self.budget = n_tokens, size, budget
+    `size` is in bytes; when the byte budget was fine but the drawing was not, `lines` is the
+    number of SVG lines bertviz would draw at once.
+    """
+
+    def __init__(self, n_tokens: int, size: int, budget: int = DEFAULT_BUDGET, *,
+                 lines: int | None = None, max_lines: int = DEFAULT_MAX_LINES) -> None:
+        self.n_tokens, self.size, self.budget, self.lines = n_tokens, size, budget, lines
+        if lines is None:
+            what = (f"would be about {size / 1e6:.1f} MB, over the {budget / 1e6:.1f} MB "
+                    "limit")
+        else:
+            what = (f"would draw {lines:,} lines at once, more than a browser draws smoothly "
+                    f"({max_lines:,})")
         super().__init__(
-            f"The bertviz page for this {n_tokens}-token input would be about "
-            f"{size / 1e6:.1f} MB, over the {budget / 1e6:.1f} MB limit. Shorten the input or "
+            f"The bertviz view of this {n_tokens}-token input {what}. Shorten the input or "
             "show fewer layers, or use the attention view (plotly), which draws one head, "
             "one layer or all layers as heatmaps without this limit.")
 
@@ -83,14 +105,14 @@ def _checked(text: str, source: str) -> str:
     return text
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=1)
 def d3_js() -> str:
     """d3 v5, as shipped in the mpld3 package."""
     path = _package_dir("mpld3") / "js" / "d3.v5.min.js"
     return _checked(path.read_text(encoding="utf-8"), str(path))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=1)
 def jquery_js() -> str:
     """jQuery, as shipped in the XStatic-jQuery package (its BASE_DIR)."""
     from xstatic.pkg import jquery
@@ -101,13 +123,18 @@ def jquery_js() -> str:
     return _checked(text, str(path))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=len(VIEWS))
 def view_js(view: str) -> str:
     """bertviz's head_view.js or model_view.js without its CDN config, ready for the params."""
+    if view not in VIEWS:
+        raise ValueError(f"view must be one of {VIEWS}, not {view!r}")
     path = _package_dir("bertviz") / f"{view}_view.js"
     text = path.read_text(encoding="utf-8")
     text = _HEADER_COMMENT.sub("", text, count=1)  # licence-free change log with URLs
     text, n_config = _REQUIRE_CONFIG.subn("", text, count=1)
+    # bertviz's marker is repeated in a comment on the same line, which is why its pages
+    # carry every value twice; keep the statement, drop the comment.
+    text = re.sub(re.escape(_PARAMS) + r"[^\n]*", _PARAMS, text, count=1)
     if n_config != 1 or text.count(_PARAMS) != 1:
         raise RuntimeError(f"{path} is not the bertviz 1.4.1 script this module expects")
     return _checked(text, str(path))
@@ -141,10 +168,10 @@ def _escape_json(text: str) -> str:
     return text
 
 
-def _numbers(a: np.ndarray) -> str:
-    """Nested JSON arrays of values in [0, 1] rounded to 3 decimals, written compactly."""
+def _thousandths(a: np.ndarray) -> str:
+    """Nested JSON arrays of values in [0, 1] as integer thousandths (rounded to 3 decimals)."""
     per_mille = np.rint(np.clip(np.nan_to_num(a), 0.0, 1.0) * 1000).astype(np.int16)
-    text = _DECIMALS[per_mille]
+    text = _THOUSANDTHS[per_mille]
     rows = [",".join(r) for r in text.reshape(-1, a.shape[-1]).tolist()]
     for size in reversed(a.shape[:-1]):
         rows = [",".join(f"[{r}]" for r in rows[i:i + size]) for i in range(0, len(rows), size)]
@@ -179,11 +206,18 @@ def bertviz_height(trace, b: int, view: str = "head", layers: Sequence[int] | No
     n = max(trace.length(s, b) for k in kinds for s in _SIDES[k])
     controls = 40
     if view == "head":
-        return int(controls + 30 + n * 22.5 + 30)
+        return int(controls + 30 + n * 22.5 + 30)  # bertviz: TEXT_TOP + n * BOXHEIGHT
     n_layers = len(_layers(trace, kinds, layers))
     n_heads = trace.attn[kinds[0]].shape[2]
     thumb = n * 7 * 12 / n_heads + 10
     return int(controls + max(n_layers * thumb + 38, n * 18 + 55) + 20)
+
+
+def _left_room(trace, b: int, kinds: Sequence[str]) -> int:
+    """Pixels to add on the left so the head view's right-aligned left column is not cut off."""
+    sides = {"src": trace.src_tokens[b], "tgt": trace.tgt_tokens[b]}
+    longest = max(len(display_token(t)) for k in kinds for t in sides[_SIDES[k][0]])
+    return int(min(max(longest * 9 - 100, 0), 600))  # ~9 px per character at 15 px, 100 px box
 
 
 def _entry(trace, b: int, kind: str, layers: list[int], name: str | None) -> str:
@@ -193,7 +227,7 @@ def _entry(trace, b: int, kind: str, layers: list[int], name: str | None) -> str
     attn = np.asarray(trace.attn[kind])[layers, b, :, :nq, :nk]  # (L', H, Q, K)
     left = [display_token(t) for t in tokens[q_side][:nq]]
     right = [display_token(t) for t in tokens[k_side][:nk]]
-    return (f'{{"name":{script_json(name)},"attn":{_numbers(attn)},'
+    return (f'{{"name":{script_json(name)},"attn":{_thousandths(attn)},'
             f'"left_text":{script_json(left)},"right_text":{script_json(right)}}}')
 
 
@@ -220,14 +254,16 @@ def _controls(view: str, kinds: list[str]) -> str:
 
 def bertviz_html(trace, b: int, view: str = "head", layers: list[int] | None = None,
                  budget_bytes: int = DEFAULT_BUDGET, *, layer: int | None = None,
-                 heads: Sequence[int] | None = None) -> str:
+                 heads: Sequence[int] | None = None,
+                 max_lines: int = DEFAULT_MAX_LINES) -> str:
     """A complete offline HTML page with bertviz's head or model view of sentence b.
 
     An encoder–decoder trace gets bertviz's Encoder / Decoder / Cross selector; an encoder-only
     or decoder-only trace shows its one kind. `layers` limits what is sent (default: all layers
     the kinds have in common). `layer` and `heads` preselect the head view's layer and heads.
-    Raises BertvizTooLarge when the page would exceed budget_bytes, before building it
-    when even the smallest possible encoding would not fit.
+    Raises BertvizTooLarge when the page would exceed budget_bytes (before building it when
+    even the smallest encoding would not fit), or when bertviz would draw more than max_lines
+    SVG lines at once.
     """
     if view not in VIEWS:
         raise ValueError(f"view must be one of {VIEWS}, not {view!r}")
@@ -244,15 +280,22 @@ def bertviz_html(trace, b: int, view: str = "head", layers: list[int] | None = N
     floor = 2 * n_values + _libraries_size(view)  # every value at least "0,"
     if floor > budget_bytes:
         raise BertvizTooLarge(n_tokens, floor, budget_bytes)
+    per_layer = max(n_heads * trace.length(_SIDES[k][0], b) * trace.length(_SIDES[k][1], b)
+                    for k in kinds)
+    lines = per_layer * (1 if view == "head" else len(chosen))
+    if lines > max_lines:
+        raise BertvizTooLarge(n_tokens, floor, budget_bytes, lines=lines, max_lines=max_lines)
 
     named = len(kinds) > 1  # bertviz names the entries only when there is a selector
     entries = [_entry(trace, b, k, chosen, _KIND_NAMES[k] if named else None) for k in kinds]
     params = _params(view, kinds, entries, chosen, n_heads, layer, heads)
-    script = view_js(view).replace(_PARAMS, f"const params = {params};", 1)
+    script = view_js(view).replace(
+        _PARAMS, f"const params = window.attentionFromThousandths({params});", 1)
+    extra_css = f"#vis{{margin-left:{_left_room(trace, b, kinds)}px}}" if view == "head" else ""
     html = "\n".join([
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
-        f"<title>bertviz {view} view</title><style>{_PAGE_CSS}</style></head><body>",
+        f"<title>bertviz {view} view</title><style>{_PAGE_CSS}{extra_css}</style></head><body>",
         f'<div id="{ROOT_ID}"><span style="user-select:none">{_controls(view, kinds)}</span>',
         '<div id="vis"></div></div>',
         f"<script>{d3_js()}</script>",

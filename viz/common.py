@@ -89,9 +89,13 @@ def heatmap_trace(z: np.ndarray, x: Sequence[str], y: Sequence[str], *,
                   zmax: float | None = None, zmid: float | None = None,
                   text: np.ndarray | None = None, hover: str = HOVER,
                   showscale: bool = True, name: str = "") -> go.Heatmap:
-    """One heatmap trace with categorical token axes; z stays float32 (sent as binary)."""
+    """One heatmap trace with categorical token axes; z is sent as a binary float32 or
+    uint8 array (never as a list of Python numbers)."""
     z = np.asarray(z)
-    z = z.astype(np.float32) if z.dtype != np.float32 else z
+    if z.dtype == bool:
+        z = z.astype(np.uint8)
+    elif z.dtype not in (np.float32, np.uint8):
+        z = z.astype(np.float32)
     kwargs: dict = {}
     if text is not None:
         kwargs.update(text=text, texttemplate="%{text}")
@@ -104,12 +108,13 @@ def heatmap(z: np.ndarray, x: Sequence[str], y: Sequence[str], *, title: str, x_
             y_title: str, colorscale: str | list = "Viridis", zmin: float | None = None,
             zmax: float | None = None, zmid: float | None = None, numbers: bool = False,
             fmt: str = ".2f", text: np.ndarray | None = None, hover: str = HOVER,
-            height: int | None = None, square: bool = False) -> go.Figure:
-    """A labelled heatmap, first row at the top; per-cell numbers only when small enough."""
+            height: int | None = None, square: bool = False,
+            text_max: int = TEXT_MAX) -> go.Figure:
+    """A labelled heatmap, first row at the top; per-cell text only when small enough."""
     z = np.asarray(z)
-    if text is None and numbers and max(z.shape) <= TEXT_MAX:
+    if text is None and numbers and max(z.shape) <= text_max:
         text = cell_text(z, fmt)
-    elif text is not None and max(z.shape) > TEXT_MAX:
+    elif text is not None and max(z.shape) > text_max:
         text = None
     fig = go.Figure(heatmap_trace(z, x, y, colorscale=colorscale, zmin=zmin, zmax=zmax,
                                   zmid=zmid, text=text, hover=hover))

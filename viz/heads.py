@@ -15,20 +15,19 @@ from plotly.subplots import make_subplots
 
 from model.heads import METRICS, diff_where_tokens_agree
 
-TEMPLATE = "plotly_white"
+from .common import DIVERGING, plotly_text, style
+from .masks import KIND_NAMES
+
 SEQUENTIAL = "Viridis"
-SIGNED = "RdBu"
+SIGNED = DIVERGING  # RdBu, always on a range symmetric about 0
 MAX_CELL_TEXT = 30  # above this many tokens per axis, token maps carry no printed numbers
-KIND_NAMES = {"enc_self": "encoder self-attention", "dec_self": "decoder self-attention",
-              "cross": "cross attention (decoder → encoder)"}
 _SHARES = {"pad_share", "special_share", "punct_share", "prev_token", "diagonal", "max_weight",
            "alignment"}
 
 
 def escape(text: str) -> str:
     """A piece as safe, visible plotly text: no markup, no invisible characters."""
-    text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(text))
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return plotly_text("".join(c if c.isprintable() else repr(c)[1:-1] for c in str(text)))
 
 
 def token_labels(tokens: Sequence[str]) -> list[str]:
@@ -63,8 +62,8 @@ def stats_heatmaps(stats: dict[str, np.ndarray], kind: str,
                    definitions: dict[str, str] | None = None) -> list[go.Figure]:
     """One layers × heads heatmap per metric, titled with the metric's definition.
 
-    Shares and weights use a fixed 0..1 range; entropy and distance their own range. Hover and
-    customdata carry (layer, head) so a selected cell can open that head elsewhere.
+    Shares and weights use a fixed 0..1 range; entropy and distance their own range. x is the
+    head and y the layer number, so a selected point names the head; meta holds kind and metric.
     """
     defs = {**METRICS, **(definitions or {})}
     order = [m for m in METRICS if m in stats] + [m for m in stats if m not in METRICS]
@@ -74,17 +73,16 @@ def stats_heatmaps(stats: dict[str, np.ndarray], kind: str,
         if z.ndim != 2:
             raise ValueError(f"{metric}: expected a (layers, heads) array, got shape {z.shape}")
         n_l, n_h = z.shape
-        rng = dict(zmin=0.0, zmax=1.0) if metric in _SHARES else {}
-        layer, head = np.meshgrid(np.arange(n_l), np.arange(n_h), indexing="ij")
+        rng = {"zmin": 0.0, "zmax": 1.0} if metric in _SHARES else {}
         fig = go.Figure(go.Heatmap(
             z=z, x=np.arange(n_h), y=np.arange(n_l), colorscale=SEQUENTIAL, colorbar_title=metric,
-            text=_cell_text(z), texttemplate="%{text}", customdata=np.dstack([layer, head]),
+            text=_cell_text(z), texttemplate="%{text}",
             hovertemplate=f"{kind} layer %{{y}} head %{{x}}<br>{metric} %{{z:.4f}}<extra></extra>",
             **rng))
-        definition = escape(defs.get(metric, ""))
-        fig.update_layout(title=f"{_kind_name(kind)}: {metric}<br><sup>{definition}</sup>",
-                          template=TEMPLATE, meta={"kind": kind, "metric": metric})
+        title = f"{_kind_name(kind)}: {metric}<br><sup>{escape(defs.get(metric, ''))}</sup>"
+        style(fig, title, "head", "layer", height=max(220, 110 + 48 * n_l))
         _layers_heads_axes(fig)
+        fig.update_layout(meta={"kind": kind, "metric": metric})
         figs.append(fig)
     return figs
 
@@ -111,9 +109,12 @@ def importance_figure(scan: dict[str, np.ndarray],
             texttemplate="%{text}", name=kind,
             hovertemplate=f"{kind} layer %{{y}} head %{{x}}<br>Δ loss %{{z:+.4f}}"
                           "<extra></extra>"), row=1, col=col)
-        _layers_heads_axes(fig, row=1, col=col)
-    fig.update_layout(title=f"{escape(title)}<br><sup>mean NLL per target token, teacher-forced "
-                            "on the un-ablated translation</sup>", template=TEMPLATE)
+    n_l = max(np.asarray(z).shape[0] for z in scan.values())
+    style(fig, f"{escape(title)}<br><sup>mean NLL per target token, teacher-forced on the "
+               "un-ablated translation; red = the model needs the head</sup>", "head", "layer",
+          height=max(300, 190 + 48 * n_l))
+    fig.update_layout(margin={"t": 110})  # room for the subtitle above the subplot titles
+    _layers_heads_axes(fig)
     return fig
 
 
@@ -126,18 +127,17 @@ def ablation_figure(effect: dict, b: int = 0) -> go.Figure:
     m = _half_width(change)
     fig = go.Figure(go.Bar(
         x=token_labels(tokens), y=change, customdata=np.stack([before, after], axis=-1),
-        marker=dict(color=change, colorscale=SIGNED, cmin=-m, cmax=m, cmid=0,
-                    colorbar=dict(title="Δ log p")),
+        marker={"color": change, "colorscale": SIGNED, "cmin": -m, "cmax": m, "cmid": 0,
+                "colorbar": {"title": "Δ log p"}},
         hovertemplate="%{x}<br>log p before %{customdata[0]:.3f}<br>after "
                       "%{customdata[1]:.3f}<br>change %{y:+.3f}<extra></extra>"))
     spec = effect.get("ablate_spec") or "nothing"
     loss = (f"loss {effect['sentence_loss_before'][b]:.3f} → "
             f"{effect['sentence_loss_after'][b]:.3f} nats/token")
-    fig.update_layout(
-        title=f"Ablating {escape(spec)}: change in log-probability of each target token"
-              f"<br><sup>teacher-forced on the un-ablated translation; {loss}</sup>",
-        template=TEMPLATE, xaxis_title="target token (position:piece)",
-        yaxis_title="Δ log p (after − before)", xaxis_type="category")
+    style(fig, f"Ablating {escape(spec)}: change in log-probability of each target token"
+               f"<br><sup>teacher-forced on the un-ablated translation; {loss}</sup>",
+          "target token (position:piece)", "Δ log p (after − before)")
+    fig.update_xaxes(type="category")
     fig.add_hline(y=0, line_width=1, line_color="gray")
     return fig
 
@@ -149,15 +149,16 @@ def rollout_figure(r: np.ndarray, q_tokens: Sequence[str], k_tokens: Sequence[st
     if r.shape != (len(q_tokens), len(k_tokens)):
         raise ValueError(f"map of shape {r.shape} for {len(q_tokens)} × {len(k_tokens)} tokens")
     small = max(r.shape) <= MAX_CELL_TEXT
+    top = float(r.max()) if r.size and r.max() > 0 else 1.0
     fig = go.Figure(go.Heatmap(
         z=r, x=token_labels(k_tokens), y=token_labels(q_tokens), colorscale=SEQUENTIAL,
-        zmin=0.0, zmax=float(r.max()) if r.size and r.max() > 0 else 1.0,
-        colorbar_title="share", text=_cell_text(r) if small else None,
+        zmin=0.0, zmax=top, colorbar_title="share", text=_cell_text(r) if small else None,
         texttemplate="%{text}" if small else None,
         hovertemplate="%{y} ← %{x}<br>share %{z:.3f}<extra></extra>"))
-    fig.update_layout(title=escape(title), template=TEMPLATE, xaxis_title="input token (key)",
-                      yaxis_title="output token (query)", xaxis_type="category",
-                      yaxis_type="category", yaxis_autorange="reversed")
+    style(fig, escape(title), "input token (key)", "output token (query)",
+          height=int(min(900, max(320, 140 + 24 * r.shape[0]))))
+    fig.update_xaxes(type="category")
+    fig.update_yaxes(type="category", autorange="reversed")
     return fig
 
 
@@ -172,56 +173,52 @@ def rollout_bars(r: np.ndarray, tokens: Sequence[str], query_index: int,
     q_labels = token_labels(query_tokens if query_tokens is not None else tokens)
     query = q_labels[query_index] if query_index < len(q_labels) else str(query_index + 1)
     fig = go.Figure(go.Bar(
-        x=token_labels(tokens), y=r[query_index], marker=dict(
-            color=r[query_index], colorscale=SEQUENTIAL, cmin=0.0, cmax=1.0),
+        x=token_labels(tokens), y=r[query_index],
+        marker={"color": r[query_index], "colorscale": SEQUENTIAL, "cmin": 0.0, "cmax": 1.0},
         hovertemplate="%{x}<br>share %{y:.3f}<extra></extra>"))
-    fig.update_layout(title=f"Rollout for query {query}: where its information comes from",
-                      template=TEMPLATE, xaxis_title="input token (key)",
-                      yaxis_title="share (row sums to 1)", xaxis_type="category")
+    style(fig, f"Rollout for query {query}: where its information comes from",
+          "input token (key)", "share (row sums to 1)")
+    fig.update_xaxes(type="category")
     return fig
 
 
 def compare_figure(a: np.ndarray, b: np.ndarray, q_a: Sequence[str], k_a: Sequence[str],
                    q_b: Sequence[str], k_b: Sequence[str], titles: Sequence[str]) -> go.Figure:
-    """Two attention maps side by side on one 0..max range, and B − A below when tokens agree.
-
-    titles: (left, right) or (left, right, overall).
+    """Two attention maps side by side on one 0..max range, and right − left below when the
+    tokens agree (else the title says why not). titles: (left, right) or (left, right, overall).
     """
     a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    for name, z, q, k in (("A", a, q_a, k_a), ("B", b, q_b, k_b)):
+    for name, z, q, k in (("left", a, q_a, k_a), ("right", b, q_b, k_b)):
         if z.shape != (len(q), len(k)):
-            raise ValueError(f"map {name} has shape {z.shape} for {len(q)} × {len(k)} tokens")
+            raise ValueError(f"{name} map has shape {z.shape} for {len(q)} × {len(k)} tokens")
     left, right = (escape(t) for t in titles[:2])
     overall = escape(titles[2]) if len(titles) > 2 else "Attention compared"
     diff, reason = diff_where_tokens_agree((q_a, k_a), (q_b, k_b), a, b)
-    rows = 2 if diff is not None else 1
-    specs = [[{}, {}]] + ([[{"colspan": 2}, None]] if diff is not None else [])
-    sub = [left, right] + (["difference (right − left)"] if diff is not None else [])
-    fig = make_subplots(rows=rows, cols=2, specs=specs, subplot_titles=sub,
-                        horizontal_spacing=0.12, vertical_spacing=0.14)
-    top = max(float(a.max()) if a.size else 0.0, float(b.max()) if b.size else 0.0) or 1.0
-    bar = dict(title="weight", len=0.42 if diff is not None else 1.0,
-               y=0.79 if diff is not None else 0.5)
-    for col, (z, q, k) in enumerate(((a, q_a, k_a), (b, q_b, k_b)), start=1):
-        fig.add_trace(go.Heatmap(
-            z=z, x=token_labels(k), y=token_labels(q), coloraxis="coloraxis",
-            hovertemplate="%{y} → %{x}<br>weight %{z:.3f}<extra></extra>"), row=1, col=col)
-        fig.update_xaxes(title_text="key", type="category", row=1, col=col)
-        fig.update_yaxes(title_text="query", type="category", autorange="reversed", row=1,
-                         col=col)
-    layout: dict = dict(coloraxis=dict(colorscale=SEQUENTIAL, cmin=0.0, cmax=top, colorbar=bar))
-    if diff is not None:
+    both = diff is not None
+    specs = [[{}, {}], [{"colspan": 2}, None]] if both else [[{}, {}]]
+    names = [left, right, "difference (right − left)"] if both else [left, right]
+    fig = make_subplots(rows=2 if both else 1, cols=2, specs=specs, subplot_titles=names,
+                        horizontal_spacing=0.12, vertical_spacing=0.16)
+    top = max([float(z.max()) for z in (a, b) if z.size] + [0.0]) or 1.0
+    bar = {"title": "weight", "len": 0.42 if both else 1.0, "y": 0.79 if both else 0.5}
+    layout: dict = {"coloraxis": {"colorscale": SEQUENTIAL, "cmin": 0.0, "cmax": top,
+                                  "colorbar": bar}}
+    panels = [(1, 1, a, q_a, k_a, "coloraxis", "weight %{z:.3f}"),
+              (1, 2, b, q_b, k_b, "coloraxis", "weight %{z:.3f}")]
+    if both:
         m = _half_width(diff)
-        fig.add_trace(go.Heatmap(
-            z=diff, x=token_labels(k_a), y=token_labels(q_a), coloraxis="coloraxis2",
-            hovertemplate="%{y} → %{x}<br>right − left %{z:+.3f}<extra></extra>"), row=2, col=1)
-        fig.update_xaxes(title_text="key", type="category", row=2, col=1)
-        fig.update_yaxes(title_text="query", type="category", autorange="reversed", row=2, col=1)
-        layout["coloraxis2"] = dict(colorscale=SIGNED, cmin=-m, cmax=m, cmid=0,
-                                    colorbar=dict(title="Δ", len=0.42, y=0.21))
-        note = "difference shown where the tokens agree"
+        layout["coloraxis2"] = {"colorscale": SIGNED, "cmin": -m, "cmax": m, "cmid": 0,
+                                "colorbar": {"title": "Δ", "len": 0.42, "y": 0.21}}
+        panels.append((2, 1, diff, q_a, k_a, "coloraxis2", "right − left %{z:+.3f}"))
+        note = "difference shown because both inputs have the same tokens"
     else:
         note = f"no difference map: {escape(reason)}"
-    fig.update_layout(title=f"{overall}<br><sup>{note}</sup>", template=TEMPLATE,
-                      height=900 if diff is not None else 480, **layout)
+    for row, col, z, q, k, axis, value in panels:
+        fig.add_trace(go.Heatmap(z=z, x=token_labels(k), y=token_labels(q), coloraxis=axis,
+                                 hovertemplate=f"%{{y}} → %{{x}}<br>{value}<extra></extra>"),
+                      row=row, col=col)
+    style(fig, f"{overall}<br><sup>{note}</sup>", "key", "query", height=900 if both else 480)
+    fig.update_xaxes(type="category")
+    fig.update_yaxes(type="category", autorange="reversed")
+    fig.update_layout(margin={"t": 110}, **layout)  # subtitle above the subplot titles
     return fig

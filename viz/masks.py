@@ -8,6 +8,7 @@ import plotly.graph_objects as go
 
 from .common import (
     DIVERGING,
+    HOVER,
     MASK_COLOURS,
     MASK_FILL,
     cell_text,
@@ -19,6 +20,8 @@ from .common import (
 KIND_NAMES = {"enc_self": "encoder self-attention", "dec_self": "decoder self-attention",
               "cross": "encoder–decoder (cross) attention"}
 MASK_HOVER = "query: %{y}<br>key: %{x}<br>blocked: %{text}<extra></extra>"
+MASK_HOVER_LONG = "query: %{y}<br>key: %{x}<br>blocked: %{z} (1 = True)<extra></extra>"
+MASK_TEXT_MAX = 24  # True/False printed in the cells up to this many tokens per side
 
 
 def axis_tokens(trace, kind: str, b: int) -> tuple[list[str], list[str]]:
@@ -64,12 +67,14 @@ def mask_figure(mask: np.ndarray, q_tokens: list[str], k_tokens: list[str],
                 title: str) -> go.Figure:
     """A True/False matrix: dark = blocked (True), light = allowed (False)."""
     mask = np.asarray(mask, dtype=bool)
-    text = np.where(mask, "True", "False").astype(object)
-    fig = heatmap(mask.astype(np.float32), token_labels(k_tokens), token_labels(q_tokens),
+    small = max(mask.shape) <= MASK_TEXT_MAX
+    text = np.where(mask, "True", "False").astype(object) if small else None
+    fig = heatmap(mask.astype(np.uint8), token_labels(k_tokens), token_labels(q_tokens),
                   title=f"{title} {tuple(mask.shape)}: True = blocked",
                   x_title="key (attended to)", y_title="query (attending)",
-                  colorscale=MASK_COLOURS, zmin=0, zmax=1, text=text, hover=MASK_HOVER)
-    fig.update_traces(showscale=False, text=text)  # hover keeps True/False on long inputs
+                  colorscale=MASK_COLOURS, zmin=0, zmax=1, text=text,
+                  hover=MASK_HOVER if small else MASK_HOVER_LONG, text_max=MASK_TEXT_MAX)
+    fig.update_traces(showscale=False)
     return fig
 
 
@@ -111,8 +116,11 @@ def mask_effect_figures(trace, kind: str, layer: int, b: int, head: int, *,
                     colorscale=DIVERGING, zmid=0, zmin=-bound, zmax=bound, text=text,
                     hover="query: %{y}<br>key: %{x}<br>value: %{customdata}<extra></extra>",
                     x_title="key", y_title="query")
-    after.update_traces(customdata=np.where(blocked, "-1e9 (blocked)",
-                                            np.char.mod("%.4f", masked)).astype(object))
+    if max(masked.shape) <= 40:  # long inputs: hover shows the value, blank cells are -1e9
+        after.update_traces(customdata=np.where(blocked, "-1e9 (blocked)",
+                                                np.char.mod("%.4f", masked)).astype(object))
+    else:
+        after.update_traces(hovertemplate=HOVER)
     soft = heatmap(probs, x, y, title=f"3. After softmax: blocked cells exactly 0 {shape}",
                    colorscale=colorscale, zmin=0, zmax=1, **common)
     return [before, after, soft]

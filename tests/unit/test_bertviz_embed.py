@@ -54,9 +54,9 @@ def synthetic_trace(n_src: int, n_tgt: int, n_layers: int = 2, n_heads: int = 4,
 
 
 def params_of(html: str) -> dict:
-    """The params object bertviz's script receives, decoded from the page."""
-    start = html.index("const params = ") + len("const params = ")
-    value, _ = json.JSONDecoder().raw_decode(html, start)
+    """The params object as sent in the page (attention in integer thousandths)."""
+    marker = "const params = window.attentionFromThousandths("
+    value, _ = json.JSONDecoder().raw_decode(html, html.index(marker) + len(marker))
     return value
 
 
@@ -64,23 +64,29 @@ def scripts_of(html: str) -> list[str]:
     return re.findall(r"<script>(.*?)</script>", html, flags=re.DOTALL)
 
 
+def without_libraries(html: str) -> str:
+    """The page with the inlined d3 and jQuery code cut out (their own strings hold '<link')."""
+    return html.replace(d3_js(), "").replace(jquery_js(), "")
+
+
 @pytest.fixture(scope="module")
 def trace(bundle) -> Trace:
-    return capture(bundle, ["The cat eats fish.", "Winter is cold."],
-                   targets=["고양이는 생선을 먹어요.", "겨울은 추워요."], target_lang="ko")
+    return capture(bundle, ["The cat eats fish every day.", "Winter."],
+                   targets=["고양이는 매일 생선을 먹어요.", "겨울."], target_lang="ko")
 
 
 @pytest.mark.parametrize("view", ["head", "model"])
 def test_page_is_self_contained(trace, view):
     html = bertviz_html(trace, 0, view)
     assert html.startswith("<!DOCTYPE html>")
-    assert not re.search(r"<script[^>]*\bsrc\s*=", html, re.IGNORECASE)
-    assert not re.search(r"<link\b|<iframe\b|@import", html, re.IGNORECASE)
-    assert "cdnjs" not in html and "require.config(" not in html
-    assert "PYTHON_PARAMS" not in html
     assert d3_js() in html and "d3js.org v5" in html
     assert jquery_js() in html and "jQuery v3" in html
-    assert html.count("</script>") == N_SCRIPTS
+    own = without_libraries(html)
+    assert not re.search(r"<script[^>]*\bsrc\s*=", own, re.IGNORECASE)
+    assert not re.search(r"<link\b|<iframe\b|<img\b|@import|https?://", own, re.IGNORECASE)
+    assert "cdnjs" not in html and "require.config(" not in html
+    assert "PYTHON_PARAMS" not in html
+    assert own.count("<script>") == own.count("</script>") == N_SCRIPTS
 
 
 def test_encoder_decoder_has_the_three_kinds_padding_excluded(trace):
@@ -107,8 +113,9 @@ def test_values_are_rounded_to_three_decimals_and_sent_once(trace):
     sent = np.array(entry["attn"])
     n = trace.length("src", 0)
     assert sent.shape[0] == 1  # only the chosen layer
-    assert np.allclose(sent * 1000, np.rint(sent * 1000), atol=1e-9)
-    assert np.abs(sent[0] - trace.attn["enc_self"][1, 0, :, :n, :n]).max() <= 0.0005 + 1e-7
+    assert sent.dtype.kind == "i" and sent.min() >= 0 and sent.max() <= 1000  # thousandths
+    expected = trace.attn["enc_self"][1, 0, :, :n, :n]
+    assert np.abs(sent[0] / 1000 - expected).max() <= 0.0005 + 1e-7
     row = json.dumps(entry["attn"][0][0][0], separators=(",", ":"))
     assert html.count(row) == 1
     assert params_of(html)["include_layers"] == [1]
@@ -134,7 +141,7 @@ def test_injection_strings_never_reach_the_script_raw(trace, view):
     html = bertviz_html(evil, 0, view)
     assert html.count("</script>") == N_SCRIPTS
     assert html.lower().count("</script") == N_SCRIPTS
-    assert html.lower().count("<script") == N_SCRIPTS
+    assert without_libraries(html).lower().count("<script") == N_SCRIPTS
     assert "<!--" not in html
     data = scripts_of(html)[-1]
     for bad in ("<", ">", "&", "\u2028", "\u2029", "\x00"):
@@ -185,11 +192,22 @@ def test_page_is_at_most_a_fifth_of_bertvizs_own():
 def test_over_budget_raises_with_the_input_length():
     tr = synthetic_trace(128, 128)
     with pytest.raises(BertvizTooLarge) as info:
-        bertviz_html(tr, 0, "head", budget_bytes=1_500_000)
-    assert info.value.n_tokens == 128 and info.value.size > 1_500_000
+        bertviz_html(tr, 0, "head", budget_bytes=500_000)
+    assert info.value.n_tokens == 128 and info.value.size > 500_000
     assert "128-token" in str(info.value) and "attention view" in str(info.value)
+    assert "MB" in str(info.value) and info.value.lines is None
     with pytest.raises(BertvizTooLarge):  # refused before anything is built
         bertviz_html(synthetic_trace(512, 512, 6, 8), 0, "model")
+
+
+def test_too_many_lines_to_draw_raises():
+    tr = synthetic_trace(100, 100, 6, 8)  # model view: 6 x 8 x 100 x 100 = 480k lines
+    with pytest.raises(BertvizTooLarge) as info:
+        bertviz_html(tr, 0, "model")
+    assert info.value.lines == 480_000 and "100-token" in str(info.value)
+    assert "fewer layers" in str(info.value)
+    bertviz_html(tr, 0, "model", layers=[0, 1, 2])  # 240k: drawn
+    bertviz_html(tr, 0, "head")  # one layer at a time: 80k
 
 
 def test_bad_arguments(trace):

@@ -1,0 +1,181 @@
+"""Every view through its URL, checked against a capture() of the same input (AppTest, no browser).
+
+The app is pointed at a tiny random checkpoint made here (ATTN_CHECKPOINTS_DIR), plus a broken
+one, so these tests need neither the shipped checkpoints nor a trained model.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from model import ModelConfig, Tokenizer, Transformer, capture, load_checkpoint, save_checkpoint
+from tests.app.conftest import run_app
+
+LINES = ["겨울은 추워요.", "The big dog eats the fish."]
+TEXT = "\n".join(LINES)
+WORDS = ["The cat", "The big dog", "My friend", "A child", "Winter"]
+VERBS = ["eats the fish", "reads a book in the park", "is cold", "drinks water"]
+KOREAN = ["고양이는 생선을 먹어요.", "큰 개가 생선을 먹어요.", "겨울은 추워요.", "감기 조심하세요.",
+          "내 친구는 공원에서 책을 읽어요."]
+# charts each view draws for TEXT on an encoder–decoder; None: another change owns the view
+CHARTS = {"tokens": 4, "masks": 8, "attention": 3, "steps": 14, "positional": 4,
+          "embeddings": 4, "translation": 4, "bertviz": None, "heads": None, "compare": None}
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    """A folder with a tiny random 'paper' checkpoint and a 'broken' one (no weights)."""
+    root = tmp_path_factory.mktemp("checkpoints")
+    lines = [f"{w} {v}." for w in WORDS for v in VERBS] + KOREAN
+    tok = Tokenizer.train(lines * 30, vocab_size=420)
+    cfg = ModelConfig(vocab_size=tok.vocab_size, d_model=32, n_heads=4, d_ff=64, n_enc_layers=2,
+                      n_dec_layers=2, max_len=40)
+    torch.manual_seed(0)
+    save_checkpoint(Transformer(cfg).eval(), tok, root / "paper",
+                    card={"variant": "paper", "metrics": {"en->ko": {"exact_match": 1.0,
+                                                                     "chrf": 12.5}}})
+    (root / "broken").mkdir()
+    cfg.save(root / "broken" / "config.json")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ATTN_CHECKPOINTS_DIR", str(root))
+        mp.delenv("ATTN_MODELS", raising=False)
+        yield root
+
+
+@pytest.fixture(scope="module")
+def trace(models):
+    return capture(load_checkpoint(models / "paper"), LINES, target_lang="auto")
+
+
+def charts(at) -> list[dict]:
+    return [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+
+
+def array(value) -> np.ndarray:
+    """A plotly array from the JSON spec: a list, or {'dtype', 'bdata', 'shape'} binary."""
+    if isinstance(value, dict) and "bdata" in value:
+        arr = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
+        shape = value.get("shape")
+        if shape:
+            arr = arr.reshape([int(s) for s in str(shape).split(",")])
+        return arr
+    return np.array(value, dtype=float)
+
+
+def ok(at) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert [t.value for t in at.title][:1] == ["Attention lab"]
+
+
+def texts(elements) -> str:
+    """Message text as shown: the markdown escapes (\\. \\_ …) removed."""
+    return " ".join(str(e.value) for e in elements).replace("\\", "")
+
+
+@pytest.mark.parametrize("view", list(CHARTS))
+def test_every_view_opens_from_its_link(models, trace, view):
+    at = run_app({"view": view, "text": TEXT, "kind": "cross", "layer": "1", "head": "2"})
+    ok(at)
+    assert not at.error, texts(at.error)
+    figs = charts(at)
+    if CHARTS[view] is not None:
+        assert len(figs) == CHARTS[view]
+    for fig in figs:
+        assert fig["layout"].get("title", {}).get("text"), "every chart has a title"
+    assert at.query_params["view"] == view and at.query_params["kind"] == "cross"
+    nq, nk = trace.length("tgt", 0), trace.length("src", 0)
+    if view == "attention":  # the big heatmap is exactly the captured head
+        z = array(figs[0]["data"][0]["z"])
+        np.testing.assert_array_equal(z, trace.attn["cross"][1, 0, 2, :nq, :nk])
+        assert figs[0]["data"][0]["zmin"] == 0 and figs[0]["data"][0]["zmax"] == 1
+        assert "▁" in "".join(figs[0]["data"][0]["x"]) or "▁" in "".join(figs[0]["data"][0]["y"])
+    if view == "masks":  # the first matrices are the trace's masks, padded
+        np.testing.assert_array_equal(array(figs[0]["data"][0]["z"]),
+                                      trace.masks["enc_self"][0].astype(np.float32))
+        np.testing.assert_array_equal(array(figs[4]["data"][0]["z"]),
+                                      trace.masks["cross"][0].astype(np.float32))
+        np.testing.assert_array_equal(array(figs[-1]["data"][0]["z"]), trace.attn["cross"][1, 0, 2])
+    if view == "steps":  # ÷√d_k is the captured score matrix (padding kept)
+        np.testing.assert_allclose(array(figs[5]["data"][0]["z"]), trace.scores["cross"][1, 0, 2],
+                                   rtol=1e-4, atol=1e-5)
+    if view == "tokens":
+        body = " ".join(el.proto.body for el in at.get("html"))
+        assert "▁" in body and "&lt;/s&gt;" in body and "겨" in body
+        np.testing.assert_array_equal(array(figs[0]["data"][0]["z"]) == 1,
+                                      trace.src_ids == trace.pad_id)
+
+
+def test_empty_text_prompts_with_presets(models):
+    at = run_app({"text": "  \n\t \n"})
+    ok(at)
+    assert "Type one or more sentences" in texts(at.info)
+    assert not charts(at)
+    at.button(key="preset_main_2").click().run()
+    ok(at)
+    assert at.session_state["text"] == "The big dog eats the fish."
+    assert len(charts(at)) == CHARTS["tokens"]
+
+
+def test_bad_link_values_fall_back_with_a_note(models):
+    at = run_app({"view": "nonsense", "kind": "bogus", "layer": "99", "head": "x", "lang": "fr",
+                  "ckpt": "nope", "ablate": "enc_self:9:0", "text": "Winter is cold."})
+    ok(at)
+    notes = texts(at.warning)
+    for word in ("nonsense", "bogus", "99", "fr", "nope", "enc_self:9:0"):
+        assert word in notes, (word, notes)
+    assert at.radio(key="view").value == "tokens"
+    assert len(charts(at)) == CHARTS["tokens"]
+    assert dict(at.query_params) == {"ckpt": "paper", "text": "Winter is cold.", "lang": "auto",
+                                     "view": "tokens", "kind": "enc_self", "layer": "0",
+                                     "head": "0"}
+
+
+def test_too_many_lines_long_lines_and_odd_text(models):
+    lines = [f"Line {i} is cold." for i in range(17)]
+    lines[0] = "The big dog eats the fish in the park " * 6  # more pieces than max_len
+    lines[1] = "<b>bold?</b> \x07 😀 $x$ :red[no]"
+    at = run_app({"text": "\n".join(lines)})
+    ok(at)
+    notes = texts(at.warning)
+    assert "only the first 16" in notes
+    assert "control character" in notes
+    assert "Sentence 1 was too long" in notes and "cut" in notes
+    assert not at.error
+    body = " ".join(el.proto.body for el in at.get("html"))
+    assert "<b>" not in body and "&lt;" in body  # pieces are escaped, never markup
+
+
+def test_broken_checkpoint_reports_and_falls_back(models):
+    at = run_app({"ckpt": "broken", "text": "Winter is cold."})
+    ok(at)
+    err = texts(at.error)
+    assert "broken" in err and "model.safetensors" in err and "missing" in err
+    assert len(charts(at)) == CHARTS["tokens"]  # the default checkpoint still works
+
+
+def test_widgets_write_the_link(models):
+    at = run_app({"view": "attention", "text": TEXT})
+    ok(at)
+    at.selectbox(key="_w_kind").select("dec_self").run()
+    at.selectbox(key="_w_layer").select(1).run()
+    ok(at)
+    assert (at.query_params["kind"], at.query_params["layer"]) == ("dec_self", "1")
+    at.selectbox(key="_w_open").select(2).run()  # the grid's picker: layer 0, head 2
+    ok(at)
+    assert (at.query_params["layer"], at.query_params["head"]) == ("0", "2")
+    assert charts(at)[0]["layout"]["title"]["text"].startswith("decoder self-attention · layer 0")
+
+
+def test_teacher_forcing_translation(models):
+    at = run_app({"view": "translation", "text": TEXT})
+    at.radio(key="decoder_mode").set_value("typed").run()
+    at.text_area(key="targets").input("Winter is cold.\n큰 개가 생선을 먹어요.").run()
+    ok(at)
+    assert not at.warning, texts(at.warning)
+    assert len(charts(at)) == CHARTS["translation"]
+    assert "Teacher forcing" in texts(at.markdown)

@@ -1,0 +1,84 @@
+"""Each view in real Chromium: links open it, every chart draws, labels show Korean and ▁,
+typing a sentence updates the page. The harness fails on console errors and outside requests.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from model import ModelConfig, Tokenizer, Transformer, save_checkpoint
+from tests.browser.conftest import open_app, wait_for_app
+
+TEXT = "겨울은 추워요.\nThe big dog eats the fish."
+WORDS = ["The cat", "The big dog", "My friend", "A child", "Winter"]
+VERBS = ["eats the fish", "reads a book in the park", "is cold", "drinks water"]
+KOREAN = ["고양이는 생선을 먹어요.", "큰 개가 생선을 먹어요.", "겨울은 추워요.", "감기 조심하세요."]
+CHARTS = {"tokens": 4, "masks": 8, "attention": 3, "steps": 14, "positional": 4,
+          "embeddings": 4, "translation": 4}
+OTHERS = ["bertviz", "heads", "compare"]  # views other changes fill in: they must open cleanly
+CHART = '[data-testid="stPlotlyChart"]'
+
+
+@pytest.fixture(scope="module")
+def checkpoints(tmp_path_factory):
+    root = tmp_path_factory.mktemp("browser_checkpoints")
+    lines = [f"{w} {v}." for w in WORDS for v in VERBS] + KOREAN
+    tok = Tokenizer.train(lines * 30, vocab_size=420)
+    cfg = ModelConfig(vocab_size=tok.vocab_size, d_model=32, n_heads=4, d_ff=64, n_enc_layers=2,
+                      n_dec_layers=2, max_len=24)
+    torch.manual_seed(0)
+    save_checkpoint(Transformer(cfg).eval(), tok, root / "paper", card={"variant": "paper"})
+    return root
+
+
+@pytest.fixture(scope="module")
+def server(streamlit_server_factory, checkpoints):
+    return streamlit_server_factory({"ATTN_CHECKPOINTS_DIR": str(checkpoints)})
+
+
+def wait_for_charts(page, n: int, timeout: float = 60_000) -> None:
+    """n plotly charts on the page, each with its SVG drawn."""
+    page.wait_for_function(
+        """([sel, n]) => {
+          const charts = document.querySelectorAll(sel);
+          return charts.length === n &&
+                 Array.from(charts).every(c => c.querySelector('svg.main-svg'));
+        }""",
+        arg=[CHART, n], timeout=timeout)
+
+
+@pytest.mark.parametrize("view", list(CHARTS))
+def test_view_link_draws_every_chart(page, server, view):
+    open_app(page, server, view=view, text=TEXT, kind="cross", layer=1, head=2)
+    wait_for_charts(page, CHARTS[view])
+    if view in ("tokens", "attention"):
+        shown = page.locator('[data-testid="stMain"]').text_content()
+        assert "▁" in shown and "겨" in shown and "<2en>" in shown
+    if view == "attention":
+        labels = page.locator(CHART).first.text_content()
+        assert "▁" in labels and "</s>" in labels  # tick labels, shown literally
+
+
+@pytest.mark.parametrize("view", OTHERS)
+def test_other_views_open_cleanly(page, server, view):
+    open_app(page, server, view=view, text=TEXT)
+    assert page.locator('[data-testid="stMain"] h1').first.inner_text().strip() == "Attention lab"
+
+
+def test_typing_a_sentence_updates_the_tokens_view(page, server, checkpoints):
+    open_app(page, server, view="tokens", text=TEXT)
+    wait_for_charts(page, CHARTS["tokens"])
+    sentence = "My friend is cold."
+    pieces = Tokenizer(checkpoints / "paper" / "tokenizer.model").pieces(sentence)
+    box = page.locator('[data-testid="stSidebar"] textarea').first
+    box.fill(sentence)
+    box.press("Control+Enter")
+    page.wait_for_function(
+        "s => new URL(location.href).searchParams.get('text') === s", arg=sentence,
+        timeout=30_000)
+    wait_for_app(page)
+    chips = page.locator('[data-testid="stHtml"]').first.text_content()
+    assert all(piece in chips for piece in pieces), (pieces, chips)
+    assert "겨" not in chips
+    wait_for_charts(page, CHARTS["tokens"])

@@ -1,0 +1,283 @@
+"""The synthetic English <-> Korean corpus: morphology, grammar, alignments, splits, speed."""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+
+from model.corpus import (
+    ADJECTIVES,
+    CONSTRUCTIONS,
+    NOUNS,
+    SEED_PAIRS,
+    VERBS,
+    Pair,
+    conjugate_ko,
+    en_past,
+    en_plural,
+    en_third_person,
+    generate,
+    generate_tagged,
+    has_batchim,
+    ko_attributive,
+    ko_imperative,
+    lexicon_size,
+    particle,
+    splits,
+)
+
+N_BIG = 100_000
+
+
+@pytest.fixture(scope="module")
+def big() -> tuple[list[Pair], float]:
+    """100k pairs and the seconds it took to make them (shared by the slow checks)."""
+    start = time.perf_counter()
+    pairs = generate(N_BIG, seed=7)
+    return pairs, time.perf_counter() - start
+
+
+@pytest.fixture(scope="module")
+def tagged() -> list[tuple[str, Pair]]:
+    return generate_tagged(5_000, seed=3)
+
+
+# ----------------------------------------------------------------------------- morphology
+
+
+@pytest.mark.parametrize("word, kind, expected", [
+    ("사과", "object", "사과를"), ("책", "object", "책을"), ("개", "subject", "개가"),
+    ("학생", "subject", "학생이"), ("저", "topic", "저는"), ("겨울", "topic", "겨울은"),
+    ("친구", "with", "친구와"), ("선생님", "with", "선생님과"), ("학교", "instrument", "학교로"),
+    ("서울", "instrument", "서울로"), ("연필", "instrument", "연필로"),
+    ("집", "instrument", "집으로"), ("펜", "instrument", "펜으로"),
+    ("아이들", "subject", "아이들이"),
+])
+def test_particle_follows_the_final_consonant(word, kind, expected):
+    assert particle(word, kind) == expected
+
+
+def test_has_batchim_and_bad_input():
+    assert has_batchim("책") and has_batchim("서울") and not has_batchim("사과")
+    with pytest.raises(ValueError):
+        particle("dog", "subject")
+    with pytest.raises(ValueError):
+        particle("개", "genitive")
+
+
+@pytest.mark.parametrize("lemma, tense, negated, expected", [
+    ("춥다", "present", False, "추워요"), ("덥다", "present", False, "더워요"),
+    ("듣다", "present", False, "들어요"), ("쓰다", "present", False, "써요"),
+    ("하다", "present", False, "해요"), ("모르다", "present", False, "몰라요"),
+    ("걷다", "present", False, "걸어요"), ("돕다", "present", False, "도와요"),
+    ("만들다", "present", False, "만들어요"), ("만들다", "future", False, "만들 거예요"),
+    ("살다", "present", False, "살아요"), ("가다", "present", False, "가요"),
+    ("오다", "present", False, "와요"), ("마시다", "present", False, "마셔요"),
+    ("보다", "present", False, "봐요"), ("배우다", "present", False, "배워요"),
+    ("자다", "present", False, "자요"), ("읽다", "present", False, "읽어요"),
+    ("먹다", "present", False, "먹어요"), ("좋다", "present", False, "좋아요"),
+    ("크다", "present", False, "커요"), ("바쁘다", "present", False, "바빠요"),
+    ("예쁘다", "present", False, "예뻐요"), ("새롭다", "present", False, "새로워요"),
+    ("굽다", "present", False, "구워요"), ("짓다", "present", False, "지어요"),
+    ("빨갛다", "present", False, "빨개요"), ("게으르다", "present", False, "게을러요"),
+    ("입다", "present", False, "입어요"), ("씻다", "present", False, "씻어요"),
+    ("먹다", "past", False, "먹었어요"), ("가다", "past", False, "갔어요"),
+    ("춥다", "past", False, "추웠어요"), ("모르다", "past", False, "몰랐어요"),
+    ("하다", "past", False, "했어요"), ("보다", "past", False, "봤어요"),
+    ("먹다", "future", False, "먹을 거예요"), ("가다", "future", False, "갈 거예요"),
+    ("춥다", "future", False, "추울 거예요"), ("듣다", "future", False, "들을 거예요"),
+    ("살다", "future", False, "살 거예요"), ("짓다", "future", False, "지을 거예요"),
+    ("먹다", "present", True, "먹지 않아요"), ("먹다", "past", True, "먹지 않았어요"),
+    ("먹다", "future", True, "먹지 않을 거예요"), ("춥다", "present", True, "춥지 않아요"),
+])
+def test_korean_conjugation(lemma, tense, negated, expected):
+    assert conjugate_ko(lemma, tense, negated) == expected
+
+
+def test_korean_connectives_requests_and_attributives():
+    assert conjugate_ko("먹다", "past", ending="and") == "먹고"
+    assert conjugate_ko("먹다", "past", ending="but") == "먹었지만"
+    assert conjugate_ko("춥다", "present", ending="but") == "춥지만"
+    assert conjugate_ko("가다", "future", ending="but") == "갈 거지만"
+    assert conjugate_ko("먹다", "present", True, "and") == "먹지 않고"
+    assert ko_imperative("읽다") == "읽으세요"
+    assert ko_imperative("만들다") == "만드세요"
+    assert ko_imperative("돕다") == "도우세요"
+    assert ko_imperative("듣다") == "들으세요"
+    assert ko_imperative("조심하다") == "조심하세요"
+    assert ko_imperative("달리다", negated=True) == "달리지 마세요"
+    attributive = {"크다": "큰", "작다": "작은", "춥다": "추운", "새롭다": "새로운",
+                   "길다": "긴", "빨갛다": "빨간", "맛있다": "맛있는", "행복하다": "행복한"}
+    for lemma, form in attributive.items():
+        assert ko_attributive(lemma) == form
+    with pytest.raises(ValueError):
+        conjugate_ko("먹다", "pluperfect")
+
+
+def test_english_morphology():
+    assert [en_third_person(v) for v in ("eat", "go", "watch", "study", "play")] == [
+        "eats", "goes", "watches", "studies", "plays"]
+    assert [en_past(v) for v in ("like", "study", "play", "shop", "walk")] == [
+        "liked", "studied", "played", "shopped", "walked"]
+    assert [en_plural(n) for n in ("dog", "child", "mouse", "box", "city", "knife")] == [
+        "dogs", "children", "mice", "boxes", "cities", "knives"]
+    pasts = {v.base: v.past for v in VERBS}
+    expected = {"eat": "ate", "drink": "drank", "read": "read", "see": "saw", "go": "went",
+                "come": "came", "buy": "bought", "make": "made", "write": "wrote",
+                "sleep": "slept", "run": "ran", "meet": "met"}
+    assert {k: pasts[k] for k in expected} == expected
+
+
+# -------------------------------------------------------------------------------- lexicon
+
+
+def test_lexicon_is_large_and_has_the_core_words():
+    assert lexicon_size() >= 300
+    nouns = {n.en for n in NOUNS}
+    core_nouns = ("cat dog bird fish child teacher student friend mother father book apple "
+                  "water rice bread milk house school park city car tree flower winter summer "
+                  "rain snow cold").split()
+    missing = [w for w in core_nouns if w not in nouns and w not in ("rain", "snow")]
+    assert not missing
+    verbs = {v.base for v in VERBS}
+    assert not [w for w in ("eat drink read see like go come buy make write sleep walk run "
+                            "study meet").split() if w not in verbs]
+    adjectives = {a.en for a in ADJECTIVES}
+    assert {"big", "small", "good", "cold", "hot", "happy", "new", "old"} <= adjectives
+
+
+def test_lexicon_words_are_distinct_where_the_mapping_needs_it():
+    kos = [n.ko for n in NOUNS]
+    assert len(kos) == len(set(kos))
+    english = [(n.en, n.article) for n in NOUNS]
+    assert len(english) == len(set(english))
+    assert len({a.ko for a in ADJECTIVES}) == len(ADJECTIVES)
+
+
+# ------------------------------------------------------------------------ generated pairs
+
+
+def test_generation_is_deterministic():
+    a = generate(500, seed=3)
+    assert a == generate(500, seed=3)
+    assert a != generate(500, seed=4)
+    assert generate(200, seed=3) == a[:200]
+
+
+def test_seed_pairs():
+    texts = {(p.en, p.ko) for p in SEED_PAIRS}
+    assert ("Winter is cold.", "겨울은 추워요.") in texts
+    assert ("Please be careful of colds.", "감기 조심하세요.") in texts
+    assert ("Does the dog eat fish?", "개가 생선을 먹어요?") in texts
+    assert ("The big dog eats fish.", "큰 개가 생선을 먹어요.") in texts
+    assert ("Please read the book.", "책을 읽으세요.") in texts
+    winter = next(p for p in SEED_PAIRS if p.en == "Winter is cold.")
+    assert set(winter.align) == {(0, 0), (1, 1), (2, 1)}
+
+
+def test_surface_form(big):
+    pairs, _ = big
+    for p in pairs[:20_000]:
+        assert p.en[0].isupper(), p
+        assert p.en[-1] in ".?!" and p.ko[-1] == p.en[-1], p
+        assert p.en == " ".join(p.en.split()) and p.ko == " ".join(p.ko.split()), p
+        assert len(p.en.split()) <= 16, p
+    lengths = {len(p.en.split()) for p in pairs[:20_000]}
+    assert min(lengths) <= 3 and max(lengths) >= 12
+
+
+def test_alignments_index_real_words(big):
+    pairs, _ = big
+    for p in pairs:
+        n_en, n_ko = len(p.en.split()), len(p.ko.split())
+        assert p.align, p
+        assert len(set(p.align)) == len(p.align), p
+        assert all(0 <= i < n_en and 0 <= j < n_ko for i, j in p.align), p
+        assert {j for _, j in p.align} == set(range(n_ko)), p  # every Korean word is aligned
+
+
+def test_alignment_examples():
+    p = next(p for p in SEED_PAIRS if p.en == "The big dog eats fish.")
+    en, ko = p.en.split(), p.ko.split()
+    pairs = {(en[i], ko[j]) for i, j in p.align}
+    assert pairs == {("big", "큰"), ("dog", "개가"), ("eats", "먹어요."), ("fish.", "생선을")}
+
+
+def test_both_directions_are_functions(big):
+    pairs, _ = big
+    en_to_ko: dict[str, str] = {}
+    ko_to_en: dict[str, str] = {}
+    for p in pairs:
+        assert en_to_ko.setdefault(p.en, p.ko) == p.ko, (p.en, en_to_ko[p.en], p.ko)
+        assert ko_to_en.setdefault(p.ko, p.en) == p.en, (p.ko, ko_to_en[p.ko], p.en)
+    assert len(en_to_ko) > N_BIG // 2  # mostly distinct sentences
+
+
+def test_every_construction_appears(tagged):
+    assert {kind for kind, _ in tagged} == set(CONSTRUCTIONS)
+    pairs = [p for _, p in tagged]
+    attributive = {a.attr_ko for a in ADJECTIVES}
+    markers = {
+        "future": lambda p: " will " in p.en and "거예요" in p.ko,
+        "past": lambda p: " ate " in p.en or "었어요" in p.ko or "았어요" in p.ko,
+        "negation": lambda p: " not " in p.en and " 않" in p.ko,
+        "yes/no question": lambda p: p.en.startswith(("Does ", "Did ", "Will ", "Is ")),
+        "wh question": lambda p: p.en.startswith(("What ", "Who ", "Where ")),
+        "request": lambda p: p.en.startswith("Please ") and p.ko.endswith("세요."),
+        "negative request": lambda p: p.en.startswith("Please do not ") and "마세요" in p.ko,
+        "and": lambda p: " and " in p.en,
+        "but": lambda p: " but " in p.en and "지만 " in p.ko,
+        "exclamation": lambda p: p.en.endswith("!"),
+        "yesterday": lambda p: "yesterday" in p.en and "어제" in p.ko,
+        "tomorrow": lambda p: "tomorrow" in p.en and "내일" in p.ko,
+        "today": lambda p: "today" in p.en and "오늘" in p.ko,
+        "place": lambda p: " in the " in p.en and "에서 " in p.ko,
+        "direction": lambda p: " to " in p.en and "에 " in p.ko,
+        "companion": lambda p: " with a" in p.en and ("와 " in p.ko or "과 " in p.ko),
+        "instrument": lambda p: " with a" in p.en and "로 " in p.ko,
+        "plural": lambda p: "들이 " in p.ko or "들을 " in p.ko,
+        "attributive": lambda p: any(w in attributive for w in p.ko.split()),
+        "weather": lambda p: p.en.startswith("It "),
+        "pronoun": lambda p: p.en.startswith(("I ", "We ", "She ", "He ", "They ", "You ")),
+    }
+    missing = [name for name, test in markers.items() if not any(test(p) for p in pairs)]
+    assert not missing
+
+
+def test_selectional_restrictions(tagged):
+    """People read; what is drunk (object right before 마시다, maybe past an adverb) is a drink."""
+    people = {w for n in NOUNS if "person" in n.tags for w in (n.en, *(n.pl_toks or ()))}
+    drinks = {n.ko for n in NOUNS if "drink" in n.tags}
+    reader = re.compile(r"^The (\w+(?: \w+)??) (?:will |does not |did not )?reads? ")
+    for _, p in tagged:
+        m = reader.match(p.en)
+        if m:
+            assert m.group(1).split()[-1] in people, p
+        ko = p.ko.split()
+        for i, word in enumerate(ko):
+            if word.startswith(("마시", "마셔", "마셨")):
+                obj = ko[i - 1] if ko[i - 1].endswith(("을", "를")) else ko[i - 2]
+                if obj.endswith(("을", "를")) and obj not in ("무엇을", "누구를"):
+                    assert obj[:-1] in drinks, p
+
+
+def test_splits_are_disjoint_and_hold_the_seeds():
+    parts = splits(seed=0, n_train=20_000, n_val=500, n_test=1_000)
+    assert set(parts) == {"train", "val", "test"}
+    assert [len(parts[k]) for k in ("train", "val", "test")] == [20_000, 500, 1_000]
+    for name, pairs in parts.items():
+        assert len({p.en for p in pairs}) == len(pairs), name
+    for a, b in (("train", "val"), ("train", "test"), ("val", "test")):
+        assert not {p.en for p in parts[a]} & {p.en for p in parts[b]}
+        assert not {p.ko for p in parts[a]} & {p.ko for p in parts[b]}
+    train = set(parts["train"])
+    assert all(p in train for p in SEED_PAIRS)
+    small = splits(seed=0, n_train=300, n_val=20, n_test=20)
+    assert small == splits(seed=0, n_train=300, n_val=20, n_test=20)
+
+
+def test_speed(big):
+    _, seconds = big
+    assert seconds * 50_000 / N_BIG < 10.0, f"{N_BIG} pairs took {seconds:.1f}s"

@@ -1,0 +1,360 @@
+"""Head statistics, ablation, the importance scan, rollout and their figures on tiny models."""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+import torch
+
+from model import Trace, capture
+from model.corpus import generate
+from model.evaluate import alignment_agreement
+from model.heads import (
+    METRICS,
+    ablation_effect,
+    alignment_for_input,
+    alignment_stats,
+    all_heads,
+    cross_rollout,
+    diff_where_tokens_agree,
+    gold_alignment_for,
+    head_stats,
+    importance_scan,
+    is_punct,
+    is_special,
+    rollout,
+    validation_stats,
+)
+from viz.heads import (
+    ablation_figure,
+    compare_figure,
+    importance_figure,
+    rollout_bars,
+    rollout_figure,
+    stats_heatmaps,
+    token_labels,
+)
+
+SENTS = ["Winter is cold.", "The big dog eats the fish in the park today."]
+REFS = ["겨울은 추워요.", "큰 개가 오늘 공원에서 생선을 먹어요."]
+KO = REFS[0]
+LAST_CROSS = "cross:1:0,cross:1:1,cross:1:2,cross:1:3"  # every head of the last cross layer
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _one_torch_thread():
+    """Tiny models decode ~20x slower with 2 intra-op threads when the cores are busy (a training
+    job shares them); one thread keeps this file fast. Restored afterwards."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def enc_trace(rows: np.ndarray, tokens: list[str] | None = None, width: int | None = None
+              ) -> Trace:
+    """A one-sentence, one-layer, one-head encoder trace holding a hand-made (n, n) matrix,
+    right-padded to `width` (pad keys blocked, pad query rows spread over the real keys)."""
+    n = rows.shape[0]
+    width = width or n
+    tokens = tokens or [f"▁w{i}" for i in range(n)]
+    attn = np.zeros((1, 1, 1, width, width), np.float32)
+    attn[0, 0, 0, :n, :n] = rows
+    attn[0, 0, 0, n:, :n] = 1.0 / n  # pad queries: must not count
+    ids = np.zeros((1, width), np.int64)
+    ids[0, :n] = np.arange(4, 4 + n)
+    mask = np.zeros((1, width, width), bool)
+    mask[:, :, n:] = True
+    return Trace(src_tokens=[tokens], tgt_tokens=[], src_ids=ids,
+                 tgt_ids=np.zeros((1, 0), np.int64), masks={"enc_self": mask}, scores={},
+                 attn={"enc_self": attn}, q={}, k={}, v={}, hidden={},
+                 pos_table=np.zeros((8, 2), np.float32), logits=None)
+
+
+def one(stats: dict[str, np.ndarray], metric: str) -> float:
+    return float(stats[metric][0, 0])
+
+
+# ---- statistics on hand-made matrices --------------------------------------------------------
+
+
+def test_identity_has_zero_entropy_and_distance():
+    s = head_stats(enc_trace(np.eye(5)), "enc_self")
+    assert set(s) == {m for m in METRICS if m != "alignment"}
+    assert all(v.shape == (1, 1) for v in s.values())
+    assert one(s, "entropy") == pytest.approx(0.0, abs=1e-12)
+    assert one(s, "distance") == pytest.approx(0.0, abs=1e-12)
+    assert one(s, "diagonal") == pytest.approx(1.0)
+    assert one(s, "max_weight") == pytest.approx(1.0)
+    assert one(s, "prev_token") == pytest.approx(0.0)
+
+
+@pytest.mark.parametrize("n", [1, 4, 7])
+def test_uniform_over_n_has_entropy_log_n(n):
+    s = head_stats(enc_trace(np.full((n, n), 1.0 / n)), "enc_self")
+    assert one(s, "entropy") == pytest.approx(math.log(n), abs=1e-6)
+    assert one(s, "max_weight") == pytest.approx(1.0 / n, abs=1e-6)
+    mean_gap = np.abs(np.arange(n)[:, None] - np.arange(n)[None, :]).mean()
+    assert one(s, "distance") == pytest.approx(mean_gap, abs=1e-5)
+
+
+def test_one_below_diagonal_is_previous_token_one():
+    n = 6
+    rows = np.eye(n, k=-1)
+    rows[0, 0] = 1.0  # the first query has no previous token; it is not counted for prev_token
+    s = head_stats(enc_trace(rows), "enc_self")
+    assert one(s, "prev_token") == pytest.approx(1.0)
+    assert one(s, "distance") == pytest.approx((n - 1) / n)
+    assert one(s, "diagonal") == pytest.approx(1.0 / n)
+
+
+def test_padding_rows_do_not_count_and_shares_follow_the_pieces():
+    tokens = ["<2ko>", "▁cat", "▁."]
+    s = head_stats(enc_trace(np.full((3, 3), 1 / 3), tokens, width=6), "enc_self")
+    assert one(s, "entropy") == pytest.approx(math.log(3), abs=1e-6)  # pad rows left out
+    assert one(s, "pad_share") == 0.0
+    assert one(s, "special_share") == pytest.approx(1 / 3, abs=1e-6)
+    assert one(s, "punct_share") == pytest.approx(1 / 3, abs=1e-6)
+
+
+def test_piece_classes():
+    assert all(map(is_special, ["<s>", "</s>", "<2ko>", "<2en>", "<pad>", "[CLS]"]))
+    assert not any(map(is_special, ["<0x41>", "▁<", "▁the", "<>"]))
+    assert all(map(is_punct, [".", "▁.", "?!", "▁,"]))
+    assert not any(map(is_punct, ["▁", "▁a.", "요", "<s>"]))
+
+
+# ---- statistics, ablation and rollout on a real (random) model --------------------------------
+
+
+@pytest.fixture(scope="module")
+def trace(bundle):
+    return capture(bundle, SENTS, REFS, target_lang="ko")  # teacher-forced: no greedy decoding
+
+
+@pytest.fixture(scope="module")
+def effect(bundle):
+    return ablation_effect(bundle, SENTS[0], LAST_CROSS, "ko")
+
+
+def test_real_trace_statistics(trace):
+    assert trace.src_ids.min() == 0  # the short sentence is padded
+    for kind in trace.kinds:
+        for b in (None, 0, 1):
+            s = head_stats(trace, kind, b)
+            assert np.all(s["pad_share"] == 0.0), kind
+            assert all(np.isfinite(v).all() and v.shape == (2, 4) for v in s.values())
+            assert np.all(s["entropy"] >= 0) and np.all(s["max_weight"] <= 1 + 1e-6)
+            assert ("prev_token" in s) == (kind != "cross")
+    with pytest.raises(ValueError, match="no 'nope'"):
+        head_stats(trace, "nope")
+
+
+def _arrays(tr: Trace) -> dict[str, np.ndarray]:
+    out = {"logits": tr.logits, "src_ids": tr.src_ids, "tgt_ids": tr.tgt_ids}
+    for group in ("attn", "scores", "q", "k", "v", "hidden"):
+        out.update({f"{group}.{k}": v for k, v in getattr(tr, group).items()})
+    return out
+
+
+def test_ablating_nothing_leaves_the_trace_bitwise_unchanged(bundle, trace):
+    for nothing in ((), set(), ""):
+        again = _arrays(capture(bundle, SENTS, REFS, target_lang="ko", ablate=nothing))
+        for name, value in _arrays(trace).items():
+            assert np.array_equal(value, again[name]), name
+    own = capture(bundle, SENTS[0], target_lang="ko")  # the model's own translation, too
+    again = capture(bundle, SENTS[0], target_lang="ko", ablate=())
+    assert own.targets == again.targets
+    for name, value in _arrays(own).items():
+        assert np.array_equal(value, _arrays(again)[name]), name
+
+
+def test_ablating_the_last_cross_layer_changes_the_logits(bundle, trace):
+    last = bundle.n_layers("cross") - 1
+    heads = {("cross", last, h) for h in range(bundle.config.n_heads)}
+    cut = capture(bundle, SENTS, trace.targets, target_lang="ko", ablate=heads)
+    assert cut.ablate == frozenset(heads)
+    assert np.array_equal(cut.attn["enc_self"], trace.attn["enc_self"])  # upstream: untouched
+    assert not np.allclose(cut.logits, trace.logits, atol=1e-4)
+
+
+def test_rollout_rows_sum_to_one(trace):
+    for b in (0, 1):
+        n_s, n_t = trace.length("src", b), trace.length("tgt", b)
+        for residual in (True, False):
+            enc = rollout(trace, b, "enc_self", residual)
+            dec = rollout(trace, b, "dec_self", residual)
+            cross = cross_rollout(trace, b, residual)
+            assert enc.shape == (n_s, n_s) and dec.shape == (n_t, n_t)
+            assert cross.shape == (n_t, n_s)
+            for r in (enc, dec, cross):
+                assert np.allclose(r.sum(-1), 1.0) and r.min() >= 0
+            assert np.allclose(np.triu(dec, 1), 0.0)  # the decoder never sees the future
+    with pytest.raises(ValueError, match="cross_rollout"):
+        rollout(trace, 0, "cross")
+
+
+def test_rollout_of_identity_attention_is_identity():
+    assert np.allclose(rollout(enc_trace(np.eye(4)), 0), np.eye(4))
+
+
+def _loss(tr: Trace) -> float:
+    """Mean NLL of the decoder outputs: position t predicts input t + 1, the last one </s>."""
+    logits = tr.logits[0].astype(np.float64)  # (T, V)
+    top = logits.max(-1, keepdims=True)
+    logp = logits - top - np.log(np.exp(logits - top).sum(-1, keepdims=True))
+    out = [*tr.tgt_ids[0, 1:].tolist(), 3]  # 3 = eos in the test tokenizer
+    return float(-np.mean(logp[np.arange(len(out)), out]))
+
+
+def test_importance_scan_batched_equals_one_head_at_a_time(bundle):
+    src = SENTS[0]
+    seen: list[float] = []
+    scan = importance_scan(bundle, src, "ko", progress=seen.append, target=KO)
+    assert seen[0] == 0.0 and seen[-1] == pytest.approx(1.0) and seen == sorted(seen)
+    assert set(scan) == set(bundle.kinds)
+    base = _loss(capture(bundle, [src], [KO], target_lang="ko", names=["logits"]))
+    for kind, layer, h in all_heads(bundle):
+        cut = capture(bundle, [src], [KO], target_lang="ko", ablate={(kind, layer, h)},
+                      names=["logits"])
+        assert scan[kind][layer, h] == pytest.approx(_loss(cut) - base, abs=1e-5), (kind, layer, h)
+    small = importance_scan(bundle, src, "ko", target=KO, chunk=5)  # several forwards
+    for kind in scan:
+        assert np.allclose(small[kind], scan[kind], atol=1e-5)
+
+
+def test_importance_scan_on_the_models_own_translation(bundle):
+    scan = importance_scan(bundle, SENTS[0], "ko")
+    assert {k: v.shape for k, v in scan.items()} == {k: (2, 4) for k in bundle.kinds}
+    assert all(np.isfinite(v).all() for v in scan.values())
+
+
+def test_ablation_effect(bundle, effect):
+    same = ablation_effect(bundle, [SENTS[0]], ())
+    assert same["loss_change"] == 0.0 and not any(same["changed"])
+    assert all(np.array_equal(a, b) for a, b in zip(same["logp_before"], same["logp_after"]))
+    eff = effect
+    keys = {"sources", "ablate", "ablate_spec", "before", "after", "changed", "tokens",
+            "logp_before", "logp_after", "logp_change", "sentence_loss_before",
+            "sentence_loss_after", "loss_before", "loss_after", "loss_change"}
+    assert keys <= set(eff)
+    assert eff["ablate_spec"] == LAST_CROSS and eff["sources"] == [SENTS[0]]
+    n_tok = 0
+    for b, before in enumerate(eff["before"]):
+        assert eff["tokens"][b] == [*before.pieces, "</s>"]
+        assert np.allclose(eff["logp_change"][b], eff["logp_after"][b] - eff["logp_before"][b])
+        assert eff["sentence_loss_before"][b] == pytest.approx(-eff["logp_before"][b].mean())
+        n_tok += len(eff["tokens"][b])
+    assert eff["loss_change"] == pytest.approx(eff["loss_after"] - eff["loss_before"])
+    total = -sum(x.sum() for x in eff["logp_after"]) / n_tok
+    assert eff["loss_after"] == pytest.approx(total)
+    assert eff["loss_change"] != 0.0
+    with pytest.raises(ValueError, match="heads are numbered"):
+        ablation_effect(bundle, SENTS[0], "cross:0:9")
+
+
+# ---- corpus alignments ---------------------------------------------------------------------
+
+
+def test_alignment_agreement_on_a_hand_made_cross_map():
+    """Head 0 looks at the gold source word of each target word, head 1 at the wrong one."""
+    src = ["<2ko>", "▁cat", "▁eats", "</s>"]  # source words: cat = 0, eats = 1
+    tgt = ["<s>", "▁A", "▁B"]  # outputs ▁A ▁B </s>: rows 0 and 1 predict words 0 and 1
+    attn = np.zeros((2, 1, 2, 3, 4), np.float32)  # (L, B, H, T, S), both layers alike
+    attn[:, 0, 0, 0, 1] = attn[:, 0, 0, 1, 2] = 1.0
+    attn[:, 0, 1, 0, 2] = attn[:, 0, 1, 1, 1] = 1.0
+    attn[:, 0, :, 2, 3] = 1.0
+    tr = Trace(src_tokens=[src], tgt_tokens=[tgt], src_ids=np.arange(4, 8)[None],
+               tgt_ids=np.arange(4, 7)[None], masks={"cross": np.zeros((1, 3, 4), bool)},
+               scores={}, attn={"cross": attn}, q={}, k={}, v={}, hidden={},
+               pos_table=np.zeros((8, 2), np.float32), logits=None)
+    agree = alignment_agreement(tr, [[(0, 0), (1, 1)]], [True])
+    assert np.array_equal(agree, [[1.0, 0.0], [1.0, 0.0]])
+
+
+def test_alignment_and_validation_stats(bundle):
+    pairs = generate(6, seed=3)
+    agree = alignment_stats(bundle, pairs, batch=4)
+    assert agree.shape == (2, 4) and np.all((agree >= 0) & (agree <= 1))
+    seen: list[float] = []
+    stats = validation_stats(bundle, pairs, seen.append, batch=4)
+    assert seen[0] == 0.0 and seen[-1] == pytest.approx(1.0) and seen == sorted(seen)
+    assert set(stats) == set(bundle.kinds)
+    assert np.allclose(stats["cross"]["alignment"], agree)
+    for kind, s in stats.items():
+        assert np.all(s["pad_share"] == 0.0) and s["entropy"].shape == (2, 4), kind
+    one_way = alignment_stats(bundle, pairs, target_lang="en")
+    assert one_way.shape == (2, 4)
+
+
+def test_gold_alignment_lookup(bundle):
+    pairs = [SimpleNamespace(en="The cat eats fish.", ko="고양이가 생선을 먹어요.",
+                             align=[(0, 0), (1, 0), (2, 2), (3, 1)])]
+    assert gold_alignment_for("  The cat  eats fish. ", pairs) == (pairs[0].align, True,
+                                                                   pairs[0].ko)
+    assert gold_alignment_for("고양이가 생선을 먹어요.", pairs)[1:] == (False, pairs[0].en)
+    assert gold_alignment_for("The dog eats fish.", pairs) is None
+    agree = alignment_for_input(bundle, "The cat eats fish.", pairs)
+    assert agree.shape == (2, 4)
+    assert alignment_for_input(bundle, "The cat eats fish.", pairs, target_lang="en") is None
+
+
+# ---- compare and figures -------------------------------------------------------------------
+
+
+def test_difference_only_where_tokens_agree():
+    a, b = np.eye(2), np.full((2, 2), 0.5)
+    diff, why = diff_where_tokens_agree(["▁a", "."], ["▁a", "."], a, b)
+    assert why == "" and np.allclose(diff, b - a)
+    diff, why = diff_where_tokens_agree(["▁a", "."], ["▁b", "."], a, b)
+    assert diff is None and "position 1" in why
+    diff, why = diff_where_tokens_agree((["<s>"], ["▁a", "."]), (["<s>"], ["▁a"]),
+                                        np.ones((1, 2)), np.ones((1, 1)))
+    assert diff is None and "key tokens differ in number" in why
+
+
+def _titled(fig: go.Figure) -> None:
+    assert fig.layout.title.text
+    for name in ("xaxis", "yaxis"):
+        assert fig.layout[name].title.text, name
+
+
+def test_figures(trace, bundle, effect):
+    labels = token_labels(["<2ko>", "▁the", "▁the", "a&b"])
+    assert labels == ["1:&lt;2ko&gt;", "2:▁the", "3:▁the", "4:a&amp;b"]
+    figs = stats_heatmaps(head_stats(trace, "cross"), "cross")
+    assert len(figs) == 7
+    for fig in figs:
+        _titled(fig)
+        heat = fig.data[0]
+        assert heat.colorscale[0][1] == go.Heatmap(colorscale="Viridis").colorscale[0][1]
+        assert fig.layout.xaxis.title.text == "head" and fig.layout.yaxis.title.text == "layer"
+        assert METRICS[fig.layout.meta["metric"]].split()[0] in fig.layout.title.text
+    scan = {k: np.arange(8.0).reshape(2, 4) - 3 for k in bundle.kinds}
+    fig = importance_figure(scan)
+    _titled(fig)
+    assert len(fig.data) == 3 and fig.data[0].zmin == -fig.data[0].zmax == -4
+    fig = ablation_figure(effect)
+    _titled(fig)
+    assert list(fig.data[0].x) == token_labels(effect["tokens"][0])
+    r = rollout(trace, 1)
+    fig = rollout_figure(r, trace.src_tokens[1], trace.src_tokens[1], "Encoder rollout")
+    _titled(fig)
+    assert "&lt;2ko&gt;" in fig.data[0].x[0]
+    fig = rollout_bars(cross_rollout(trace, 1), trace.src_tokens[1], 0, trace.tgt_tokens[1])
+    _titled(fig)
+    assert np.isclose(sum(fig.data[0].y), 1.0) and "&lt;s&gt;" in fig.layout.title.text
+    a = trace.attn["enc_self"][0, 1, 0, :4, :4]
+    b = trace.attn["enc_self"][1, 1, 0, :4, :4]
+    toks = trace.src_tokens[1][:4]
+    fig = compare_figure(a, b, toks, toks, toks, toks, ("layer 0", "layer 1"))
+    _titled(fig)
+    assert len(fig.data) == 3 and np.allclose(fig.data[2].z, b - a)
+    assert fig.layout.coloraxis2.cmin == -fig.layout.coloraxis2.cmax
+    other = [*toks[:3], "▁x"]
+    fig = compare_figure(a, b, toks, toks, other, other, ("input A", "input B"))
+    assert len(fig.data) == 2 and "no difference map" in fig.layout.title.text
