@@ -671,43 +671,55 @@ def main() -> None:
                                   "translation instead.")
     with st.sidebar:
         b = sentence_ui(lines) if lines else 0
-    params = {"ckpt": name, "lang": inputs["lang"], "view": view,
-              "kind": st.session_state["kind"], "layer": str(st.session_state["layer"]),
-              "head": str(st.session_state["head"])}
-    if len(inputs["text"]) <= MAX_URL_TEXT:
-        params = {"ckpt": name, "text": inputs["text"], **params}
-    if inputs["ablate"]:
-        params["ablate"] = inputs["ablate"]
     notes.show()
     try:
         if not lines:
             empty_prompt()
             return
-        try:
-            trace = cached_capture(bundle, key, tuple(lines), targets, inputs["lang"],
-                                   inputs["ablate"])
-        except Exception as exc:
-            if _control_flow(exc):
-                raise
-            LOG.exception("capture failed")
-            st.error(f"The model could not run on this input ({type(exc).__name__}: "
-                     f"{md(str(exc)[:200])}).")
-            return
-        for i, cut in enumerate(trace.src_cut):
-            if cut:
-                st.warning(f"Sentence {i + 1} was too long: {cut} piece(s) were cut to fit the "
-                           f"model's {bundle.config.max_len - 1} positions.")
-        ctx = Ctx(bundle=bundle, key=key, trace=trace, lines=tuple(lines), targets=targets,
-                  lang=inputs["lang"], ablate=inputs["ablate"], b=b,
-                  hide_pad=inputs["hide_pad"], numbers=inputs["numbers"],
-                  colorscale=inputs["colorscale"], fmt=inputs["fmt"])
-        render_view(view, ctx)
-    finally:
-        params.update(kind=st.session_state["kind"], layer=str(st.session_state["layer"]),
-                      head=str(st.session_state["head"]))
+        trace = run_model(bundle, key, lines, targets, inputs)
+        if trace is not None:
+            render_view(view, Ctx(bundle=bundle, key=key, trace=trace, lines=tuple(lines),
+                                  targets=targets, lang=inputs["lang"], ablate=inputs["ablate"],
+                                  b=b, hide_pad=inputs["hide_pad"], numbers=inputs["numbers"],
+                                  colorscale=inputs["colorscale"], fmt=inputs["fmt"]))
+    finally:  # views may change kind/layer/head, so the link is written last
+        params = link_params(name, inputs, view)
         write_url(params)
         with st.sidebar:
             share_ui(params)
+
+
+def run_model(bundle: Bundle, key: str, lines: list[str], targets: tuple[str, ...] | None,
+              inputs: dict) -> Trace | None:
+    """The cached capture, with cut sentences reported; a failure is a message, not a page."""
+    try:
+        trace = cached_capture(bundle, key, tuple(lines), targets, inputs["lang"],
+                               inputs["ablate"])
+    except Exception as exc:
+        if _control_flow(exc):
+            raise
+        LOG.exception("capture failed")
+        st.error(f"The model could not run on this input ({type(exc).__name__}: "
+                 f"{md(str(exc)[:200])}).")
+        return None
+    for i, cut in enumerate(trace.src_cut):
+        if cut:
+            st.warning(f"Sentence {i + 1} was too long: {cut} piece(s) were cut to fit the "
+                       f"model's {bundle.config.max_len - 1} positions.")
+    return trace
+
+
+def link_params(name: str, inputs: dict, view: str) -> dict[str, str]:
+    """The URL query parameters that reopen exactly this page."""
+    state = st.session_state
+    params = {"ckpt": name}
+    if len(inputs["text"]) <= MAX_URL_TEXT:
+        params["text"] = inputs["text"]
+    params.update(lang=inputs["lang"], view=view, kind=state["kind"], layer=str(state["layer"]),
+                  head=str(state["head"]))
+    if inputs["ablate"]:
+        params["ablate"] = inputs["ablate"]
+    return params
 
 
 if __name__ == "__main__":

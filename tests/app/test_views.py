@@ -179,3 +179,29 @@ def test_teacher_forcing_translation(models):
     assert not at.warning, texts(at.warning)
     assert len(charts(at)) == CHARTS["translation"]
     assert "Teacher forcing" in texts(at.markdown)
+
+
+def test_model_list_reads_both_environment_variables(models, tmp_path, monkeypatch):
+    import app
+
+    (tmp_path / "hub" / "bert").mkdir(parents=True)
+    (tmp_path / "hub" / "bert" / "config.json").write_text("{}")
+    (tmp_path / "one").mkdir()
+    (tmp_path / "one" / "config.json").write_text("{}")
+    (tmp_path / "empty").mkdir()
+    monkeypatch.setenv("ATTN_MODELS", f"{tmp_path / 'hub'}:{tmp_path / 'one'}:{tmp_path / 'empty'}")
+    found = app.model_folders()
+    assert list(found) == ["paper", "bert", "broken", "one"]  # the default first
+    assert found["bert"] == tmp_path / "hub" / "bert"
+
+
+def test_input_cleaning():
+    import app
+
+    lines, notes = app.clean_input("a\r\nb\x00c\n\n  \n" + "x\n" * 20)
+    assert lines[:2] == ["a", "bc"] and len(lines) == app.MAX_LINES
+    assert any("control" in n for n in notes) and any("first 16" in n for n in notes)
+    lines, notes = app.clean_input("y" * (app.MAX_CHARS + 5))
+    assert len(lines[0]) == app.MAX_CHARS and "20,000" in notes[0]
+    assert app.md("*a* [b](c) $x$ :red[d] <i>") == (
+        "\\*a\\* \\[b\\]\\(c\\) \\$x\\$ \\:red\\[d\\] \\<i\\>")

@@ -11,7 +11,7 @@ from model.train import main as train_main
 def test_tiny_training_run_and_resume(tmp_path):
     out = tmp_path / "tiny"
     common = ["--variant", "paper", "--out", str(out), "--tiny", "--n-train", "300",
-              "--n-val", "20", "--n-test", "20", "--max-tokens", "800", "--vocab", "600",
+              "--n-val", "20", "--n-test", "20", "--max-tokens", "800", "--vocab", "800",
               "--tokenizer", str(tmp_path / "tok.model"), "--eval-every", "1000",
               "--save-every", "20", "--lr", "3e-3", "--warmup", "10", "--no-eval"]
     card = train_main([*common, "--steps", "40"])

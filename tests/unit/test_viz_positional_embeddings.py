@@ -19,7 +19,10 @@ NASTY = "</script><b>x</b>"
 
 @pytest.fixture(scope="module")
 def trace(bundle):
+    # teacher-forced targets keep the decoder side short and fixed (a random model's own
+    # greedy output can run to max length)
     return capture(bundle, ["Winter is cold.", "The big dog eats fish."],
+                   ["겨울은 추워요.", "큰 개가 생선을 먹어요."], target_lang="ko",
                    names=list(GROUPS) + EXTRA)
 
 
