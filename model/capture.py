@@ -81,6 +81,8 @@ def _numpy(t: torch.Tensor) -> np.ndarray:
 def _target_batch(bundle, targets, sources, target_lang, ablate) -> list[list[int]]:
     """Decoder inputs [bos] + pieces: given texts, or the model's own greedy translation."""
     tok, limit = bundle.tokenizer, bundle.config.max_len - 1
+    if targets is None and bundle.model.encoder is None:
+        targets = sources  # a decoder-only model reads the typed text itself
     if targets is None:
         done = translate(bundle, sources, target_lang, ablate=ablate)
         return [[tok.bos_id, *t.ids[: limit - 1]] for t in done]

@@ -231,3 +231,14 @@ def test_model_without_decoder(tokenizer):
                       n_enc_layers=1, n_dec_layers=0, max_len=40)
     out = Transformer(cfg).eval()(torch.tensor([[4, 9, 3]]))
     assert out.shape == (1, 3, 16)
+
+
+def test_decoder_only_model_captures_the_text_itself(tokenizer):
+    from model import Bundle
+
+    cfg = ModelConfig(vocab_size=tokenizer.vocab_size, d_model=16, n_heads=2, d_ff=32,
+                      n_enc_layers=0, n_dec_layers=2, max_len=40)
+    bundle = Bundle(Transformer(cfg).eval(), tokenizer, cfg, {}, "dec-only")
+    tr = capture(bundle, ["Winter is cold."])
+    assert set(tr.attn) == {"dec_self"} and tr.tgt_tokens[0][0] == "<s>"
+    assert tr.logits.shape[:2] == tr.tgt_ids.shape

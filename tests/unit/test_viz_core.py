@@ -222,3 +222,17 @@ def test_translation_steps(bundle, trace):
     for fig in (translation.topk_figure(got), translation.step_bar_figure(got[0], 0), row,
                 translation.cross_steps_figure(trace, 1, 0, 1, got)):
         assert_labelled(fig)
+
+
+def test_steps_match_both_variants(variant_bundle):
+    """Pre-LN (seed001) feeds cross-attention the final-normed encoder output: still exact."""
+    names = list(GROUPS) + steps.act_names({k: variant_bundle.n_layers(k)
+                                            for k in variant_bundle.kinds})
+    tr = capture(variant_bundle, SOURCES, TARGETS, names=names)
+    for kind in ("enc_self", "cross"):
+        walk = steps.walkthrough(tr, head_weights(variant_bundle, kind, 1), kind, 1, 1, 0)
+        np.testing.assert_allclose(walk.scaled, tr.scores[kind][1, 1, 0], rtol=1e-4, atol=1e-5)
+        prefix = {"enc_self": "encoder.layers.1.self_attn",
+                  "cross": "decoder.layers.1.cross_attn"}[kind]
+        np.testing.assert_allclose(walk.out, tr.acts[f"{prefix}.hook_out"][1], rtol=1e-4,
+                                   atol=1e-5)
