@@ -10,7 +10,9 @@ from __future__ import annotations
 import logging
 import os
 import re
-import unicodedata
+import threading
+import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlencode
@@ -28,12 +30,26 @@ from model import (
     translate,
 )
 from model.capture import GROUPS
+from model.heads import (
+    METRICS,
+    ablation_effect,
+    alignment_for_input,
+    cross_rollout,
+    head_stats,
+    importance_scan,
+    rollout,
+    validation_stats,
+)
+from model.hf import resolve_model_ref
+from model.inputs import MAX_CHARS, MAX_LINES, clean_lines  # input caps live with the cleaning
 from model.inspect import head_weights
 from viz import attention as viz_attention
+from viz import heads as viz_heads
 from viz import masks as viz_masks
 from viz import steps as viz_steps
 from viz import tokens as viz_tokens
 from viz import translation as viz_translation
+from viz.bertviz_embed import BertvizTooLarge, bertviz_height, bertviz_html
 from viz.common import DOWNLOAD_FORMATS, SEQUENTIAL, chart_config
 
 try:
@@ -52,8 +68,6 @@ except ImportError:
 LOG = logging.getLogger("attention_lab")
 
 ROOT = Path(__file__).resolve().parent
-MAX_LINES = 16  # sentences per batch
-MAX_CHARS = 20_000  # cap before tokenizing
 MAX_URL_TEXT = 2_000  # longer text is left out of shareable links
 PRESETS = {
     "겨울은 추워요. / 감기 조심하세요. (seed 000)": "겨울은 추워요.\n감기 조심하세요.",
@@ -100,21 +114,7 @@ class Notes:
 
 def clean_input(raw: str) -> tuple[list[str], list[str]]:
     """Text area content -> at most MAX_LINES stripped sentences, and notes on what changed."""
-    notes = []
-    if len(raw) > MAX_CHARS:
-        notes.append(f"The text has {len(raw):,} characters; only the first {MAX_CHARS:,} "
-                     "are used.")
-        raw = raw[:MAX_CHARS]
-    raw = raw.replace("\r\n", "\n").replace("\r", "\n")
-    kept = "".join(c for c in raw if c in "\n\t" or unicodedata.category(c) != "Cc")
-    if len(kept) != len(raw):
-        notes.append(f"{len(raw) - len(kept)} control character(s) were removed from the text.")
-    lines = [line.strip() for line in kept.split("\n") if line.strip()]
-    if len(lines) > MAX_LINES:
-        notes.append(f"{len(lines)} lines were given; only the first {MAX_LINES} are used "
-                     "(one sentence per line, one batch).")
-        lines = lines[:MAX_LINES]
-    return lines, notes
+    return clean_lines(raw, MAX_LINES, MAX_CHARS)  # capped before anything is tokenized
 
 
 def model_folders() -> dict[str, Path]:
@@ -136,7 +136,10 @@ def model_folders() -> dict[str, Path]:
     add_all(root)
     for extra in filter(None, os.environ.get("ATTN_MODELS", "").split(":")):
         path = Path(extra).expanduser()
-        add(path) if (path / "config.json").is_file() else add_all(path)
+        if (path / "config.json").is_file():  # a statement: Streamlit's magic would
+            add(path)  # st.write() a bare conditional expression ("None" on the page)
+        else:
+            add_all(path)
     order = sorted(found, key=lambda n: (n != "paper", n))
     return {name: found[name] for name in order}
 
@@ -250,7 +253,7 @@ def head_state(bundle: Bundle, url: dict[str, str], notes: Notes) -> None:
                             ("head", bundle.config.n_heads)):
             if name in url:
                 value = url[name]
-                if value.isdigit() and int(value) < limit:
+                if value.isascii() and value.isdigit() and int(value) < limit:  # not "²"
                     state[name] = int(value)
                 else:
                     notes.warnings.append(f"{name} {md(repr(value))} from the link is not "
@@ -295,11 +298,19 @@ def card_line(bundle: Bundle) -> str:
 def checkpoint_ui(catalog: dict[str, Path], url: dict[str, str], notes: Notes
                   ) -> tuple[str, Bundle | None, str]:
     """Checkpoint picker; a folder that fails to load falls back to the default one."""
+    catalog = {**catalog, **st.session_state.get("_hub_models", {})}
     names = list(catalog)
     default = names[0]
-    if "ckpt" in url and url["ckpt"] not in names:
-        notes.warnings.append(f"Unknown checkpoint {md(repr(url['ckpt']))} in the link; "
-                              f"showing {md(default)}.")
+    ref = url.get("ckpt")
+    if ref is not None and ref not in names:  # only shipped or listed names; never a path
+        try:
+            catalog[ref] = resolve_model_ref(ref, catalog)  # a hub id needs ATTN_ALLOW_HUB=1
+        except CheckpointError as exc:
+            notes.warnings.append(f"Checkpoint {md(repr(ref[:80]))} in the link was refused: "
+                                  f"{md(exc.reason)}. Showing {md(default)}.")
+        else:
+            st.session_state.setdefault("_hub_models", {})[ref] = catalog[ref]
+            names.append(ref)
     seed("ckpt", url["ckpt"] if url.get("ckpt") in names else default)
     if st.session_state["ckpt"] not in names:
         st.session_state["ckpt"] = default
@@ -368,16 +379,19 @@ def check_ablate(raw: str, bundle: Bundle, notes: Notes) -> str:
     try:
         heads = parse_ablate(raw or "")
     except ValueError as exc:
-        notes.warnings.append(f"Ignoring the heads to knock out: {md(exc)}")
+        notes.warnings.append(f"Ignoring the heads to knock out: {md(str(exc)[:200])}")
         return ""
-    good = set()
-    for kind, layer, head in heads:
+    good, bad = set(), []
+    for kind, layer, head in sorted(heads):
         if (kind in bundle.kinds and 0 <= layer < bundle.n_layers(kind)
                 and 0 <= head < bundle.config.n_heads):
             good.add((kind, layer, head))
         else:
-            notes.warnings.append(f"This model has no head {md(f'{kind}:{layer}:{head}')}; "
-                                  "it is not knocked out.")
+            bad.append(f"{kind}:{layer}:{head}"[:60])
+    if bad:  # one note, however many heads a link lists
+        more = f" and {len(bad) - 3} more" if len(bad) > 3 else ""
+        notes.warnings.append(f"This model has no head {md(', '.join(bad[:3]))}{more}; "
+                              "not knocked out.")
     return format_ablate(good)
 
 
@@ -431,13 +445,14 @@ def tokens_ui(ctx: Ctx) -> None:
     st.caption("Each sentence is cut into SentencePiece pieces (▁ marks a word start), "
                "framed by a target-language tag and </s>, and padded with id "
                f"{t.pad_id} to the longest sentence in the batch.")
-    for b, pieces in enumerate(t.src_tokens):
-        st.markdown(f"**Sentence {b + 1}** · encoder input, {len(pieces)} pieces")
-        st.html(viz_tokens.chips_html(pieces, t.src_ids[b, : len(pieces)]))
-    chart(viz_tokens.id_matrix_figure(t, "src", ctx.numbers), ctx)
-    chart(viz_tokens.positions_figure(t, "src", ctx.numbers), ctx)
+    if any(t.src_tokens):  # a decoder-only model (GPT-2) has text on the decoder side only
+        for b, pieces in enumerate(t.src_tokens):
+            st.markdown(f"**Sentence {b + 1}** · encoder input, {len(pieces)} pieces")
+            st.html(viz_tokens.chips_html(pieces, t.src_ids[b, : len(pieces)]))
+        chart(viz_tokens.id_matrix_figure(t, "src", ctx.numbers), ctx)
+        chart(viz_tokens.positions_figure(t, "src", ctx.numbers), ctx)
     st.dataframe(viz_tokens.lengths_rows(t), hide_index=True)
-    if t.tgt_tokens:
+    if any(t.tgt_tokens):
         st.markdown("**Decoder**: input pieces (shifted right, starting with <s>)"
                     .replace("<", "\\<"))
         for b, pieces in enumerate(t.tgt_tokens):
@@ -459,6 +474,10 @@ def masks_ui(ctx: Ctx) -> None:
             with col:
                 chart(fig, ctx)
     st.subheader("What a mask does to one head")
+    if not t.scores:
+        st.info("The scores before masking are recorded only for this project's own models "
+                "(hooks inside attention); this model's masks are shown above.")
+        return
     kind, layer, head = head_picker(ctx)
     cols = st.columns(3)
     figs = viz_masks.mask_effect_figures(t, kind, layer, ctx.b, head,
@@ -491,6 +510,12 @@ def attention_ui(ctx: Ctx) -> None:
 def steps_ui(ctx: Ctx) -> None:
     t = ctx.trace
     st.subheader("Inside one head, with the real numbers")
+    if ctx.bundle.kind != "native":
+        st.info("This view needs one of this project's own checkpoints: it reads Q, K, V and "
+                "the scores from hooks inside each attention layer and the layer's weights, "
+                "which a Hugging Face model does not expose. The attention, bertviz, "
+                "embeddings and heads views work on this model.")
+        return
     kind, layer, head = head_picker(ctx)
     weights = cached_weights(ctx.bundle, ctx.key, kind, layer)
     walk = viz_steps.walkthrough(t, weights, kind, layer, ctx.b, head)
@@ -533,6 +558,10 @@ def positional_ui(ctx: Ctx) -> None:
     if dims:
         chart(viz_positional.dimension_curves(t.pos_table, dims, n_pos), ctx)
     chart(viz_positional.position_similarity(t.pos_table, n_pos, metric=metric), ctx)
+    if ctx.bundle.kind != "native":
+        st.info("Token term vs positional term needs this project's own models (hooks on the "
+                "two embedding terms).")
+        return
     sides = ["enc"] + (["dec"] if t.tgt_tokens else [])
     side = st.radio("Input side", sides, horizontal=True, key="pos_side",
                     format_func={"enc": "encoder", "dec": "decoder"}.get)
@@ -598,18 +627,460 @@ def translation_ui(ctx: Ctx) -> None:
     chart(viz_translation.cross_steps_figure(t, ctx.b, layer, head, steps), ctx)
 
 
-def placeholder_ui(name: str):
-    def ui(ctx: Ctx) -> None:
-        st.info(f"The {name} view is coming in a later change.")
+NOT_NATIVE = ("{what} is not supported for this model: it runs this project's own encoder–decoder "
+              "with hooks on each head, so it needs one of the shipped translation checkpoints.")
+LOOKUP_SAMPLE = 20_000  # corpus pairs searched for a typed sentence's gold alignment
+VAL_SIZES = (100, 250, 500, 1000)  # validation sentences the statistics can be averaged over
 
-    return ui
+
+def trace_key(ctx: Ctx) -> tuple:
+    """What identifies ctx.trace in a cache: checkpoint, input, language, ablation."""
+    return ctx.key, ctx.lines, ctx.targets, ctx.lang, ctx.ablate
+
+
+def _goto(view: str, head: tuple[str, int, int] | None = None) -> None:
+    """Button callback: switch view (and head) before the next run draws the view radio."""
+    state = st.session_state
+    state["view"] = view
+    if head is not None:
+        state["kind"], state["layer"], state["head"] = head
+
+
+def side_tokens(trace: Trace, kind: str, b: int) -> tuple[list[str], list[str]]:
+    """Unpadded (query, key) pieces of sentence b for an attention kind."""
+    q_side, k_side = {"enc_self": ("src", "src"), "dec_self": ("tgt", "tgt"),
+                      "cross": ("tgt", "src")}[kind]
+    pieces = {"src": trace.src_tokens[b], "tgt": trace.tgt_tokens[b]}
+    return list(pieces[q_side]), list(pieces[k_side])
+
+
+@st.cache_resource
+def shared_results() -> dict:
+    """Results of button-started work (validation average, importance scan), for every session.
+
+    st.cache_data cannot drive a live progress bar, so these are kept here, newest last.
+    """
+    return {"lock": threading.Lock(), "items": OrderedDict()}
+
+
+def result_get(key: tuple):
+    store = shared_results()
+    with store["lock"]:
+        return store["items"].get(key)
+
+
+def result_put(key: tuple, value, max_items: int = 64) -> None:
+    store = shared_results()
+    with store["lock"]:
+        store["items"][key] = value
+        store["items"].move_to_end(key)
+        while len(store["items"]) > max_items:
+            store["items"].popitem(last=False)
+
+
+def progress_bar(text: str):
+    """st.progress and a callback that moves it (fractions 0..1)."""
+    bar = st.progress(0.0, text=text)
+    return bar, lambda f: bar.progress(min(1.0, max(0.0, float(f))), text=text)
+
+
+# ---- bertviz view ------------------------------------------------------------------------
+
+
+@st.cache_data(max_entries=16, show_spinner="Building the bertviz page…")
+def cached_bertviz(_trace: Trace, tkey: tuple, b: int, view: str, layers: tuple[int, ...]
+                   ) -> str:
+    return bertviz_html(_trace, b, view, layers=list(layers))
+
+
+def bertviz_ui(ctx: Ctx) -> None:
+    t = ctx.trace
+    st.subheader(f"bertviz, sentence {ctx.b + 1}")
+    n_layers = min(t.n_layers(k) for k in t.attn)
+    c1, c2 = st.columns([1, 2])
+    view = c1.radio("bertviz view", ["head", "model"], horizontal=True, key="bv_view",
+                    format_func={"head": "head view", "model": "model view"}.get)
+    seed("bv_layers", list(range(n_layers)))
+    if any(not 0 <= i < n_layers for i in st.session_state["bv_layers"]):
+        st.session_state["bv_layers"] = list(range(n_layers))
+    layers = sorted(c2.multiselect("Layers", list(range(n_layers)), key="bv_layers"))
+    st.caption("Choose Encoder / Decoder / Cross inside the page. Head view: hover a token to "
+               "see where it attends, double-click a colour to show one head. Model view: every "
+               "layer × head; click a thumbnail to enlarge it. Padding is left out and values "
+               "are rounded to 3 decimals; everything is drawn locally, nothing is downloaded.")
+    if not layers:
+        st.info("Choose at least one layer.")
+        return
+    try:
+        html = cached_bertviz(t, trace_key(ctx), ctx.b, view, tuple(layers))
+    except BertvizTooLarge as exc:
+        st.info(md(exc))
+        st.button("Open the attention view", key="bv_to_attention", on_click=_goto,
+                  args=("attention",))
+        return
+    except ValueError as exc:  # e.g. a sentence with an empty side
+        st.info(f"bertviz cannot show this sentence: {md(exc)}")
+        return
+    st.iframe(html, height=bertviz_height(t, ctx.b, view, layers))
+
+
+# ---- heads view --------------------------------------------------------------------------
+
+HEADS_PARTS = {"stats": "Statistics", "ablation": "Knock out heads",
+               "scan": "Importance scan", "rollout": "Attention rollout"}
+
+
+def heads_ui(ctx: Ctx) -> None:
+    seed("heads_part", "stats")
+    part = sticky(st.radio, "heads_part", "Part", options=list(HEADS_PARTS), horizontal=True,
+                  format_func=HEADS_PARTS.get, label_visibility="collapsed")
+    {"stats": stats_ui, "ablation": ablation_ui, "scan": scan_ui,
+     "rollout": rollout_ui}[part](ctx)
+
+
+def _translator(bundle: Bundle) -> bool:
+    return bundle.kind == "native" and "cross" in bundle.kinds
+
+
+@st.cache_data(max_entries=32)
+def cached_head_stats(_trace: Trace, tkey: tuple, kind: str, b: int | None) -> dict:
+    return head_stats(_trace, kind, b)
+
+
+@st.cache_resource(show_spinner="Loading corpus sentences for the gold alignments…")
+def lookup_pairs(seed: int) -> list:
+    """The corpus's seed sentences and LOOKUP_SAMPLE generated pairs (seconds, once)."""
+    from model import corpus
+
+    return list(corpus.SEED_PAIRS) + corpus.generate(LOOKUP_SAMPLE, seed=seed)
+
+
+@st.cache_resource(show_spinner="Generating the validation split (10–20 s, once)…")
+def validation_pairs(seed: int, n_train: int, n_val: int, n_test: int) -> list:
+    """The validation split the checkpoint was trained beside (model.corpus.splits)."""
+    from model import corpus
+
+    return corpus.splits(seed=seed, n_train=n_train, n_val=n_val, n_test=n_test)["val"]
+
+
+def corpus_args(bundle: Bundle) -> tuple[int, int, int, int]:
+    """(seed, n_train, n_val, n_test) of the corpus in the checkpoint's card (training defaults)."""
+    card = bundle.card or {}
+    return (int(card.get("corpus_seed", 0)), int(card.get("train_pairs_requested", 200_000)),
+            int(card.get("val_pairs_requested", 1_000)),
+            int(card.get("test_pairs_per_direction", 2_000)))
+
+
+@st.cache_data(max_entries=32, show_spinner="Checking the gold alignment…")
+def cached_alignment(_bundle: Bundle, key: str, text: str, lang: str) -> object:
+    pairs = lookup_pairs(corpus_args(_bundle)[0])
+    return alignment_for_input(_bundle, text, pairs, target_lang=lang)
+
+
+def validation_button(ctx: Ctx) -> None:
+    """The button that averages the statistics over validation sentences, with progress."""
+    if not _translator(ctx.bundle):
+        st.caption("Averages over validation sentences need one of this project's translation "
+                   "checkpoints (the corpus they were trained on).")
+        return
+    c1, c2 = st.columns([1, 2])
+    n = c1.select_slider("Validation sentences", VAL_SIZES, value=VAL_SIZES[1], key="hs_val_n")
+    c2.caption("Teacher-forced on the reference translations, both directions (so twice as "
+               "many forward passes), and with gold alignments for cross attention.")
+    if c2.button("Average over validation sentences", key="hs_val_go"):
+        bar, report = progress_bar(f"Running {n} validation pairs in both directions…")
+        pairs = validation_pairs(*corpus_args(ctx.bundle))[:n]
+        stats = validation_stats(ctx.bundle, pairs, progress=report)
+        bar.empty()
+        result_put(("val", ctx.key), (len(pairs), stats))
+        st.session_state["_hs_show_val"] = True  # the scope radio above is already drawn
+        st.rerun()
+
+
+def stats_ui(ctx: Ctx) -> None:
+    t = ctx.trace
+    kinds = [k for k in t.kinds if k in t.attn]
+    seed("hs_kind", st.session_state["kind"])
+    if st.session_state["hs_kind"] not in kinds:
+        st.session_state["hs_kind"] = kinds[0]
+    validation = result_get(("val", ctx.key))
+    scopes = {"sentence": f"sentence {ctx.b + 1}", "batch": "every sentence of the input"}
+    if validation is not None:
+        scopes["validation"] = f"{validation[0]} validation pairs (both directions)"
+    c1, c2 = st.columns(2)
+    kind = c1.radio("Attention", kinds, key="hs_kind", format_func=KIND_LABELS.get)
+    seed("hs_scope", "sentence")
+    if st.session_state.pop("_hs_show_val", False) and "validation" in scopes:
+        st.session_state["hs_scope"] = "validation"
+    if st.session_state["hs_scope"] not in scopes:
+        st.session_state["hs_scope"] = "sentence"
+    scope = c2.radio("Average over", list(scopes), key="hs_scope", format_func=scopes.get)
+    validation_button(ctx)
+    if scope == "validation":
+        stats = dict(validation[1].get(kind, {}))
+    else:
+        stats = dict(cached_head_stats(t, trace_key(ctx), kind,
+                                       ctx.b if scope == "sentence" else None))
+        if kind == "cross" and _translator(ctx.bundle):
+            line = ctx.lines[ctx.b]
+            align = cached_alignment(ctx.bundle, ctx.key, line, ctx.lang)
+            if align is not None:
+                stats["alignment"] = align
+                st.caption(f"Sentence {ctx.b + 1} is a corpus sentence, so its gold word "
+                           "alignment is known: see the alignment map (teacher-forced on the "
+                           "corpus reference).")
+            else:
+                st.caption("Alignment agreement: the selected sentence is not among the corpus "
+                           f"sentences searched (the seed sentences and {LOOKUP_SAMPLE:,} "
+                           "generated pairs); the validation average includes it.")
+    if not stats:
+        st.info("No statistics for this attention kind.")
+        return
+    st.markdown("\n".join(f"- **{md(m)}**: {md(METRICS.get(m, ''))}" for m in stats))
+    figs = viz_heads.stats_heatmaps(stats, kind)
+    for i in range(0, len(figs), 2):
+        for col, fig in zip(st.columns(2), figs[i:i + 2]):
+            with col:
+                chart(fig, ctx)
+    n_layers, n_heads = t.n_layers(kind), t.attn[kind].shape[2]
+    st.markdown("**Open a head** (a cell of the maps above) in the attention view")
+    c1, c2, c3 = st.columns(3, vertical_alignment="bottom")
+    layer = c1.selectbox("Layer", list(range(n_layers)), key="hs_open_layer")
+    head = c2.selectbox("Head", list(range(n_heads)), key="hs_open_head")
+    c3.button("Open in the attention view", key="hs_open", on_click=_goto,
+              args=("attention", (kind, layer, head)))
+
+
+def _set_ablate(spec: str) -> None:
+    st.session_state["ablate"] = spec
+
+
+def _toggle_head(key: str, head: tuple[str, int, int], spec: str) -> None:
+    heads = set(parse_ablate(spec))
+    if st.session_state[key]:
+        heads.add(head)
+    else:
+        heads.discard(head)
+    _set_ablate(format_ablate(heads))
+
+
+@st.cache_data(max_entries=32, show_spinner="Translating with and without those heads…")
+def cached_ablation(_bundle: Bundle, key: str, lines: tuple[str, ...], lang: str,
+                    ablate: str) -> dict:
+    return ablation_effect(_bundle, list(lines), ablate, target_lang=lang)
+
+
+def ablation_ui(ctx: Ctx) -> None:
+    bundle = ctx.bundle
+    if not _translator(bundle):
+        st.info(NOT_NATIVE.format(what="Knocking out heads"))
+        return
+    current = parse_ablate(ctx.ablate)
+    st.caption("Tick a head to zero its output (its context vector, before W_O) and rerun. The "
+               "choice belongs to this browser session; it is also in the link (ablate=…) and "
+               "in the sidebar's “Knock out heads” box. Every view shows the model with these "
+               "heads knocked out.")
+    n_heads = bundle.config.n_heads
+    for kind in bundle.kinds:
+        st.markdown(f"**{KIND_LABELS[kind]}**")
+        for layer in range(bundle.n_layers(kind)):
+            cols = st.columns(n_heads + 1)
+            cols[0].markdown(f"layer {layer}")
+            for h in range(n_heads):
+                key = f"abl:{kind}:{layer}:{h}"
+                st.session_state[key] = (kind, layer, h) in current
+                cols[h + 1].checkbox(f"head {h}", key=key, on_change=_toggle_head,
+                                     args=(key, (kind, layer, h), ctx.ablate))
+    st.button("Clear all", key="abl_clear", on_click=_set_ablate, args=("",),
+              disabled=not current)
+    b = ctx.b
+    if not current:
+        result = cached_translate(bundle, ctx.key, ctx.lines, ctx.lang, "")[b]
+        st.markdown(f"**Translation of sentence {b + 1}** (no head knocked out)")
+        st.code(result.text or "(empty)", language=None)
+        return
+    effect = cached_ablation(bundle, ctx.key, ctx.lines, ctx.lang, ctx.ablate)
+    left, right = st.columns(2)
+    with left:
+        st.markdown(f"**Before**: sentence {b + 1} with every head")
+        st.code(effect["before"][b].text or "(empty)", language=None)
+    with right:
+        st.markdown(f"**After**: without {md(effect['ablate_spec'])}")
+        st.code(effect["after"][b].text or "(empty)", language=None)
+    changed = sum(effect["changed"])
+    c1, c2 = st.columns(2)
+    c1.metric("Loss (mean NLL per target token, whole input)", f"{effect['loss_after']:.3f}",
+              delta=f"{effect['loss_change']:+.3f} nats", delta_color="inverse")
+    c2.metric("Translations changed", f"{changed} of {len(effect['changed'])}")
+    chart(viz_heads.ablation_figure(effect, b), ctx)
+
+
+def scan_ui(ctx: Ctx) -> None:
+    if not _translator(ctx.bundle):
+        st.info(NOT_NATIVE.format(what="The importance scan"))
+        return
+    line = ctx.lines[ctx.b]
+    st.caption(f"Sentence {ctx.b + 1}: each head is knocked out alone (all kinds) and the loss "
+               "of the un-ablated greedy translation is measured again; red = the loss rose "
+               "without the head. One batched forward pass per 64 heads; results are kept per "
+               "checkpoint and sentence for every session.")
+    key = ("scan", ctx.key, line, ctx.lang)
+    if st.button("Scan every head", key="scan_go"):
+        bar, report = progress_bar("Knocking out one head at a time…")
+        start = time.monotonic()
+        scan = importance_scan(ctx.bundle, line, ctx.lang, progress=report)
+        result_put(key, (scan, time.monotonic() - start))
+        bar.empty()
+    found = result_get(key)
+    if found is None:
+        st.info("Press “Scan every head” to measure how much the model needs each head.")
+        return
+    scan, seconds = found
+    st.caption(f"Scan took {seconds:.2f} s.")
+    chart(viz_heads.importance_figure(scan), ctx)
+
+
+def rollout_ui(ctx: Ctx) -> None:
+    t, b = ctx.trace, ctx.b
+    residual = st.checkbox("Count the residual connection (A′ = 0.5·A + 0.5·I)", value=True,
+                           key="ro_residual")
+    st.caption("Attention rollout (Abnar & Zuidema, 2020): each layer's attention, averaged "
+               "over heads, multiplied through the layers; a row says which input tokens the "
+               "output token's information comes from.")
+    kind = "enc_self" if "enc_self" in t.attn else "dec_self"
+    tokens = side_tokens(t, kind, b)[0]
+    if not tokens:
+        st.info("This sentence has no tokens on that side.")
+        return
+    r = rollout(t, b, kind, residual)
+    chart(viz_heads.rollout_figure(r, tokens, tokens,
+                                   f"Rollout of the {KIND_LABELS[kind]}, sentence {b + 1}"), ctx)
+    if st.session_state.get("ro_query", 0) >= len(tokens):
+        st.session_state["ro_query"] = 0
+    query = st.selectbox("Query token", list(range(len(tokens))), key="ro_query",
+                         format_func=lambda i: f"{i + 1}: {tokens[i]}")
+    chart(viz_heads.rollout_bars(r, tokens, query), ctx)
+    if "cross" in t.attn and t.tgt_tokens[b] and t.src_tokens[b]:
+        x = cross_rollout(t, b, residual)
+        chart(viz_heads.rollout_figure(x, t.tgt_tokens[b], t.src_tokens[b],
+                                       "Decoder → source rollout through cross attention, "
+                                       f"sentence {b + 1}"), ctx)
+
+
+# ---- compare view ------------------------------------------------------------------------
+
+COMPARE_MODES = {"inputs": "two inputs, same checkpoint",
+                 "checkpoints": "two checkpoints, same input"}
+
+
+def pair_head_picker(kinds: list[str], n_layers: dict[str, int], n_heads: int
+                     ) -> tuple[str, int, int]:
+    """kind / layer / head valid for both sides, kept in the shared (URL) state."""
+    state = st.session_state
+    if state["kind"] not in kinds:
+        state["kind"] = kinds[0]
+    c1, c2, c3 = st.columns(3)
+    kind = sticky(c1.selectbox, "kind", "Attention", options=kinds, format_func=KIND_LABELS.get)
+    if state["layer"] >= n_layers[kind]:
+        state["layer"] = 0
+    layer = sticky(c2.selectbox, "layer", "Layer", options=list(range(n_layers[kind])))
+    if state["head"] >= n_heads:
+        state["head"] = 0
+    head = sticky(c3.selectbox, "head", "Head", options=list(range(n_heads)))
+    return kind, layer, head
+
+
+def other_checkpoint(name: str, folder: Path) -> tuple[Bundle, str] | None:
+    try:
+        stamp = _stamp(folder)
+        return load_bundle(str(folder), stamp), f"{folder}@{stamp}"
+    except (CheckpointError, OSError) as exc:
+        st.error(f"Checkpoint {md(name)} could not be loaded: {md(exc)}")
+        return None
+
+
+def compare_ui(ctx: Ctx) -> None:
+    mode = st.radio("Compare", list(COMPARE_MODES), key="cmp_mode", horizontal=True,
+                    format_func=COMPARE_MODES.get)
+    sides = compare_inputs(ctx) if mode == "inputs" else compare_checkpoints(ctx)
+    if sides is None:
+        return
+    (name_a, trace_a, b_a, bundle_a), (name_b, trace_b, b_b, bundle_b) = sides
+    kinds = [k for k in trace_a.kinds if k in trace_a.attn and k in trace_b.attn]
+    if not kinds:
+        st.info("The two sides have no attention kind in common.")
+        return
+    n_layers = {k: min(trace_a.n_layers(k), trace_b.n_layers(k)) for k in kinds}
+    n_heads = min(trace_a.attn[kinds[0]].shape[2], trace_b.attn[kinds[0]].shape[2])
+    kind, layer, head = pair_head_picker(kinds, n_layers, n_heads)
+    q_a, k_a = side_tokens(trace_a, kind, b_a)
+    q_b, k_b = side_tokens(trace_b, kind, b_b)
+    a = trace_a.attn[kind][layer, b_a, head, :len(q_a), :len(k_a)]
+    z = trace_b.attn[kind][layer, b_b, head, :len(q_b), :len(k_b)]
+    chart(viz_heads.compare_figure(a, z, q_a, k_a, q_b, k_b, titles=(
+        name_a, name_b, f"{KIND_LABELS[kind]}, layer {layer}, head {head}")), ctx)
+    if mode == "checkpoints" and viz_positional is not None:
+        rows = min(trace_a.pos_table.shape[0], trace_b.pos_table.shape[0])
+        n_pos = st.slider("Positions shown", 2, max(rows, 2), min(rows, 64), key="cmp_pos_n")
+        chart(viz_positional.compare_tables(trace_a.pos_table, trace_b.pos_table,
+                                            (bundle_a.name, bundle_b.name), n_pos), ctx)
+
+
+def compare_inputs(ctx: Ctx) -> tuple | None:
+    others = [line for i, line in enumerate(ctx.lines) if i != ctx.b]
+    seed("cmp_text", others[0] if others else ctx.lines[ctx.b])
+    raw = st.text_input("Second input (one sentence)", key="cmp_text")
+    lines, notes = clean_input(raw)
+    for note in notes:
+        st.warning(md(note))
+    if not lines:
+        st.info("Type a second sentence to compare with.")
+        return None
+    trace_b = cached_capture(ctx.bundle, ctx.key, (lines[0],), None, ctx.lang, ctx.ablate)
+    st.caption(f"Left: sentence {ctx.b + 1} of the input; right: the second input. Same "
+               "checkpoint, same heads knocked out.")
+    return ((f"sentence {ctx.b + 1}", ctx.trace, ctx.b, ctx.bundle),
+            ("second input", trace_b, 0, ctx.bundle))
+
+
+def compare_checkpoints(ctx: Ctx) -> tuple | None:
+    catalog = model_folders()
+    names = list(catalog)
+    if "paper" in names and "seed001" in names:
+        pair = ("paper", "seed001")
+    else:
+        rest = [n for n in names if n != ctx.bundle.name]
+        pair = (ctx.bundle.name if ctx.bundle.name in names else names[0],
+                rest[0] if rest else names[0])
+    for key, default in zip(("cmp_a", "cmp_b"), pair):
+        seed(key, default)
+        if st.session_state[key] not in names:
+            st.session_state[key] = default
+    c1, c2 = st.columns(2)
+    name_a = c1.selectbox("Left checkpoint", names, key="cmp_a")
+    name_b = c2.selectbox("Right checkpoint", names, key="cmp_b")
+    if ctx.ablate:
+        st.caption("Knocked-out heads are not applied when comparing checkpoints.")
+    out = []
+    for name in (name_a, name_b):
+        loaded = other_checkpoint(name, catalog[name])
+        if loaded is None:
+            return None
+        bundle, key = loaded
+        try:
+            trace = cached_capture(bundle, key, ctx.lines, ctx.targets, ctx.lang, "")
+        except ValueError as exc:
+            st.info(f"Checkpoint {md(name)} cannot run on this input: {md(exc)}")
+            return None
+        out.append((name, trace, ctx.b, bundle))
+    return tuple(out)
 
 
 VIEW_UI = {
     "tokens": tokens_ui, "masks": masks_ui, "attention": attention_ui,
-    "bertviz": placeholder_ui("bertviz"), "steps": steps_ui, "positional": positional_ui,
+    "bertviz": bertviz_ui, "steps": steps_ui, "positional": positional_ui,
     "embeddings": embeddings_ui, "translation": translation_ui,
-    "heads": placeholder_ui("heads"), "compare": placeholder_ui("compare"),
+    "heads": heads_ui, "compare": compare_ui,
 }
 
 
@@ -651,6 +1122,10 @@ def main() -> None:
             notes.show()
             return
         inputs = input_ui(url, notes, bundle)
+    if inputs["ablate"] and bundle.kind != "native":
+        notes.warnings.append("Knocking out heads is not supported for this model (it needs one "
+                              "of this project's checkpoints); every head is left in.")
+        inputs["ablate"] = ""
     if url.get("view", "tokens") not in VIEWS:
         notes.warnings.append(f"Unknown view {md(repr(url['view']))} in the link; showing "
                               "tokens.")

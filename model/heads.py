@@ -81,16 +81,19 @@ def _row_sums(trace: Trace, kind: str, b: int | None = None
     attn = trace.attn[kind][:, sel].astype(np.float64)  # (L, B, H, Q, K)
     blocked = trace.masks[kind][sel]  # (B, Q, K)
     q_side, k_side = _SIDES[kind]
-    q_ids, _ = _side(trace, q_side)
-    k_ids, k_tokens = _side(trace, k_side)
-    q_ids, k_ids, k_tokens = q_ids[sel], k_ids[sel], k_tokens[sel]
+    _, q_tokens = _side(trace, q_side)
+    _, k_tokens = _side(trace, k_side)
+    q_tokens, k_tokens = q_tokens[sel], k_tokens[sel]
     n_q, n_k = attn.shape[-2:]
-    real = (q_ids[:, :n_q] != trace.pad_id) & ~blocked.all(-1)  # (B, Q) rows that count
+    # padding from the token lists, never from ids == pad_id: Marian's decoder start id is pad
+    q_pad = np.arange(n_q)[None, :] >= np.array([len(t) for t in q_tokens])[:, None]  # (B, Q)
+    k_pad = np.arange(n_k)[None, :] >= np.array([len(t) for t in k_tokens])[:, None]  # (B, K)
+    real = ~q_pad & ~blocked.all(-1)  # (B, Q) rows that count
     qi = np.arange(n_q)[None, :, None]  # (1, Q, 1)
     ki = np.arange(n_k)[None, None, :]  # (1, 1, K)
     if kind == "cross":  # compare each key with the query's proportional source position
-        q_len = (q_ids[:, :n_q] != trace.pad_id).sum(1)[:, None, None]  # (B, 1, 1)
-        k_len = (k_ids[:, :n_k] != trace.pad_id).sum(1)[:, None, None]
+        q_len = (~q_pad).sum(1)[:, None, None]  # (B, 1, 1)
+        k_len = (~k_pad).sum(1)[:, None, None]
         where = qi * (k_len - 1) / np.maximum(q_len - 1, 1)  # (B, Q, 1)
         dist = np.abs(ki - where)  # (B, Q, K)
         diag = (ki == np.floor(where + 0.5)).astype(np.float64)
@@ -111,7 +114,7 @@ def _row_sums(trace: Trace, kind: str, b: int | None = None
         "entropy": -(attn * logs).sum(-1),
         "distance": weighted(dist),
         "max_weight": attn.max(-1),
-        "pad_share": on_keys((k_ids[:, :n_k] == trace.pad_id).astype(np.float64)),
+        "pad_share": on_keys(k_pad.astype(np.float64)),
         "special_share": on_keys(_key_flags(k_tokens, n_k, is_special)),
         "punct_share": on_keys(_key_flags(k_tokens, n_k, is_punct)),
     }

@@ -101,7 +101,7 @@ def parse_ablate(spec: str | object) -> frozenset[Head]:
         heads = set()
         for part in filter(None, (p.strip() for p in spec.split(","))):
             bits = part.split(":")
-            if len(bits) != 3 or not bits[1].isdigit() or not bits[2].isdigit():
+            if len(bits) != 3 or not all(b.isascii() and b.isdigit() for b in bits[1:]):
                 raise ValueError(f"bad head {part!r}: expected kind:layer:head")
             heads.add((bits[0], int(bits[1]), int(bits[2])))
         return frozenset(heads)

@@ -12,6 +12,15 @@ import sentencepiece as spm
 LANG_TAGS = {"en": "<2en>", "ko": "<2ko>"}
 
 
+def _utf8(text: str) -> str:
+    """Text SentencePiece can take: lone surrogates (not encodable as UTF-8) become U+FFFD."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    return text
+
+
 class TokenizerError(ValueError):
     """The .model file is missing, unreadable or lacks the special pieces we need."""
 
@@ -48,11 +57,11 @@ class Tokenizer:
 
     def pieces(self, text: str) -> list[str]:
         """Text -> SentencePiece pieces, e.g. ['▁겨울', '은', ...]."""
-        return self.sp.encode(text, out_type=str)
+        return self.sp.encode(_utf8(text), out_type=str)
 
     def encode(self, text: str) -> list[int]:
         """Text -> ids, no specials."""
-        return self.sp.encode(text, out_type=int)
+        return self.sp.encode(_utf8(text), out_type=int)
 
     def decode(self, ids: Iterable[int]) -> str:
         """Ids -> text; specials and pad are dropped."""
