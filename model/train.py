@@ -95,7 +95,7 @@ def lr_at(step: int, peak: float, warmup: int) -> float:
 
 
 def save_state(folder: Path, model, opt, step: int, epoch: int, pos: int, losses,
-               elapsed: float) -> None:
+               elapsed: float, commands: list[str]) -> None:
     """Everything needed to resume, as safetensors + JSON."""
     folder.mkdir(parents=True, exist_ok=True)
     tensors = {f"model.{k}": v.detach().contiguous() for k, v in model.state_dict().items()}
@@ -106,6 +106,7 @@ def save_state(folder: Path, model, opt, step: int, epoch: int, pos: int, losses
     tensors["rng.torch"] = torch.get_rng_state()
     save_file(tensors, str(folder / "state.safetensors"))
     meta = {"step": step, "epoch": epoch, "pos": pos, "losses": losses[-200:], "elapsed": elapsed,
+            "commands": commands,
             "param_groups": opt_state["param_groups"]}
     (folder / "state.json").write_text(json.dumps(meta), encoding="utf-8")
 
@@ -161,6 +162,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--steps", type=int, default=6000)
     ap.add_argument("--max-minutes", type=float, default=0,
                     help="stop after this much training time (0: no limit); steps is the cap")
+    ap.add_argument("--cooldown-minutes", type=float, default=0,
+                    help="with --max-minutes: decay the learning rate linearly to 0 over the "
+                         "last N minutes")
+    ap.add_argument("--seed-repeat", type=int, default=20,
+                    help="extra copies of the seed documents' example pairs in training")
     ap.add_argument("--resume", action="store_true", help="continue from <out>.state/")
     ap.add_argument("--seed", type=int, default=0, help="corpus and training seed")
     ap.add_argument("--n-train", type=int, default=200_000, help="training pairs (×2 directions)")
@@ -194,17 +200,25 @@ def main(argv=None) -> dict:
     if args.tiny:
         cfg = replace(cfg, d_model=32, n_heads=2, d_ff=64, n_enc_layers=1, n_dec_layers=1,
                       max_len=64)
-    train = encode_examples(tok, examples(splits["train"]), cfg.max_len)
+    # the seed documents' sentences are what a lecture types first: seen more than once
+    seeded = examples(splits["train"]) + examples(corpus.SEED_PAIRS) * args.seed_repeat
+    train = encode_examples(tok, seeded, cfg.max_len)
     val = encode_examples(tok, examples(splits["val"]), cfg.max_len)
     model = Transformer(cfg)
     model.train()
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, betas=(0.9, 0.98), eps=1e-9,
                             weight_decay=0.01)
     step, epoch, pos, losses, elapsed0 = 0, 0, 0, [], 0.0
+    command = "python -m model.train " + shlex.join(sys.argv[1:] if argv is None else argv)
+    commands = [command]
     if args.resume and (state_dir / "state.json").is_file():
         meta = load_state(state_dir, model, opt)
         step, epoch, pos, losses = meta["step"], meta["epoch"], meta["pos"], meta["losses"]
         elapsed0 = meta.get("elapsed", 0.0)
+        earlier = meta.get("commands")
+        if earlier is None and (out / "card.json").is_file():  # states written before v2
+            earlier = [json.loads((out / "card.json").read_text(encoding="utf-8"))["command"]]
+        commands = [*(earlier or []), command]
         print(f"resumed from {state_dir} at step {step}", file=sys.stderr)
     batches = make_batches(train, args.max_tokens, random.Random(args.seed * 1000 + epoch))
     bar = tqdm(total=args.steps, initial=step, desc=args.variant, unit="step",
@@ -220,8 +234,12 @@ def main(argv=None) -> dict:
             batches = make_batches(train, args.max_tokens, random.Random(args.seed * 1000 + epoch))
         src, dec_in, labels = collate(tok, train, batches[pos])
         pos += 1
+        lr = lr_at(step + 1, args.lr, args.warmup)
+        if args.cooldown_minutes and args.max_minutes:
+            left = deadline - time.time()
+            lr *= min(1.0, max(0.0, left / (60 * args.cooldown_minutes)))
         for group in opt.param_groups:
-            group["lr"] = lr_at(step + 1, args.lr, args.warmup)
+            group["lr"] = lr
         logits = model(src, dec_in)  # (B, T, V)
         loss = nn.functional.cross_entropy(logits.flatten(0, 1), labels.flatten(),
                                            ignore_index=tok.pad_id, label_smoothing=0.1)
@@ -240,15 +258,15 @@ def main(argv=None) -> dict:
             bar.write(f"step {step}: train {np.mean(losses[-100:]):.3f}  val {vl:.3f}")
         if step % args.save_every == 0:
             save_state(state_dir, model, opt, step, epoch, pos, losses,
-                       elapsed0 + time.time() - t_start)
+                       elapsed0 + time.time() - t_start, commands)
     bar.close()
     wall = elapsed0 + time.time() - t_start
-    save_state(state_dir, model, opt, step, epoch, pos, losses, wall)
+    save_state(state_dir, model, opt, step, epoch, pos, losses, wall, commands)
     model.eval()
     n_params = sum(p.numel() for p in model.parameters())
     card = {
         "name": out.name, "variant": args.variant,
-        "command": "python -m model.train " + shlex.join(sys.argv[1:] if argv is None else argv),
+        "command": commands[0] if len(commands) == 1 else commands,
         "corpus_seed": args.seed, "train_pairs": len(splits["train"]),
         "train_pairs_requested": args.n_train, "val_pairs_requested": args.n_val,
         "test_pairs_per_direction": len(splits["test"]), "steps": step,
