@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import torch
 from safetensors.torch import load_file, save_file
 from torch import nn
 
@@ -138,8 +139,8 @@ def load_checkpoint(folder: str | Path) -> Bundle:
         state = load_file(str(weights))
     except Exception as exc:  # the safetensors reader's own errors vary by version
         raise CheckpointError(weights, f"unreadable safetensors ({exc})") from None
-    model = Transformer(cfg)
-    expected = model.state_dict()
+    with torch.device("meta"):  # shapes only: a config that disagrees allocates nothing
+        expected = Transformer(cfg).state_dict()
     missing = sorted(set(expected) - set(state))
     extra = sorted(set(state) - set(expected))
     if missing or extra:
@@ -151,6 +152,7 @@ def load_checkpoint(folder: str | Path) -> Bundle:
             raise CheckpointError(weights, f"weights disagree with config.json: {key} has "
                                   f"shape {tuple(state[key].shape)}, config implies "
                                   f"{tuple(tensor.shape)}")
+    model = Transformer(cfg)
     model.load_state_dict(state)
     model.eval()
     tok_path = folder / "tokenizer.model"

@@ -102,9 +102,16 @@ def checked_heads(bundle, ablate: Iterable[Head] | str) -> frozenset[Head]:
     return heads
 
 
-def default_max_steps(bundle, src_len: int) -> int:
-    """Room for a translation: twice the source plus a margin, within the position table."""
-    return max(1, min(bundle.config.max_len - 2, 2 * src_len + 10))
+MAX_DECODE_WORK = 256 * 256  # batch rows × steps²: greedy decoding re-runs the decoder over the
+# whole prefix each step (no KV cache), so its cost grows with rows × steps². This budget keeps
+# the worst case (16 long lines a trained model never ends) to seconds instead of ten minutes.
+
+
+def default_max_steps(bundle, src_len: int, rows: int = 1) -> int:
+    """Room for a translation: twice the source plus a margin, within the position table and
+    the decoding budget (256 steps for one sentence, 64 for a batch of 16)."""
+    budget = int((MAX_DECODE_WORK / max(1, rows)) ** 0.5)
+    return max(1, min(bundle.config.max_len - 2, 2 * src_len + 10, budget))
 
 
 def translate(bundle, sources: Sequence[str] | str, target_lang: str | None = None, *,
@@ -120,7 +127,8 @@ def translate(bundle, sources: Sequence[str] | str, target_lang: str | None = No
     model, tok = bundle.model, bundle.tokenizer
     langs = target_langs(bundle, sources, target_lang)
     src, _, _ = source_batch(bundle, sources, langs)
-    steps = max_len if max_len is not None else default_max_steps(bundle, src.size(1))
+    rows, src_len = src.shape
+    steps = max_len if max_len is not None else default_max_steps(bundle, src_len, rows)
     steps = max(1, min(steps, bundle.config.max_len - 2))
     with torch.inference_mode(), hooks(ablation_hooks(checked_heads(bundle, ablate))):
         ids, tops, chosen, finished = greedy(model, src, bos=tok.bos_id, eos=tok.eos_id,

@@ -9,7 +9,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+import pandas  # noqa: F401 - see below
+import PIL.Image  # noqa: F401
 import plotly.graph_objects as go
+
+# pandas and PIL.Image are imported here, fully, before any figure is built: plotly's validators
+# and JSON encoder look them up in sys.modules without importing them, so while one session's
+# thread is still importing pandas (st.dataframe does it lazily) another session's figure saw a
+# half-initialised module and failed ("partially initialized module 'pandas' has no attribute
+# 'Series'") on a freshly started server with several users at once.
 
 # Colour-blind-safe sequential scales for probabilities, a diverging one for signed values.
 SEQUENTIAL = ("Viridis", "Cividis", "Plasma", "Greys")
