@@ -43,27 +43,17 @@ from model.heads import (
 from model.hf import resolve_model_ref
 from model.inputs import MAX_CHARS, MAX_LINES, clean_lines  # input caps live with the cleaning
 from model.inspect import head_weights
+from model.lens import logit_lens
 from viz import attention as viz_attention
+from viz import embeddings as viz_embeddings
 from viz import heads as viz_heads
 from viz import masks as viz_masks
+from viz import positional as viz_positional
 from viz import steps as viz_steps
 from viz import tokens as viz_tokens
 from viz import translation as viz_translation
 from viz.bertviz_embed import BertvizTooLarge, bertviz_height, bertviz_html
 from viz.common import DOWNLOAD_FORMATS, SEQUENTIAL, chart_config
-
-try:
-    from viz import positional as viz_positional
-except ImportError:  # written by another change; the view says so until it lands
-    viz_positional = None
-try:
-    from viz import embeddings as viz_embeddings
-except ImportError:
-    viz_embeddings = None
-try:
-    from model.lens import logit_lens
-except ImportError:
-    logit_lens = None
 
 LOG = logging.getLogger("attention_lab")
 
@@ -541,9 +531,6 @@ def steps_ui(ctx: Ctx) -> None:
 
 
 def positional_ui(ctx: Ctx) -> None:
-    if viz_positional is None:
-        st.info("The positional view is coming soon.")
-        return
     t = ctx.trace
     max_len, depth = t.pos_table.shape
     kind = getattr(ctx.bundle.config, "pos_encoding", "")
@@ -569,9 +556,6 @@ def positional_ui(ctx: Ctx) -> None:
 
 
 def embeddings_ui(ctx: Ctx) -> None:
-    if viz_embeddings is None:
-        st.info("The embeddings view is coming soon.")
-        return
     t = ctx.trace
     sides = [s for s in ("enc", "dec") if s in t.hidden]
     c1, c2 = st.columns(2)
@@ -585,7 +569,7 @@ def embeddings_ui(ctx: Ctx) -> None:
     chart(viz_embeddings.norms_by_layer(t, side, ctx.b), ctx)
     chart(viz_embeddings.layer_change(t, side, ctx.b), ctx)
     if side == "dec":
-        if logit_lens is None or ctx.bundle.kind != "native":
+        if ctx.bundle.kind != "native":
             st.info("The logit lens is not available for this model.")
         else:
             chart(viz_embeddings.logit_lens_figure(logit_lens(ctx.bundle, t, ctx.b, k=5)), ctx)
