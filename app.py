@@ -29,7 +29,7 @@ from model import (
     parse_ablate,
     translate,
 )
-from model.capture import GROUPS
+from model.capture import GROUPS, freeze
 from model.heads import (
     METRICS,
     ablation_effect,
@@ -156,12 +156,14 @@ def capture_names(bundle: Bundle) -> list[str] | None:
     return list(GROUPS) + [n for n in raw if n in known]
 
 
-@st.cache_data(max_entries=24, show_spinner="Running the model…")
+@st.cache_resource(max_entries=24, show_spinner="Running the model…")
 def cached_capture(_bundle: Bundle, key: str, lines: tuple[str, ...],
                    targets: tuple[str, ...] | None, lang: str, ablate: str) -> Trace:
-    """The one forward pass per input; every view reads this Trace."""
-    return capture(_bundle, list(lines), list(targets) if targets is not None else None,
-                   target_lang=lang, ablate=ablate, names=capture_names(_bundle))
+    """The one forward pass per input; every view reads this Trace. One read-only object
+    shared by all sessions: st.cache_data would pickle it on every miss and unpickle it on
+    every rerun (a 16-line input's Trace is ~600 MB; pickling took the server past 2 GB)."""
+    return freeze(capture(_bundle, list(lines), list(targets) if targets is not None else None,
+                          target_lang=lang, ablate=ablate, names=capture_names(_bundle)))
 
 
 @st.cache_data(max_entries=24, show_spinner="Decoding step by step…")

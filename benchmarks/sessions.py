@@ -59,7 +59,8 @@ STATE_JS = """() => {
   const lt = window.__lt || {};
   return {busy, charts: charts.length, drawn: charts.every(c => c.querySelector('svg.main-svg')),
           chips, t0: lt.t0 ?? null,
-          boxes: document.querySelectorAll('[data-testid="stSidebar"] textarea').length, last: lt.last ?? null, now: performance.now(),
+          boxes: document.querySelectorAll('[data-testid="stSidebar"] textarea').length,
+          last: lt.last ?? null, now: performance.now(),
           exceptions: document.querySelectorAll('[data-testid="stException"]').length,
           errors: Array.from(document.querySelectorAll('[data-testid="stAlertContentError"]'))
             .map(e => e.innerText.slice(0, 200))};

@@ -60,6 +60,16 @@ class Trace:
         return len(self.src_tokens[b] if side == "src" else self.tgt_tokens[b])
 
 
+def freeze(trace: Trace) -> Trace:
+    """Make every array of a Trace read-only, so one Trace can be shared (e.g. cached for all
+    sessions of a server) without any reader changing what the others see."""
+    for value in vars(trace).values():
+        for arr in value.values() if isinstance(value, dict) else (value,):
+            if isinstance(arr, np.ndarray):
+                arr.flags.writeable = False
+    return trace
+
+
 def _wanted(names: Collection[str] | None, model) -> tuple[set[str], list[str]]:
     """Split `names` into field groups and raw hook names, checking both."""
     if names is None:
@@ -135,9 +145,21 @@ def capture(bundle, sources: Sequence[str] | str, targets: Sequence[str] | None 
         out = model(src, tgt)
     logits = _numpy(out) if has_dec and "logits" in groups else None
 
-    def stacked(kind: str, hook: str) -> np.ndarray:
-        parts = [record[f"{attn_prefix(kind, i)}.{hook}"] for i in range(layers[kind])]
-        return _numpy(torch.stack(parts))  # (L, B, H, Q, K) or (L, B, H, n, Dh)
+    kept_raw = set(raw)
+
+    def layered(names_: list[str]) -> np.ndarray:
+        """Per-layer records -> one (L, ...) float32 array. Each record is copied in and then
+        dropped, so memory peaks at the Trace plus one layer, not at twice the Trace."""
+        out = None
+        for i, name in enumerate(names_):
+            part = _numpy(record[name] if name in kept_raw else record.pop(name))
+            if out is None:
+                out = np.empty((len(names_), *part.shape), np.float32)
+            out[i] = part
+        return out
+
+    def stacked(kind: str, hook: str) -> np.ndarray:  # (L, B, H, Q, K) or (L, B, H, n, Dh)
+        return layered([f"{attn_prefix(kind, i)}.{hook}" for i in range(layers[kind])])
 
     per_group = {g: {k: stacked(k, _ATTN_HOOK[g]) for k in layers} if g in groups else {}
                  for g in _ATTN_HOOK}
@@ -148,7 +170,7 @@ def capture(bundle, sources: Sequence[str] | str, targets: Sequence[str] | None 
             if stack is not None:
                 names_ = [f"{side}.hook_embed"] + [f"{side}.layers.{i}.hook_resid_post"
                                                    for i in range(len(stack.layers))]
-                hidden[short] = _numpy(torch.stack([record[n] for n in names_]))  # (L+1,B,n,D)
+                hidden[short] = layered(names_)  # (L+1, B, n, D)
     masks = {}
     if "enc_self" in layers:
         masks["enc_self"] = encoder_mask(src, cfg.pad_id).numpy().copy()
