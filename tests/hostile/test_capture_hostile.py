@@ -116,3 +116,50 @@ def test_32_threads_each_get_their_own_result(hostile_bundle):
         for kind in a.attn:
             np.testing.assert_array_equal(a.attn[kind], b.attn[kind])
         np.testing.assert_array_equal(a.hidden["dec"], b.hidden["dec"])
+
+
+def test_largest_input_is_cut_before_any_tensor(hostile_bundle, monkeypatch):
+    """Characters and lines are capped before tokenizing; pieces before padding; decoding steps
+    by the budget. Nothing bigger than MAX_LINES × max_len ever reaches a tensor."""
+    from model import decode
+    from model.tokenizer import Tokenizer
+
+    seen_text, seen_pad = [], []
+    encode, pad = Tokenizer.encode, Tokenizer.pad
+    monkeypatch.setattr(Tokenizer, "encode",
+                        lambda self, text: seen_text.append(len(text)) or encode(self, text))
+    monkeypatch.setattr(Tokenizer, "pad",
+                        lambda self, seqs: seen_pad.append((len(seqs), max(map(len, seqs))))
+                        or pad(self, seqs))
+    hostile = "\n".join(["a" * 1_200] * 40) + "\n" + "가" * 100_000
+    lines, notes = clean_lines(hostile)
+    assert len(lines) == MAX_LINES and sum(map(len, lines)) <= MAX_CHARS
+    trace = capture(hostile_bundle, lines, target_lang="auto")
+    limit = hostile_bundle.config.max_len - 1
+    assert max(seen_text) <= MAX_CHARS
+    assert all(rows <= MAX_LINES and width <= limit for rows, width in seen_pad), seen_pad
+    assert trace.src_ids.shape == (MAX_LINES, limit) and max(trace.src_cut) > 0
+    assert decode.default_max_steps(hostile_bundle, 519, 16) == min(limit - 1, 64)
+
+
+def test_decoding_budget():
+    from types import SimpleNamespace
+
+    from model.decode import MAX_DECODE_WORK, default_max_steps
+
+    big = SimpleNamespace(config=SimpleNamespace(max_len=520))
+    assert default_max_steps(big, 519, 1) == 256 and default_max_steps(big, 519, 16) == 64
+    assert default_max_steps(big, 10, 16) == 30  # short sentences keep 2 × length + 10
+    assert all(rows * default_max_steps(big, 519, rows) ** 2 <= MAX_DECODE_WORK
+               for rows in range(1, MAX_LINES + 1))
+
+
+def test_frozen_trace_cannot_be_changed(hostile_bundle):
+    """The app shares one cached Trace between sessions; its arrays are read-only."""
+    from model.capture import freeze
+
+    trace = freeze(capture(hostile_bundle, ["Winter is cold."], target_lang="ko"))
+    for arr in (trace.attn["cross"], trace.src_ids, trace.masks["enc_self"], trace.logits,
+                trace.hidden["enc"], trace.pos_table):
+        with pytest.raises(ValueError, match="read-only"):
+            arr[(0,) * arr.ndim] = 1

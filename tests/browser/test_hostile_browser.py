@@ -1,8 +1,8 @@
-"""The representative dozen hostile inputs in real Chromium, through a link and typed into the
-sentence box. The harness (tests/browser/conftest.py) fails a test on any dialog (alert()),
-console error, request leaving localhost or exception box; here we add: nothing the user typed
-became markup (no <b>, <img>, <script>, heading, KaTeX or link from it), the page says so where
-input was cut, and the next normal sentence works in the same tab.
+"""The representative dozen hostile inputs (tests/hostile/inputs.py) in real Chromium, through
+a link and typed into the sentence box. The harness (tests/browser/conftest.py) fails a test on
+any dialog (alert()), console error, request leaving localhost or exception box; here we add:
+nothing the user typed became markup (no <b>, <img>, <script>, heading, KaTeX or link from it),
+the page says so where input was cut, and the next normal sentence works in the same tab.
 """
 
 from __future__ import annotations
@@ -10,17 +10,12 @@ from __future__ import annotations
 import pytest
 
 from model import Tokenizer
-from tests.browser.conftest import (  # noqa: F401 - fixtures used by name
-    browser,
-    open_app,
-    page,
-    page_log,
-    streamlit_server_factory,
-    wait_for_app,
-)
+from tests.browser.conftest import open_app, wait_for_app
+from tests.hostile.conftest import checkpoints, hostile_tokenizer  # noqa: F401 - fixtures
 from tests.hostile.inputs import BROWSER, NORMAL, Hostile
 
-pytestmark = pytest.mark.browser
+# Here, not in tests/hostile/: the browser fixtures (one Playwright per test session) live in
+# tests/browser/conftest.py, and a second copy of them elsewhere would start a second one.
 
 BOX = '[data-testid="stSidebar"] textarea'
 MAIN = '[data-testid="stMain"]'
@@ -45,12 +40,12 @@ CLEAN = {"images": 0, "scripts": 0, "iframes": 0, "handlers": 0, "jsLinks": 0, "
 
 
 @pytest.fixture(scope="module")
-def server(streamlit_server_factory, checkpoints):  # noqa: F811
+def server(streamlit_server_factory, checkpoints):  # noqa: F811 - the imported fixture
     return streamlit_server_factory({"ATTN_CHECKPOINTS_DIR": str(checkpoints)})
 
 
 @pytest.fixture(scope="module")
-def pieces(checkpoints) -> list[str]:
+def pieces(checkpoints) -> list[str]:  # noqa: F811
     return Tokenizer(checkpoints / "paper" / "tokenizer.model").pieces(NORMAL)
 
 
