@@ -38,7 +38,7 @@ test: lint
 lint: $(DEV_STAMP)
 	$(VENV)/bin/ruff check .
 
-bench: $(RUN_STAMP)
+bench: $(DEV_STAMP)
 	@if [ -f benchmarks/__init__.py ]; then $(PY) -m benchmarks; else echo "no benchmarks/ package"; fi
 
 clean:
