@@ -9,9 +9,7 @@ import numpy as np
 import torch
 
 from .decode import checked_heads, source_batch, target_langs, translate
-from .hooks import Head, ablation_hooks, attn_prefix, hooks
-from .masks import cross_mask, decoder_mask, encoder_mask
-from .positional import position_ids
+from .hooks import Head, ablation_hooks, attn_prefix, buffers, hooks
 
 GROUPS = ("attn", "scores", "q", "k", "v", "hidden", "logits")
 _ATTN_HOOK = {"attn": "hook_probs", "scores": "hook_scores",
@@ -88,6 +86,11 @@ def _numpy(t: torch.Tensor) -> np.ndarray:
     return t.detach().to("cpu", torch.float32).numpy()
 
 
+def _positions(pad: np.ndarray) -> np.ndarray:
+    """(B, n) pad flags -> int64 positions 1..n, 0 on pad (as positional.position_ids)."""
+    return np.where(pad, 0, np.arange(1, pad.shape[1] + 1, dtype=np.int64))
+
+
 def _target_batch(bundle, targets, sources, target_lang, ablate) -> list[list[int]]:
     """Decoder inputs [bos] + pieces: given texts, or the model's own greedy translation."""
     tok, limit = bundle.tokenizer, bundle.config.max_len - 1
@@ -125,71 +128,82 @@ def capture(bundle, sources: Sequence[str] | str, targets: Sequence[str] | None 
     tgt = torch.from_numpy(tok.pad(tgt_lists)) if has_dec else None
 
     layers = {k: bundle.n_layers(k) for k in bundle.kinds}
-    record: dict[str, torch.Tensor] = {}
-    watch = set(raw)
+    # Each recorded group is one (L, ...) slab; a hook copies its layer's tensor straight in
+    # while it is still in cache, and the model frees its own tensor as usual. So memory
+    # holds the Trace and nothing twice, and the copy is the only cost of recording.
+    slots: dict[str, tuple[str, int, int]] = {}  # hook name -> (slab key, index, slab depth)
     for kind, n in layers.items():
         for group in groups & set(_ATTN_HOOK):
-            watch.update(f"{attn_prefix(kind, i)}.{_ATTN_HOOK[group]}" for i in range(n))
-    if "hidden" in groups:
-        for side, stack in (("encoder", model.encoder), ("decoder", model.decoder)):
-            if stack is not None:
-                watch.add(f"{side}.hook_embed")
-                watch.update(f"{side}.layers.{i}.hook_resid_post" for i in range(len(stack.layers)))
-
-    def keep(x: torch.Tensor, name: str) -> None:
-        record[name] = x.detach()
-
-    if model.training:  # checked, not forced: eval() walks every module and costs ms
-        model.eval()
-    with torch.inference_mode(), hooks(ablation_hooks(heads)), hooks(dict.fromkeys(watch, keep)):
-        out = model(src, tgt)
-    logits = _numpy(out) if has_dec and "logits" in groups else None
-
-    kept_raw = set(raw)
-
-    def layered(names_: list[str]) -> np.ndarray:
-        """Per-layer records -> one (L, ...) float32 array. Each record is copied in and then
-        dropped, so memory peaks at the Trace plus one layer, not at twice the Trace."""
-        out = None
-        for i, name in enumerate(names_):
-            part = _numpy(record[name] if name in kept_raw else record.pop(name))
-            if out is None:
-                out = np.empty((len(names_), *part.shape), np.float32)
-            out[i] = part
-        return out
-
-    def stacked(kind: str, hook: str) -> np.ndarray:  # (L, B, H, Q, K) or (L, B, H, n, Dh)
-        return layered([f"{attn_prefix(kind, i)}.{hook}" for i in range(layers[kind])])
-
-    per_group = {g: {k: stacked(k, _ATTN_HOOK[g]) for k in layers} if g in groups else {}
-                 for g in _ATTN_HOOK}
-    hidden = {}
+            for i in range(n):
+                slots[f"{attn_prefix(kind, i)}.{_ATTN_HOOK[group]}"] = (f"{group}/{kind}", i, n)
     if "hidden" in groups:
         for short, side, stack in (("enc", "encoder", model.encoder),
                                    ("dec", "decoder", model.decoder)):
             if stack is not None:
-                names_ = [f"{side}.hook_embed"] + [f"{side}.layers.{i}.hook_resid_post"
-                                                   for i in range(len(stack.layers))]
-                hidden[short] = layered(names_)  # (L+1, B, n, D)
+                n = len(stack.layers) + 1
+                slots[f"{side}.hook_embed"] = (f"hidden/{short}", 0, n)
+                for i in range(n - 1):
+                    slots[f"{side}.layers.{i}.hook_resid_post"] = (f"hidden/{short}", i + 1, n)
+    slabs: dict[str, torch.Tensor] = {}
+    acts: dict[str, np.ndarray] = {}
+
+    def place(name: str, shape: tuple[int, ...]) -> torch.Tensor:
+        """This hook's layer in its slab, the slab made on first use."""
+        key, i, depth = slots[name]
+        slab = slabs.get(key)
+        if slab is None:
+            slab = slabs[key] = torch.empty((depth, *shape), dtype=torch.float32)
+        return slab[i]
+
+    def record(x: torch.Tensor, name: str) -> None:
+        if name in raw_set:
+            acts[name] = _numpy(x).copy()
+        if name in slots:
+            dest = place(name, tuple(x.shape))
+            if dest.data_ptr() != x.data_ptr():  # not already written there via buffer()
+                dest.copy_(x)
+
+    raw_set = set(raw)
+    if model.training:  # checked, not forced: eval() walks every module and costs ms
+        model.eval()
+    watch = dict.fromkeys([*slots, *raw], record)
+    # the quadratic tensors are written by the model straight into their slabs
+    direct = {n: (lambda shape, n=n: place(n, shape)) for n in slots
+              if n.endswith((".hook_scores", ".hook_probs"))}
+    with torch.inference_mode(), hooks(ablation_hooks(heads)), hooks(watch), buffers(direct):
+        out = model(src, tgt)
+    logits = _numpy(out) if has_dec and "logits" in groups else None
+
+    per_group = {g: {k: slabs.pop(f"{g}/{k}").numpy() for k in layers} if g in groups else {}
+                 for g in _ATTN_HOOK}  # (L, B, H, Q, K) or (L, B, H, n, Dh)
+    hidden = {short: slabs.pop(f"hidden/{short}").numpy()  # (L+1, B, n, D)
+              for short in ("enc", "dec") if f"hidden/{short}" in slabs}
+    # masks and positions straight from the ids in numpy: the same values as model.masks and
+    # position_ids (tests compare them), without a round of small torch ops per call
+    src_np = src.numpy()
+    src_pad = src_np == cfg.pad_id  # (B, S)
     masks = {}
     if "enc_self" in layers:
-        masks["enc_self"] = encoder_mask(src, cfg.pad_id).numpy().copy()
-    if "dec_self" in layers:
-        masks["dec_self"] = decoder_mask(tgt, cfg.pad_id).numpy().copy()
-    if "cross" in layers:
-        masks["cross"] = cross_mask(tgt, src, cfg.pad_id).numpy().copy()
-    positions = {"enc": position_ids(src, cfg.pad_id).numpy()}
+        masks["enc_self"] = np.repeat(src_pad[:, None, :], src_pad.shape[1], axis=1)  # (B,S,S)
+    positions = {"enc": _positions(src_pad)}
     if tgt is not None:
-        positions["dec"] = position_ids(tgt, cfg.pad_id).numpy()
+        tgt_pad = tgt.numpy() == cfg.pad_id  # (B, T)
+        n_t = tgt_pad.shape[1]
+        if "dec_self" in layers:
+            future = np.triu(np.ones((n_t, n_t), dtype=bool), k=1)
+            masks["dec_self"] = tgt_pad[:, None, :] | future[None]  # (B, T, T)
+        if "cross" in layers:
+            masks["cross"] = np.repeat(src_pad[:, None, :], n_t, axis=1)  # (B, T, S)
+        positions["dec"] = _positions(tgt_pad)
     return Trace(
         src_tokens=[tok.ids_to_pieces(s) for s in src_lists],
         tgt_tokens=[tok.ids_to_pieces(t) for t in tgt_lists],
-        src_ids=src.numpy(),
+        src_ids=src_np,
         tgt_ids=tgt.numpy() if tgt is not None else np.zeros((len(sources), 0), np.int64),
         masks=masks, scores=per_group["scores"], attn=per_group["attn"],
         q=per_group["q"], k=per_group["k"], v=per_group["v"], hidden=hidden,
         pos_table=_numpy(model.pos_embed.weight()).copy(), logits=logits, pad_id=cfg.pad_id,
         sources=sources, targets=[tok.decode(t) for t in tgt_lists], target_langs=langs,
         positions=positions, src_cut=cuts, ablate=heads,
-        acts={n: _numpy(record[n]) for n in raw},
+        acts=acts,
     )

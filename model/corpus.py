@@ -41,7 +41,10 @@ being `s.split()` with punctuation attached; the same list serves both direction
 
 from __future__ import annotations
 
+import math
 import random
+import re
+from collections import Counter
 from dataclasses import dataclass
 
 __all__ = [
@@ -1751,4 +1754,20 @@ def splits(seed: int = 0, n_train: int = 200_000, n_val: int = 2_000,
             seen_ko.add(p.ko)
             bucket.append(p)
         out[name] = bucket
+    return out
+
+
+def rare_copies(pairs: list[Pair], target: int = 200, cap: int = 100) -> list[Pair]:
+    """Extra copies of pairs that hold a rare English word, so each word is seen ~target times.
+
+    Deduplication leaves a small construction ("Please be careful of colds.") with a handful of
+    distinct sentences among 200k, too few to learn. A pair whose rarest word occurs in c pairs
+    gets min(cap, ceil(target / c)) - 1 copies; pairs of common words get none.
+    """
+    words = [set(re.findall(r"[a-z]+", p.en.lower())) for p in pairs]
+    count = Counter(w for ws in words for w in ws)
+    out: list[Pair] = []
+    for p, ws in zip(pairs, words, strict=True):
+        rarest = min((count[w] for w in ws), default=target)
+        out += [p] * (min(cap, math.ceil(target / rarest)) - 1)
     return out

@@ -125,7 +125,23 @@ def evaluate_folder(folder: str | Path, *, seed: int = 0, n_test: int = 2000,
     """Load a checkpoint and evaluate it on the corpus test split it was trained beside."""
     bundle = load_checkpoint(folder)
     pairs = corpus.splits(seed=seed, n_train=n_train, n_val=n_val, n_test=n_test)["test"]
-    return evaluate_bundle(bundle, pairs)
+    result = evaluate_bundle(bundle, pairs)
+    result["seed_pairs"] = seed_pair_results(bundle)
+    return result
+
+
+def seed_pair_results(bundle: Bundle) -> list[dict]:
+    """The seed documents' example sentences (seen in training) translated both ways: what a
+    lecture shows first, so the card says whether each comes out right."""
+    out = []
+    for lang, src_of, tgt_of in (("ko", "en", "ko"), ("en", "ko", "en")):
+        srcs = [getattr(p, src_of) for p in corpus.SEED_PAIRS]
+        for p, src, hyp in zip(corpus.SEED_PAIRS, srcs, translate(bundle, srcs, lang),
+                               strict=True):
+            ref = getattr(p, tgt_of)
+            out.append({"source": src, "output": hyp.text, "reference": ref,
+                        "exact": hyp.text.strip() == ref.strip()})
+    return out
 
 
 def main(argv=None) -> dict:

@@ -19,6 +19,11 @@ HookFn = Callable[[torch.Tensor, str], "torch.Tensor | None"]
 
 _ACTIVE: ContextVar[Mapping[str, HookFn] | None] = ContextVar("attention_lab_hooks", default=None)
 
+# fn(shape) -> an empty float32 tensor of that shape for the module to write its result into
+BufferFn = Callable[[tuple[int, ...]], torch.Tensor]
+_BUFFERS: ContextVar[Mapping[str, BufferFn] | None] = ContextVar("attention_lab_buffers",
+                                                                  default=None)
+
 
 class HookPoint(nn.Module):
     """Identity module that hands its input to the hook function registered under its name."""
@@ -36,6 +41,15 @@ class HookPoint(nn.Module):
             return x
         out = fn(x, self.name)
         return x if out is None else out
+
+    def buffer(self, shape: tuple[int, ...]) -> torch.Tensor | None:
+        """Where the module may write the tensor it is about to pass through this point, or
+        None (allocate as usual). Lets a recorder receive big tensors without a copy."""
+        provided = _BUFFERS.get()
+        if provided is None:
+            return None
+        fn = provided.get(self.name)
+        return None if fn is None else fn(shape)
 
 
 def name_hook_points(root: nn.Module) -> None:
@@ -76,6 +90,16 @@ def hooks(fns: Mapping[str, HookFn]) -> Iterator[None]:
         yield
     finally:
         _ACTIVE.reset(token)
+
+
+@contextmanager
+def buffers(fns: Mapping[str, BufferFn]) -> Iterator[None]:
+    """Offer output buffers (hook name -> fn(shape)) to the hook points for the block."""
+    token = _BUFFERS.set({**(_BUFFERS.get() or {}), **fns})
+    try:
+        yield
+    finally:
+        _BUFFERS.reset(token)
 
 
 # ---- addressing attention heads as (kind, layer, head) ---------------------------------------

@@ -72,7 +72,8 @@ class Tokenizer:
         return self.sp.id_to_piece(int(i))
 
     def ids_to_pieces(self, ids: Iterable[int]) -> list[str]:
-        return [self.sp.id_to_piece(int(i)) for i in ids]
+        ids = [int(i) for i in ids]
+        return list(self.sp.id_to_piece(ids)) if ids else []  # one batched call into C++
 
     def source_ids(self, text: str, target_lang: str | None, max_len: int) -> tuple[list[int], int]:
         """[<2xx>] + pieces + [eos], cut to max_len; returns (ids, pieces cut)."""

@@ -167,6 +167,10 @@ def parse_args(argv=None) -> argparse.Namespace:
                          "last N minutes")
     ap.add_argument("--seed-repeat", type=int, default=20,
                     help="extra copies of the seed documents' example pairs in training")
+    ap.add_argument("--rare-target", type=int, default=0,
+                    help="oversample pairs with rare English words to about this many "
+                         "sightings per word (0: off); see corpus.rare_copies")
+    ap.add_argument("--rare-cap", type=int, default=100, help="most copies of one rare pair")
     ap.add_argument("--resume", action="store_true", help="continue from <out>.state/")
     ap.add_argument("--seed", type=int, default=0, help="corpus and training seed")
     ap.add_argument("--n-train", type=int, default=200_000, help="training pairs (×2 directions)")
@@ -202,6 +206,8 @@ def main(argv=None) -> dict:
                       max_len=64)
     # the seed documents' sentences are what a lecture types first: seen more than once
     seeded = examples(splits["train"]) + examples(corpus.SEED_PAIRS) * args.seed_repeat
+    if args.rare_target:
+        seeded += examples(corpus.rare_copies(splits["train"], args.rare_target, args.rare_cap))
     train = encode_examples(tok, seeded, cfg.max_len)
     val = encode_examples(tok, examples(splits["val"]), cfg.max_len)
     model = Transformer(cfg)

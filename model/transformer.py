@@ -55,11 +55,20 @@ class MultiHeadAttention(nn.Module):
         q = self.hook_q(self.split(self.w_q(x_q)))  # (B, H, Q, Dh)
         k = self.hook_k(self.split(self.w_k(x_kv)))  # (B, H, K, Dh)
         v = self.hook_v(self.split(self.w_v(x_kv)))  # (B, H, K, Dh)
-        scores = self.hook_scores(q @ k.transpose(-2, -1) / math.sqrt(self.d_head))  # (B,H,Q,K)
+        shape = (q.size(0), self.n_heads, q.size(2), k.size(2))  # (B, H, Q, K)
+        # a recorder may hand out the (B,H,Q,K) tensors' memory (HookPoint.buffer): the two
+        # quadratic tensors are then written once, in place, instead of copied out after
+        scores = torch.matmul(q, k.transpose(-2, -1), out=self.hook_scores.buffer(shape))
+        scores = self.hook_scores(scores.div_(math.sqrt(self.d_head)))
         blocked = mask.unsqueeze(1)  # (B, 1, Q, K), broadcast over heads
         masked = self.hook_masked(scores.masked_fill(blocked, MASK_FILL))
         # zeroing after softmax makes blocked cells exactly 0, also in an all-blocked row
-        probs = self.hook_probs(torch.softmax(masked, dim=-1).masked_fill(blocked, 0.0))
+        out = self.hook_probs.buffer(shape)
+        if out is None:  # out of place: autograd needs softmax's own output in training
+            probs = torch.softmax(masked, dim=-1).masked_fill(blocked, 0.0)
+        else:
+            probs = torch.softmax(masked, dim=-1, out=out).masked_fill_(blocked, 0.0)
+        probs = self.hook_probs(probs)
         context = self.hook_context(self.dropout(probs) @ v)  # (B, H, Q, Dh)
         b, _, n_q, _ = context.shape
         merged = context.transpose(1, 2).reshape(b, n_q, self.n_heads * self.d_head)  # (B,Q,D)

@@ -281,3 +281,25 @@ def test_splits_are_disjoint_and_hold_the_seeds():
 def test_speed(big):
     _, seconds = big
     assert seconds * 50_000 / N_BIG < 10.0, f"{N_BIG} pairs took {seconds:.1f}s"
+
+
+def test_rare_copies_lift_rare_words_and_leave_common_ones():
+    from model.corpus import rare_copies
+
+    train = splits(seed=0, n_train=20_000, n_val=10, n_test=10)["train"]
+    extra = rare_copies(train, target=20, cap=10)  # 200 / 100 at the shipped 200k scale
+    counts: dict[str, int] = {}
+    for p in extra:
+        counts[p.en] = counts.get(p.en, 0) + 1
+    colds = next(p for p in train if p.en == "Please be careful of colds.")
+    assert counts[colds.en] == 9  # seen once: capped at 10 sightings in all
+    assert set(counts) <= {p.en for p in train}
+    assert len(extra) < len(train) // 5  # a small top-up, not a new corpus
+    seen: dict[str, int] = {}  # pairs per English word, counted independently here
+    for p in train:
+        for w in set(re.findall(r"[a-z]+", p.en.lower())):
+            seen[w] = seen.get(w, 0) + 1
+    for p in train:  # copied exactly when some word is rarer than the target
+        rare = min(seen[w] for w in re.findall(r"[a-z]+", p.en.lower())) < 20
+        assert (p.en in counts) == rare, p.en
+    assert rare_copies(train, target=1) == []

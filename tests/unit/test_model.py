@@ -242,3 +242,57 @@ def test_decoder_only_model_captures_the_text_itself(tokenizer):
     tr = capture(bundle, ["Winter is cold."])
     assert set(tr.attn) == {"dec_self"} and tr.tgt_tokens[0][0] == "<s>"
     assert tr.logits.shape[:2] == tr.tgt_ids.shape
+
+
+def test_trace_masks_and_positions_equal_the_model_functions(bundle):
+    tr = capture(bundle, SENTS, targets=["겨울은 추워요.", "개가 커요. 개가 커요."])
+    src, tgt = torch.from_numpy(tr.src_ids), torch.from_numpy(tr.tgt_ids)
+    assert np.array_equal(tr.masks["enc_self"], encoder_mask(src, 0).numpy())
+    assert np.array_equal(tr.masks["dec_self"], decoder_mask(tgt, 0).numpy())
+    assert np.array_equal(tr.masks["cross"], cross_mask(tgt, src, 0).numpy())
+    assert np.array_equal(tr.positions["enc"], position_ids(src, 0).numpy())
+    assert np.array_equal(tr.positions["dec"], position_ids(tgt, 0).numpy())
+    assert all(m.dtype == bool for m in tr.masks.values())
+
+
+def test_buffers_are_written_in_place_and_leave_nothing_behind(bundle):
+    from model.hooks import _BUFFERS, buffers
+
+    src = torch.from_numpy(capture(bundle, SENTS, names=["attn"]).src_ids)
+    given: dict[str, torch.Tensor] = {}
+
+    def offer(name):
+        def make(shape):
+            given[name] = torch.full(shape, float("nan"))
+            return given[name]
+        return make
+
+    names = ["encoder.layers.1.self_attn.hook_probs", "encoder.layers.0.self_attn.hook_scores"]
+    seen = {}
+    with torch.inference_mode():
+        plain = bundle.model.encode(src)
+        with buffers({n: offer(n) for n in names}), hooks(
+                {n: lambda x, name: seen.setdefault(name, x) for n in names}):
+            offered = bundle.model.encode(src)
+    assert _BUFFERS.get() is None
+    assert torch.equal(plain, offered)
+    for n in names:  # the module wrote its result into the offered tensor, not a copy
+        assert seen[n].data_ptr() == given[n].data_ptr()
+        assert not torch.isnan(given[n]).any()
+    tr = capture(bundle, SENTS, names=["attn", "scores"])
+    assert np.array_equal(given[names[0]].numpy(), tr.attn["enc_self"][1])
+    assert np.array_equal(given[names[1]].numpy(), tr.scores["enc_self"][0])
+
+
+def test_full_capture_slabs_hold_each_layer(bundle):
+    """Every layer of every recorded group is filled (no slab slot left uninitialised)."""
+    tr = capture(bundle, SENTS, names=["attn", "scores", "q", "k", "v", "hidden"])
+    ref = capture(bundle, SENTS[:1] * 1 + SENTS[1:], names=["attn"])
+    assert np.array_equal(tr.attn["cross"], ref.attn["cross"])
+    for group in ("attn", "scores", "q", "k", "v"):
+        for kind, arr in getattr(tr, group).items():
+            assert np.isfinite(arr).all(), (group, kind)
+            assert arr.flags.c_contiguous and arr.flags.writeable
+    for side in ("enc", "dec"):
+        assert np.isfinite(tr.hidden[side]).all()
+        assert not np.array_equal(tr.hidden[side][0], tr.hidden[side][1])
