@@ -10,39 +10,45 @@ from __future__ import annotations
 import logging
 import os
 import re
-import threading
 import time
-from collections import OrderedDict
-from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlencode
 
 import streamlit as st
 
+from app_runtime import (  # defined once per process, not on every rerun
+    LOOKUP_SAMPLE,
+    Ctx,
+    Notes,
+    cached_alignment,
+    cached_bertviz,
+    cached_capture,
+    cached_head_stats,
+    cached_translate,
+    cached_vocab,
+    cached_weights,
+    corpus_args,
+    load_bundle,
+    shared_results,
+    validation_pairs,
+)
 from model import (
     Bundle,
     CheckpointError,
     Trace,
-    capture,
     format_ablate,
-    load_checkpoint,
     parse_ablate,
-    translate,
 )
-from model.capture import GROUPS, freeze
 from model.heads import (
     METRICS,
     ablation_effect,
-    alignment_for_input,
     cross_rollout,
-    head_stats,
     importance_scan,
     rollout,
     validation_stats,
 )
 from model.hf import resolve_model_ref
 from model.inputs import MAX_CHARS, MAX_LINES, clean_lines  # input caps live with the cleaning
-from model.inspect import head_weights
 from model.lens import logit_lens
 from viz import attention as viz_attention
 from viz import embeddings as viz_embeddings
@@ -52,7 +58,7 @@ from viz import positional as viz_positional
 from viz import steps as viz_steps
 from viz import tokens as viz_tokens
 from viz import translation as viz_translation
-from viz.bertviz_embed import BertvizTooLarge, bertviz_height, bertviz_html
+from viz.bertviz_embed import BertvizTooLarge, bertviz_height
 from viz.common import DOWNLOAD_FORMATS, SEQUENTIAL, chart_config
 
 LOG = logging.getLogger("attention_lab")
@@ -76,7 +82,6 @@ VIEWS = {
 }
 KIND_LABELS = {"enc_self": "encoder self-attention", "dec_self": "decoder self-attention",
                "cross": "cross-attention (decoder → encoder)"}
-EMBED_HOOKS = ("encoder.hook_tok", "encoder.hook_pos", "decoder.hook_tok", "decoder.hook_pos")
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:=])")
 
 
@@ -86,20 +91,6 @@ def md(text: object) -> str:
 
 
 # ---- inputs and model catalog ------------------------------------------------------------
-
-
-@dataclass
-class Notes:
-    """Messages collected while reading the URL and the inputs, shown above the view."""
-
-    warnings: list[str] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-
-    def show(self) -> None:
-        for text in self.errors:
-            st.error(text)
-        for text in self.warnings:
-            st.warning(text)
 
 
 def clean_input(raw: str) -> tuple[list[str], list[str]]:
@@ -138,67 +129,6 @@ def _stamp(folder: Path) -> float:
     """Changes when a checkpoint is rewritten, so the cached model is reloaded."""
     times = [p.stat().st_mtime for p in folder.iterdir() if p.is_file()]
     return max(times, default=0.0)
-
-
-@st.cache_resource(max_entries=6, show_spinner="Loading the model…")
-def load_bundle(folder: str, stamp: float) -> Bundle:
-    """One model per checkpoint, shared by every session (hooks are per-context)."""
-    return load_checkpoint(folder)
-
-
-def capture_names(bundle: Bundle) -> list[str] | None:
-    """Everything any view reads, so one capture serves them all."""
-    if bundle.kind != "native":
-        return None
-    known = set(bundle.model.hook_names())
-    raw = [n for n in EMBED_HOOKS if n in known]
-    raw += viz_steps.act_names({k: bundle.n_layers(k) for k in bundle.kinds})
-    return list(GROUPS) + [n for n in raw if n in known]
-
-
-@st.cache_resource(max_entries=24, show_spinner="Running the model…")
-def cached_capture(_bundle: Bundle, key: str, lines: tuple[str, ...],
-                   targets: tuple[str, ...] | None, lang: str, ablate: str) -> Trace:
-    """The one forward pass per input; every view reads this Trace. One read-only object
-    shared by all sessions: st.cache_data would pickle it on every miss and unpickle it on
-    every rerun (a 16-line input's Trace is ~600 MB; pickling took the server past 2 GB)."""
-    return freeze(capture(_bundle, list(lines), list(targets) if targets is not None else None,
-                          target_lang=lang, ablate=ablate, names=capture_names(_bundle)))
-
-
-@st.cache_data(max_entries=24, show_spinner="Decoding step by step…")
-def cached_translate(_bundle: Bundle, key: str, lines: tuple[str, ...], lang: str,
-                     ablate: str) -> list:
-    return translate(_bundle, list(lines), lang, top_k=5, ablate=ablate)
-
-
-@st.cache_data(max_entries=64)
-def cached_weights(_bundle: Bundle, key: str, kind: str, layer: int) -> dict:
-    return head_weights(_bundle, kind, layer)
-
-
-@st.cache_data(max_entries=8)
-def cached_vocab(_bundle: Bundle, key: str) -> list[str]:
-    tok = _bundle.tokenizer
-    return [tok.id_to_piece(i) for i in range(tok.vocab_size)]
-
-
-@dataclass
-class Ctx:
-    """Everything a view needs: the model, its Trace and the display options."""
-
-    bundle: Bundle
-    key: str  # cache key of the checkpoint
-    trace: Trace
-    lines: tuple[str, ...]
-    targets: tuple[str, ...] | None
-    lang: str
-    ablate: str
-    b: int
-    hide_pad: bool
-    numbers: bool
-    colorscale: str
-    fmt: str
 
 
 # ---- URL state ---------------------------------------------------------------------------
@@ -615,7 +545,6 @@ def translation_ui(ctx: Ctx) -> None:
 
 NOT_NATIVE = ("{what} is not supported for this model: it runs this project's own encoder–decoder "
               "with hooks on each head, so it needs one of the shipped translation checkpoints.")
-LOOKUP_SAMPLE = 20_000  # corpus pairs searched for a typed sentence's gold alignment
 VAL_SIZES = (100, 250, 500, 1000)  # validation sentences the statistics can be averaged over
 
 
@@ -640,15 +569,6 @@ def side_tokens(trace: Trace, kind: str, b: int) -> tuple[list[str], list[str]]:
     return list(pieces[q_side]), list(pieces[k_side])
 
 
-@st.cache_resource
-def shared_results() -> dict:
-    """Results of button-started work (validation average, importance scan), for every session.
-
-    st.cache_data cannot drive a live progress bar, so these are kept here, newest last.
-    """
-    return {"lock": threading.Lock(), "items": OrderedDict()}
-
-
 def result_get(key: tuple):
     store = shared_results()
     with store["lock"]:
@@ -671,12 +591,6 @@ def progress_bar(text: str):
 
 
 # ---- bertviz view ------------------------------------------------------------------------
-
-
-@st.cache_data(max_entries=16, show_spinner="Building the bertviz page…")
-def cached_bertviz(_trace: Trace, tkey: tuple, b: int, view: str, layers: tuple[int, ...]
-                   ) -> str:
-    return bertviz_html(_trace, b, view, layers=list(layers))
 
 
 def bertviz_ui(ctx: Ctx) -> None:
@@ -726,41 +640,6 @@ def heads_ui(ctx: Ctx) -> None:
 
 def _translator(bundle: Bundle) -> bool:
     return bundle.kind == "native" and "cross" in bundle.kinds
-
-
-@st.cache_data(max_entries=32)
-def cached_head_stats(_trace: Trace, tkey: tuple, kind: str, b: int | None) -> dict:
-    return head_stats(_trace, kind, b)
-
-
-@st.cache_resource(show_spinner="Loading corpus sentences for the gold alignments…")
-def lookup_pairs(seed: int) -> list:
-    """The corpus's seed sentences and LOOKUP_SAMPLE generated pairs (seconds, once)."""
-    from model import corpus
-
-    return list(corpus.SEED_PAIRS) + corpus.generate(LOOKUP_SAMPLE, seed=seed)
-
-
-@st.cache_resource(show_spinner="Generating the validation split (10–20 s, once)…")
-def validation_pairs(seed: int, n_train: int, n_val: int, n_test: int) -> list:
-    """The validation split the checkpoint was trained beside (model.corpus.splits)."""
-    from model import corpus
-
-    return corpus.splits(seed=seed, n_train=n_train, n_val=n_val, n_test=n_test)["val"]
-
-
-def corpus_args(bundle: Bundle) -> tuple[int, int, int, int]:
-    """(seed, n_train, n_val, n_test) of the corpus in the checkpoint's card (training defaults)."""
-    card = bundle.card or {}
-    return (int(card.get("corpus_seed", 0)), int(card.get("train_pairs_requested", 200_000)),
-            int(card.get("val_pairs_requested", 1_000)),
-            int(card.get("test_pairs_per_direction", 2_000)))
-
-
-@st.cache_data(max_entries=32, show_spinner="Checking the gold alignment…")
-def cached_alignment(_bundle: Bundle, key: str, text: str, lang: str) -> object:
-    pairs = lookup_pairs(corpus_args(_bundle)[0])
-    return alignment_for_input(_bundle, text, pairs, target_lang=lang)
 
 
 def validation_button(ctx: Ctx) -> None:

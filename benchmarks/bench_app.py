@@ -19,6 +19,7 @@ from pathlib import Path
 import torch
 
 from benchmarks.bench_load import checkpoint_env
+from benchmarks.common import share_script_cache
 from benchmarks.sessions import (
     Session,
     close_all,
@@ -51,6 +52,7 @@ def _app_test(env: dict[str, str], **query):
     from streamlit.testing.v1 import AppTest
 
     os.environ.update(env)
+    share_script_cache()  # app.py compiled once, as on a server (AppTest recompiles per run)
     at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app.py"),
                            default_timeout=600)
     for k, v in query.items():

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import torch
 
 from .hooks import Head, ablation_hooks, hooks, parse_ablate
+from .transformer import PrefixCache
 
 _HANGUL = re.compile(r"[\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]")
 
@@ -55,7 +56,8 @@ def source_batch(bundle, sources: Sequence[str], langs: Sequence[str | None]
 
 def greedy(model, src: torch.Tensor, *, bos: int, eos: int, pad: int, max_steps: int,
            top_k: int = 5, never: Sequence[int] = ()) -> tuple[list, list, list, list]:
-    """Greedy decoding of a (B, S) batch; the encoder runs once, the decoder once per step.
+    """Greedy decoding of a (B, S) batch; the encoder runs once, the decoder once per step on
+    the newest position (earlier positions are kept in a PrefixCache).
 
     Returns per sentence: generated ids, per-step top-k (id, prob), chosen prob, finished.
     """
@@ -67,19 +69,21 @@ def greedy(model, src: torch.Tensor, *, bos: int, eos: int, pad: int, max_steps:
     out: list[list[int]] = [[] for _ in range(b)]
     tops: list[list[list[tuple[int, float]]]] = [[] for _ in range(b)]
     chosen: list[list[float]] = [[] for _ in range(b)]
+    past = PrefixCache(len(model.decoder.layers))  # each step runs the new position only
     for _ in range(max_steps):
-        logits = model.project(model.decode(ys, memory, src)[:, -1:])[:, 0]  # (B, V)
+        logits = model.project(model.decode(ys, memory, src, past)[:, -1:])[:, 0]  # (B, V)
         logits[:, never] = float("-inf")  # pad, bos and language tags are never generated
         probs = torch.softmax(logits.float(), dim=-1)
         p_top, i_top = probs.topk(min(top_k, probs.size(-1)), dim=-1)  # (B, k)
         nxt = i_top[:, 0]
+        ids_k, probs_k, finished = i_top.tolist(), p_top.tolist(), done.tolist()
         for row in range(b):
-            if done[row]:
+            if finished[row]:
                 continue
-            tops[row].append(list(zip(i_top[row].tolist(), p_top[row].tolist(), strict=True)))
-            chosen[row].append(float(p_top[row, 0]))
-            if int(nxt[row]) != eos:
-                out[row].append(int(nxt[row]))
+            tops[row].append(list(zip(ids_k[row], probs_k[row], strict=True)))
+            chosen[row].append(probs_k[row][0])
+            if ids_k[row][0] != eos:
+                out[row].append(ids_k[row][0])
         nxt = nxt.masked_fill(done, pad)
         done = done | nxt.eq(eos)
         ys = torch.cat([ys, nxt.unsqueeze(1)], dim=1)

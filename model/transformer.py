@@ -141,13 +141,37 @@ class DecoderLayer(nn.Module):
         self.hook_resid_post = HookPoint()  # (B, T, D) layer output
 
     def forward(self, y: torch.Tensor, self_mask: torch.Tensor,
-                memory: torch.Tensor | None, memory_mask: torch.Tensor | None) -> torch.Tensor:
+                memory: torch.Tensor | None, memory_mask: torch.Tensor | None,
+                past: PrefixCache | None = None, index: int = 0) -> torch.Tensor:
+        """y (B, T_new, D): all positions, or with `past` only those not decoded before."""
         y = self.hook_resid_pre(y)
-        y = self.hook_resid_mid(self.self_block(y, lambda h: self.self_attn(h, h, self_mask)))
+
+        def attend(h: torch.Tensor) -> torch.Tensor:
+            keys = h if past is None else past.extend(index, h)  # (B, T, D) with the prefix
+            return self.self_attn(h, keys, self_mask)
+
+        y = self.hook_resid_mid(self.self_block(y, attend))
         if self.cross_attn is not None:
             y = self.cross_block(y, lambda h: self.cross_attn(h, memory, memory_mask))
         y = self.hook_resid_cross(y)
         return self.hook_resid_post(self.ffn_block(y, self.ffn))
+
+
+class PrefixCache:
+    """What greedy decoding keeps between steps: per decoder layer, the self-attention inputs
+    (B, t, D) of the positions already decoded. A step then runs the decoder on the new
+    position only, its queries attending over the kept prefix. Inputs rather than K/V are
+    kept so every hook point (ablation included) still sees the usual tensors."""
+
+    def __init__(self, n_layers: int) -> None:
+        self.inputs: list[torch.Tensor | None] = [None] * n_layers
+        self.length = 0  # positions decoded so far
+
+    def extend(self, layer: int, new: torch.Tensor) -> torch.Tensor:
+        """Append (B, T_new, D) to layer's prefix; return the whole (B, T, D)."""
+        old = self.inputs[layer]
+        self.inputs[layer] = new if old is None else torch.cat([old, new], dim=1)
+        return self.inputs[layer]
 
 
 class Stack(nn.Module):
@@ -214,19 +238,28 @@ class Transformer(nn.Module):
         return self.encoder.finish(x)
 
     def decode(self, tgt_ids: torch.Tensor, memory: torch.Tensor | None = None,
-               src_ids: torch.Tensor | None = None) -> torch.Tensor:
-        """(B, T) target ids, (B, S, D) memory, (B, S) source ids -> (B, T, D) decoder output."""
+               src_ids: torch.Tensor | None = None, past: PrefixCache | None = None
+               ) -> torch.Tensor:
+        """(B, T) target ids, (B, S, D) memory, (B, S) source ids -> (B, T, D) decoder output.
+
+        With `past` (greedy decoding), only the positions after past.length are run and
+        returned, (B, T - past.length, D); the cache then covers all T.
+        """
         if self.decoder is None:
             raise ValueError("this model has no decoder")
-        self_mask = decoder_mask(tgt_ids, self.config.pad_id)  # (B, T, T)
+        start = 0 if past is None else past.length
+        self_mask = decoder_mask(tgt_ids, self.config.pad_id)[:, start:]  # (B, T_new, T)
         mem_mask = None
         if self.encoder is not None:
             if memory is None or src_ids is None:
                 raise ValueError("an encoder–decoder model needs memory and src_ids to decode")
-            mem_mask = cross_mask(tgt_ids, src_ids, self.config.pad_id)  # (B, T, S)
-        y = self.decoder.embed(*self._inputs(tgt_ids))
-        for layer in self.decoder.layers:
-            y = layer(y, self_mask, memory, mem_mask)
+            mem_mask = cross_mask(tgt_ids[:, start:], src_ids, self.config.pad_id)  # (B,T_new,S)
+        tok, pos = self._inputs(tgt_ids)
+        y = self.decoder.embed(tok[:, start:], pos[:, start:])  # (B, T_new, D)
+        for i, layer in enumerate(self.decoder.layers):
+            y = layer(y, self_mask, memory, mem_mask, past, i)
+        if past is not None:
+            past.length = tgt_ids.size(1)
         return self.decoder.finish(y)
 
     def project(self, h: torch.Tensor) -> torch.Tensor:

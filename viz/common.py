@@ -12,6 +12,7 @@ import numpy as np
 import pandas  # noqa: F401 - see below
 import PIL.Image  # noqa: F401
 import plotly.graph_objects as go
+import plotly.io as pio
 
 # pandas and PIL.Image are imported here, fully, before any figure is built: plotly's validators
 # and JSON encoder look them up in sys.modules without importing them, so while one session's
@@ -77,12 +78,39 @@ def cell_text(z: np.ndarray, fmt: str = ".2f") -> np.ndarray:
     return out
 
 
+def _compact_template() -> dict:
+    """plotly's default look, kept to the parts these figures use.
+
+    The full default template carries defaults for two dozen trace types; it is copied into
+    every figure and sent with it, which was a fifth of a rerun's server time.
+    """
+    full = pio.templates["plotly"].to_plotly_json()
+    cartesian = ("autotypenumbers", "colorway", "font", "hovermode", "hoverlabel",
+                 "paper_bgcolor", "plot_bgcolor", "coloraxis", "xaxis", "yaxis",
+                 "shapedefaults", "annotationdefaults", "title")  # no polar/3-D/geo/scales
+    data = {k: full["data"][k] for k in ("scatter", "bar")}
+    # heatmaps always name their colour scale; only the colour bar's look is kept
+    data["heatmap"] = [{"type": "heatmap", "colorbar": full["data"]["heatmap"][0]["colorbar"]}]
+    return {"layout": {k: full["layout"][k] for k in cartesian if k in full["layout"]},
+            "data": data}
+
+
+TEMPLATE = _compact_template()
+
+
+def base_layout(title: str, height: int | None = None) -> dict:
+    """Layout keys every figure gets: title on the left, small margins, full hover names."""
+    layout = {"template": TEMPLATE, "title": {"text": title, "x": 0.0, "xanchor": "left"},
+              "margin": {"l": 10, "r": 10, "t": 60, "b": 10}, "hoverlabel": {"namelength": -1}}
+    if height is not None:
+        layout["height"] = height
+    return layout
+
+
 def style(fig: go.Figure, title: str, x_title: str, y_title: str, *,
           height: int | None = None, width: int | None = None) -> go.Figure:
     """Title, axis titles and margins every figure gets."""
-    fig.update_layout(title={"text": title, "x": 0.0, "xanchor": "left"},
-                      margin={"l": 10, "r": 10, "t": 60, "b": 10},
-                      hoverlabel={"namelength": -1})
+    fig.update_layout(base_layout(title))
     if height is not None:
         fig.update_layout(height=height)
     if width is not None:
@@ -107,9 +135,11 @@ def heatmap_trace(z: np.ndarray, x: Sequence[str], y: Sequence[str], *,
     kwargs: dict = {}
     if text is not None:
         kwargs.update(text=text, texttemplate="%{text}")
+    # _validate=False: plotly's per-property validation costs more than the rest of a rerun;
+    # the properties here are fixed, and tests validate every view's figures once
     return go.Heatmap(z=z, x=list(x), y=list(y), colorscale=colorscale, zmin=zmin, zmax=zmax,
                       zmid=zmid, hovertemplate=hover, showscale=showscale, name=name,
-                      xgap=0, ygap=0, **kwargs)
+                      xgap=0, ygap=0, _validate=False, **kwargs)
 
 
 def heatmap(z: np.ndarray, x: Sequence[str], y: Sequence[str], *, title: str, x_title: str,
@@ -124,15 +154,17 @@ def heatmap(z: np.ndarray, x: Sequence[str], y: Sequence[str], *, title: str, x_
         text = cell_text(z, fmt)
     elif text is not None and max(z.shape) > text_max:
         text = None
-    fig = go.Figure(heatmap_trace(z, x, y, colorscale=colorscale, zmin=zmin, zmax=zmax,
-                                  zmid=zmid, text=text, hover=hover))
-    fig.update_yaxes(autorange="reversed", type="category")
-    fig.update_xaxes(type="category", tickangle=-45 if len(x) > 8 else 0)
-    if square:
-        fig.update_yaxes(scaleanchor="x", scaleratio=1, constrain="domain")
     if height is None:
         height = int(min(900, max(300, 120 + 22 * z.shape[0])))
-    return style(fig, title, x_title, y_title, height=height)
+    yaxis = {"autorange": "reversed", "type": "category", "title": {"text": y_title}}
+    if square:
+        yaxis.update(scaleanchor="x", scaleratio=1, constrain="domain")
+    layout = {**base_layout(title, height), "yaxis": yaxis,
+              "xaxis": {"type": "category", "tickangle": -45 if len(x) > 8 else 0,
+                        "title": {"text": x_title}}}
+    trace = heatmap_trace(z, x, y, colorscale=colorscale, zmin=zmin, zmax=zmax, zmid=zmid,
+                          text=text, hover=hover)
+    return go.Figure(data=[trace], layout=layout, _validate=False)
 
 
 def block_mean(z: np.ndarray, max_size: int) -> tuple[np.ndarray, list[int], list[int]]:

@@ -3,9 +3,11 @@
 from streamlit import config
 from streamlit.testing.v1 import AppTest
 
+from benchmarks.common import share_script_cache
 from tests.conftest import ROOT
 
 APP = ROOT / "app.py"
+share_script_cache()  # compile app.py once, not on each of the suite's ~1,000 runs
 
 
 def run_app(query: dict | None = None, timeout: float = 60) -> AppTest:

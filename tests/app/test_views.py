@@ -10,6 +10,7 @@ import base64
 import json
 
 import numpy as np
+import plotly.graph_objects as go
 import pytest
 import torch
 
@@ -87,6 +88,8 @@ def test_every_view_opens_from_its_link(models, trace, view):
         assert len(figs) == CHARTS[view]
     for fig in figs:
         assert fig["layout"].get("title", {}).get("text"), "every chart has a title"
+        # heatmaps are built without plotly's per-property checks (speed); check them here
+        go.Figure(fig, skip_invalid=False)
     assert at.query_params["view"] == view and at.query_params["kind"] == "cross"
     nq, nk = trace.length("tgt", 0), trace.length("src", 0)
     if view == "attention":  # the big heatmap is exactly the captured head

@@ -296,3 +296,36 @@ def test_full_capture_slabs_hold_each_layer(bundle):
     for side in ("enc", "dec"):
         assert np.isfinite(tr.hidden[side]).all()
         assert not np.array_equal(tr.hidden[side][0], tr.hidden[side][1])
+
+
+def test_prefix_cache_decodes_like_the_full_prefix(variant_bundle):
+    """Step-by-step decoding with PrefixCache gives the full-prefix decoder's states."""
+    from model.transformer import PrefixCache
+
+    model, tok = variant_bundle.model, variant_bundle.tokenizer
+    tr = capture(variant_bundle, SENTS, targets=["겨울은 추워요. 개가 커요.", "개가 커요."],
+                 names=["attn"])
+    src, tgt = torch.from_numpy(tr.src_ids), torch.from_numpy(tr.tgt_ids)
+    with torch.inference_mode():
+        memory = model.encode(src)
+        full = model.decode(tgt, memory, src)  # (B, T, D)
+        past = PrefixCache(len(model.decoder.layers))
+        steps = [model.decode(tgt[:, : t + 1], memory, src, past) for t in range(tgt.size(1))]
+    assert past.length == tgt.size(1) and all(s.shape[1] == 1 for s in steps)
+    real = torch.from_numpy(tr.tgt_ids != tok.pad_id)  # pad rows may differ: never read
+    assert torch.allclose(torch.cat(steps, 1)[real], full[real], atol=1e-5)
+
+
+def test_translate_with_ablation_matches_the_ablated_forward(bundle):
+    """Hooks fire on the cached step too: greedy ids under ablation are the argmax of the
+    ablated teacher-forced forward on those ids."""
+    heads = "dec_self:0:1,cross:1:0"
+    done = translate(bundle, SENTS, "ko", max_len=8, ablate=heads)
+    tr = capture(bundle, SENTS, targets=None, target_lang="ko", ablate=heads, names=["logits"])
+    tok = bundle.tokenizer
+    logits = tr.logits.copy()
+    logits[..., [tok.pad_id, tok.bos_id, *tok.lang_ids.values()]] = -np.inf  # never generated
+    for b, t in enumerate(done):
+        n = len(t.ids)
+        assert tr.tgt_ids[b, 1: n + 1].tolist() == t.ids
+        assert logits[b, :n].argmax(-1).tolist() == t.ids

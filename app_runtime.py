@@ -1,0 +1,157 @@
+"""The app's process-wide parts: Streamlit caches, shared results and the small dataclasses.
+
+Streamlit runs app.py afresh on every rerun, and each st.cache_* decorator there hashed its
+function's source again (inspect.getsource) and each @dataclass built its class again: about a
+tenth of a rerun. Defined here, in a module imported once per server process, they cost
+nothing per rerun and their caches are the same objects for every session.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+import streamlit as st
+
+from model import Bundle, Trace, capture, load_checkpoint, translate
+from model.capture import GROUPS, freeze
+from model.heads import alignment_for_input, head_stats
+from model.inspect import head_weights
+from viz import bertviz_embed
+from viz import steps as viz_steps
+
+EMBED_HOOKS = ("encoder.hook_tok", "encoder.hook_pos", "decoder.hook_tok", "decoder.hook_pos")
+LOOKUP_SAMPLE = 20_000  # corpus pairs searched for a typed sentence's gold alignment
+
+
+@dataclass
+class Notes:
+    """Messages collected while reading the URL and the inputs, shown above the view."""
+
+    warnings: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    def show(self) -> None:
+        for text in self.errors:
+            st.error(text)
+        for text in self.warnings:
+            st.warning(text)
+
+
+
+@st.cache_resource(max_entries=6, show_spinner="Loading the model…")
+def load_bundle(folder: str, stamp: float) -> Bundle:
+    """One model per checkpoint, shared by every session (hooks are per-context)."""
+    return load_checkpoint(folder)
+
+
+def capture_names(bundle: Bundle) -> list[str] | None:
+    """Everything any view reads, so one capture serves them all."""
+    if bundle.kind != "native":
+        return None
+    known = set(bundle.model.hook_names())
+    raw = [n for n in EMBED_HOOKS if n in known]
+    raw += viz_steps.act_names({k: bundle.n_layers(k) for k in bundle.kinds})
+    return list(GROUPS) + [n for n in raw if n in known]
+
+
+@st.cache_resource(max_entries=24, show_spinner="Running the model…")
+def cached_capture(_bundle: Bundle, key: str, lines: tuple[str, ...],
+                   targets: tuple[str, ...] | None, lang: str, ablate: str) -> Trace:
+    """The one forward pass per input; every view reads this Trace. One read-only object
+    shared by all sessions: st.cache_data would pickle it on every miss and unpickle it on
+    every rerun (a 16-line input's Trace is ~600 MB; pickling took the server past 2 GB)."""
+    return freeze(capture(_bundle, list(lines), list(targets) if targets is not None else None,
+                          target_lang=lang, ablate=ablate, names=capture_names(_bundle)))
+
+
+@st.cache_data(max_entries=24, show_spinner="Decoding step by step…")
+def cached_translate(_bundle: Bundle, key: str, lines: tuple[str, ...], lang: str,
+                     ablate: str) -> list:
+    return translate(_bundle, list(lines), lang, top_k=5, ablate=ablate)
+
+
+@st.cache_data(max_entries=64)
+def cached_weights(_bundle: Bundle, key: str, kind: str, layer: int) -> dict:
+    return head_weights(_bundle, kind, layer)
+
+
+@st.cache_data(max_entries=8)
+def cached_vocab(_bundle: Bundle, key: str) -> list[str]:
+    tok = _bundle.tokenizer
+    return [tok.id_to_piece(i) for i in range(tok.vocab_size)]
+
+
+
+@dataclass
+class Ctx:
+    """Everything a view needs: the model, its Trace and the display options."""
+
+    bundle: Bundle
+    key: str  # cache key of the checkpoint
+    trace: Trace
+    lines: tuple[str, ...]
+    targets: tuple[str, ...] | None
+    lang: str
+    ablate: str
+    b: int
+    hide_pad: bool
+    numbers: bool
+    colorscale: str
+    fmt: str
+
+
+
+@st.cache_resource
+def shared_results() -> dict:
+    """Results of button-started work (validation average, importance scan), for every session.
+
+    st.cache_data cannot drive a live progress bar, so these are kept here, newest last.
+    """
+    return {"lock": threading.Lock(), "items": OrderedDict()}
+
+
+
+@st.cache_data(max_entries=16, show_spinner="Building the bertviz page…")
+def cached_bertviz(_trace: Trace, tkey: tuple, b: int, view: str, layers: tuple[int, ...]
+                   ) -> str:
+    # looked up on the module at call time, so a test can replace it
+    return bertviz_embed.bertviz_html(_trace, b, view, layers=list(layers))
+
+
+
+@st.cache_data(max_entries=32)
+def cached_head_stats(_trace: Trace, tkey: tuple, kind: str, b: int | None) -> dict:
+    return head_stats(_trace, kind, b)
+
+
+@st.cache_resource(show_spinner="Loading corpus sentences for the gold alignments…")
+def lookup_pairs(seed: int) -> list:
+    """The corpus's seed sentences and LOOKUP_SAMPLE generated pairs (seconds, once)."""
+    from model import corpus
+
+    return list(corpus.SEED_PAIRS) + corpus.generate(LOOKUP_SAMPLE, seed=seed)
+
+
+@st.cache_resource(show_spinner="Generating the validation split (10–20 s, once)…")
+def validation_pairs(seed: int, n_train: int, n_val: int, n_test: int) -> list:
+    """The validation split the checkpoint was trained beside (model.corpus.splits)."""
+    from model import corpus
+
+    return corpus.splits(seed=seed, n_train=n_train, n_val=n_val, n_test=n_test)["val"]
+
+
+
+@st.cache_data(max_entries=32, show_spinner="Checking the gold alignment…")
+def cached_alignment(_bundle: Bundle, key: str, text: str, lang: str) -> object:
+    pairs = lookup_pairs(corpus_args(_bundle)[0])
+    return alignment_for_input(_bundle, text, pairs, target_lang=lang)
+
+
+def corpus_args(bundle: Bundle) -> tuple[int, int, int, int]:
+    """(seed, n_train, n_val, n_test) of the corpus in the checkpoint's card (training defaults)."""
+    card = bundle.card or {}
+    return (int(card.get("corpus_seed", 0)), int(card.get("train_pairs_requested", 200_000)),
+            int(card.get("val_pairs_requested", 1_000)),
+            int(card.get("test_pairs_per_direction", 2_000)))
