@@ -24,6 +24,7 @@ from app_runtime import (  # defined once per process, not on every rerun
     cached_bertviz,
     cached_capture,
     cached_head_stats,
+    cached_logit_lens,
     cached_translate,
     cached_vocab,
     cached_weights,
@@ -49,7 +50,6 @@ from model.heads import (
 )
 from model.hf import resolve_model_ref
 from model.inputs import MAX_CHARS, MAX_LINES, clean_lines  # input caps live with the cleaning
-from model.lens import logit_lens
 from viz import attention as viz_attention
 from viz import embeddings as viz_embeddings
 from viz import heads as viz_heads
@@ -504,7 +504,8 @@ def embeddings_ui(ctx: Ctx) -> None:
         if ctx.bundle.kind != "native":
             st.info("The logit lens is not available for this model.")
         else:
-            chart(viz_embeddings.logit_lens_figure(logit_lens(ctx.bundle, t, ctx.b, k=5)), ctx)
+            chart(viz_embeddings.logit_lens_figure(
+                cached_logit_lens(ctx.bundle, t, trace_key(ctx), ctx.b, k=5)), ctx)
 
 
 def translation_ui(ctx: Ctx) -> None:

@@ -8,6 +8,7 @@ nothing per rerun and their caches are the same objects for every session.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -15,9 +16,10 @@ from dataclasses import dataclass, field
 import streamlit as st
 
 from model import Bundle, Trace, capture, load_checkpoint, translate
-from model.capture import GROUPS, freeze
+from model.capture import GROUPS, freeze, nbytes
 from model.heads import alignment_for_input, head_stats
 from model.inspect import head_weights
+from model.lens import logit_lens
 from viz import bertviz_embed
 from viz import steps as viz_steps
 
@@ -56,20 +58,78 @@ def capture_names(bundle: Bundle) -> list[str] | None:
     return list(GROUPS) + [n for n in raw if n in known]
 
 
-@st.cache_resource(max_entries=24, show_spinner="Running the model…")
+class TraceCache:
+    """Recent Traces, newest last, bounded by count and by bytes; shared by every session.
+
+    st.cache_resource bounds only the number of entries, and a Trace ranges from kilobytes
+    to ~600 MB (16 lines of 519 pieces), so 24 entries could have held ~14 GB. The newest
+    entry is always kept, whatever its size: a session is reading it.
+    """
+
+    def __init__(self, max_bytes: int, max_entries: int = 24) -> None:
+        self.max_bytes, self.max_entries = max_bytes, max_entries
+        self.lock = threading.Lock()
+        self.items: OrderedDict[tuple, tuple[Trace, int]] = OrderedDict()
+        self.bytes = 0
+
+    def get(self, key: tuple) -> Trace | None:
+        with self.lock:
+            item = self.items.get(key)
+            if item is None:
+                return None
+            self.items.move_to_end(key)
+            return item[0]
+
+    def put(self, key: tuple, trace: Trace) -> Trace:
+        """Store trace (or keep the one another session stored first) and return it."""
+        size = nbytes(trace)
+        with self.lock:
+            if key in self.items:
+                self.items.move_to_end(key)
+                return self.items[key][0]
+            self.items[key] = (trace, size)
+            self.bytes += size
+            while len(self.items) > 1 and (self.bytes > self.max_bytes
+                                           or len(self.items) > self.max_entries):
+                _, (_, dropped) = self.items.popitem(last=False)
+                self.bytes -= dropped
+            return trace
+
+
+@st.cache_resource
+def trace_cache() -> TraceCache:
+    """The server's one TraceCache; ATTN_TRACE_CACHE_MB sets its byte budget (default 2048)."""
+    return TraceCache(int(float(os.environ.get("ATTN_TRACE_CACHE_MB", "2048")) * 2**20))
+
+
 def cached_capture(_bundle: Bundle, key: str, lines: tuple[str, ...],
                    targets: tuple[str, ...] | None, lang: str, ablate: str) -> Trace:
     """The one forward pass per input; every view reads this Trace. One read-only object
     shared by all sessions: st.cache_data would pickle it on every miss and unpickle it on
     every rerun (a 16-line input's Trace is ~600 MB; pickling took the server past 2 GB)."""
-    return freeze(capture(_bundle, list(lines), list(targets) if targets is not None else None,
-                          target_lang=lang, ablate=ablate, names=capture_names(_bundle)))
+    store, cache_key = trace_cache(), (key, lines, targets, lang, ablate)
+    trace = store.get(cache_key)
+    if trace is None:
+        with st.spinner("Running the model…"):
+            trace = freeze(capture(_bundle, list(lines),
+                                   list(targets) if targets is not None else None,
+                                   target_lang=lang, ablate=ablate,
+                                   names=capture_names(_bundle)))
+        trace = store.put(cache_key, trace)
+    return trace
 
 
 @st.cache_data(max_entries=24, show_spinner="Decoding step by step…")
 def cached_translate(_bundle: Bundle, key: str, lines: tuple[str, ...], lang: str,
                      ablate: str) -> list:
     return translate(_bundle, list(lines), lang, top_k=5, ablate=ablate)
+
+
+@st.cache_data(max_entries=32)
+def cached_logit_lens(_bundle: Bundle, _trace: Trace, tkey: tuple, b: int, k: int = 5) -> dict:
+    """The decoder's logit lens for sentence b: a vocabulary projection per layer, so cached
+    like the Trace it reads (a 512-piece typed target is ~0.5 GFLOP)."""
+    return logit_lens(_bundle, _trace, b, k=k)
 
 
 @st.cache_data(max_entries=64)

@@ -58,13 +58,23 @@ class Trace:
         return len(self.src_tokens[b] if side == "src" else self.tgt_tokens[b])
 
 
-def freeze(trace: Trace) -> Trace:
-    """Make every array of a Trace read-only, so one Trace can be shared (e.g. cached for all
-    sessions of a server) without any reader changing what the others see."""
+def _arrays(trace: Trace):
     for value in vars(trace).values():
         for arr in value.values() if isinstance(value, dict) else (value,):
             if isinstance(arr, np.ndarray):
-                arr.flags.writeable = False
+                yield arr
+
+
+def nbytes(trace: Trace) -> int:
+    """Bytes held by a Trace's arrays (what caching it costs)."""
+    return sum(arr.nbytes for arr in _arrays(trace))
+
+
+def freeze(trace: Trace) -> Trace:
+    """Make every array of a Trace read-only, so one Trace can be shared (e.g. cached for all
+    sessions of a server) without any reader changing what the others see."""
+    for arr in _arrays(trace):
+        arr.flags.writeable = False
     return trace
 
 

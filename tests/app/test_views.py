@@ -208,3 +208,31 @@ def test_input_cleaning():
     assert len(lines[0]) == app.MAX_CHARS and "20,000" in notes[0]
     assert app.md("*a* [b](c) $x$ :red[d] <i>") == (
         "\\*a\\* \\[b\\]\\(c\\) \\$x\\$ \\:red\\[d\\] \\<i\\>")
+
+
+def test_one_forward_per_input_whichever_views_open(models, monkeypatch):
+    """The capture is cached per input: switching views or options never reruns the model."""
+    import streamlit as st
+
+    import app_runtime
+
+    calls = []
+    real = app_runtime.capture
+
+    def counted(*args, **kwargs):
+        calls.append(args[1])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(app_runtime, "capture", counted)
+    st.cache_resource.clear()
+    at = run_app({"view": "tokens", "text": TEXT})
+    for view in ("masks", "attention", "steps", "positional", "embeddings"):
+        at.radio(key="view").set_value(view).run()
+        ok(at)
+    at.checkbox(key="numbers").check().run()
+    assert len(calls) == 1
+    at.text_area(key="text").input("The cat is cold.").run()
+    ok(at)
+    assert len(calls) == 2 and calls[-1] == ["The cat is cold."]
+    run_app({"view": "masks", "text": "The cat is cold."})  # another session, same input
+    assert len(calls) == 2
