@@ -41,7 +41,6 @@ class Notes:
             st.warning(text)
 
 
-
 @st.cache_resource(max_entries=6, show_spinner="Loading the model…")
 def load_bundle(folder: str, stamp: float) -> Bundle:
     """One model per checkpoint, shared by every session (hooks are per-context)."""
@@ -143,7 +142,6 @@ def cached_vocab(_bundle: Bundle, key: str) -> list[str]:
     return [tok.id_to_piece(i) for i in range(tok.vocab_size)]
 
 
-
 @dataclass
 class Ctx:
     """Everything a view needs: the model, its Trace and the display options."""
@@ -162,7 +160,6 @@ class Ctx:
     fmt: str
 
 
-
 @st.cache_resource
 def shared_results() -> dict:
     """Results of button-started work (validation average, importance scan), for every session.
@@ -172,13 +169,11 @@ def shared_results() -> dict:
     return {"lock": threading.Lock(), "items": OrderedDict()}
 
 
-
 @st.cache_data(max_entries=16, show_spinner="Building the bertviz page…")
 def cached_bertviz(_trace: Trace, tkey: tuple, b: int, view: str, layers: tuple[int, ...]
                    ) -> str:
     # looked up on the module at call time, so a test can replace it
     return bertviz_embed.bertviz_html(_trace, b, view, layers=list(layers))
-
 
 
 @st.cache_data(max_entries=32)
@@ -200,7 +195,6 @@ def validation_pairs(seed: int, n_train: int, n_val: int, n_test: int) -> list:
     from model import corpus
 
     return corpus.splits(seed=seed, n_train=n_train, n_val=n_val, n_test=n_test)["val"]
-
 
 
 @st.cache_data(max_entries=32, show_spinner="Checking the gold alignment…")
