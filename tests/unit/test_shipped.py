@@ -28,6 +28,12 @@ def test_shipped_checkpoint_translates(name):
         assert card["metrics"][direction]["exact_match"] >= 90
         assert card["metrics"][direction]["chrf"] >= 95
     assert card["metrics"]["best_alignment_head"]["agreement"] >= 80
+    seeds = card["metrics"]["seed_pairs"]  # the seed documents' sentences, both directions
+    missed = [(p["source"], p["output"]) for p in seeds if not p["exact"]]
+    # seed001 writes "sumer" in one of the 14 (Winter is cold but summer is hot.)
+    assert len(seeds) == 14 and len(missed) <= (0 if name == "paper" else 1), missed
+    seed_000 = translate(bundle, ["감기 조심하세요.", "Please be careful of colds."])
+    assert [t.text for t in seed_000] == ["Please be careful of colds.", "감기 조심하세요."]
     cfg = bundle.config
     assert cfg.max_len >= 512
     expected = {"paper": ("post", "sinusoidal", "relu"), "seed001": ("pre", "learned", "gelu")}
