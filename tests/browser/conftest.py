@@ -24,6 +24,7 @@ from urllib.parse import urlencode, urlsplit
 
 import pytest
 
+from benchmarks.sessions import stop_server
 from tests.conftest import ROOT, skip_or_fail
 
 CHROMIUM = "/usr/bin/chromium"
@@ -94,7 +95,7 @@ def _start_server(env: dict[str, str], log_path: Path) -> tuple[subprocess.Popen
         if _healthy(f"{base}/_stcore/health"):
             return proc, base
         time.sleep(0.25)
-    _stop_server(proc)
+    stop_server(proc)
     why = (
         f"it exited with code {proc.returncode}"
         if proc.returncode is not None and proc.returncode != -15
@@ -105,16 +106,6 @@ def _start_server(env: dict[str, str], log_path: Path) -> tuple[subprocess.Popen
         f"Log tail ({log_path}):\n{_log_tail(log_path)}",
         pytrace=False,
     )
-
-
-def _stop_server(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
 
 
 @pytest.fixture(scope="session")
@@ -134,7 +125,7 @@ def streamlit_server_factory(tmp_path_factory):
 
     yield start
     for proc, _ in servers.values():
-        _stop_server(proc)
+        stop_server(proc)
 
 
 @pytest.fixture(scope="session")
