@@ -2,7 +2,8 @@
 
 main() reads the URL, draws the sidebar, runs the model once per input (cached) and hands the
 resulting Trace to the selected view. Each view is one *_ui(ctx) function in VIEW_UI; viz/
-builds every figure, model/ does every computation, this file only lays things out.
+builds every figure, model/ does every computation, this file only lays things out. Caches and
+state shared by all sessions live in app_runtime.py (Streamlit re-runs this file per rerun).
 """
 
 from __future__ import annotations
