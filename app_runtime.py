@@ -109,11 +109,15 @@ def cached_capture(_bundle: Bundle, key: str, lines: tuple[str, ...],
     store, cache_key = trace_cache(), (key, lines, targets, lang, ablate)
     trace = store.get(cache_key)
     if trace is None:
+        # the greedy decode is shared with the translation and heads views, not run twice
+        decoded = (cached_translate(_bundle, key, lines, lang, ablate)
+                   if targets is None and _bundle.kind == "native" and "cross" in _bundle.kinds
+                   else None)
         with st.spinner("Running the model…"):
             trace = freeze(capture(_bundle, list(lines),
                                    list(targets) if targets is not None else None,
                                    target_lang=lang, ablate=ablate,
-                                   names=capture_names(_bundle)))
+                                   names=capture_names(_bundle), decoded=decoded))
         trace = store.put(cache_key, trace)
     return trace
 

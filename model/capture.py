@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from .decode import checked_heads, source_batch, target_langs, translate
+from .decode import Translation, checked_heads, source_batch, target_langs, translate
 from .hooks import Head, ablation_hooks, attn_prefix, buffers, hooks
 
 GROUPS = ("attn", "scores", "q", "k", "v", "hidden", "logits")
@@ -101,21 +101,28 @@ def _positions(pad: np.ndarray) -> np.ndarray:
     return np.where(pad, 0, np.arange(1, pad.shape[1] + 1, dtype=np.int64))
 
 
-def _target_batch(bundle, targets, sources, target_lang, ablate) -> list[list[int]]:
+def _target_batch(bundle, targets, sources, target_lang, ablate, decoded
+                  ) -> list[list[int]]:
     """Decoder inputs [bos] + pieces: given texts, or the model's own greedy translation."""
     tok, limit = bundle.tokenizer, bundle.config.max_len - 1
     if targets is None and bundle.model.encoder is None:
         targets = sources  # a decoder-only model reads the typed text itself
     if targets is None:
-        done = translate(bundle, sources, target_lang, ablate=ablate)
+        done = decoded if decoded is not None else translate(bundle, sources, target_lang,
+                                                             ablate=ablate)
         return [[tok.bos_id, *t.ids[: limit - 1]] for t in done]
     return [tok.target_ids(t, limit)[0] for t in targets]
 
 
 def capture(bundle, sources: Sequence[str] | str, targets: Sequence[str] | None = None, *,
             target_lang: str | None = None, ablate: Iterable[Head] | str = (),
-            names: Collection[str] | None = None) -> Trace:
-    """Record attention, q/k/v, hidden states and logits for a batch of sentences."""
+            names: Collection[str] | None = None,
+            decoded: Sequence[Translation] | None = None) -> Trace:
+    """Record attention, q/k/v, hidden states and logits for a batch of sentences.
+
+    `decoded`: with targets=None, the translate() result for these sources (same target_lang
+    and ablate), reused instead of decoding again; its ids are the decoder input as generated.
+    """
     if isinstance(sources, str):
         sources = [sources]
     sources = list(sources)
@@ -123,6 +130,9 @@ def capture(bundle, sources: Sequence[str] | str, targets: Sequence[str] | None 
         raise ValueError("capture needs at least one sentence")
     if targets is not None and len(targets) != len(sources):
         raise ValueError(f"{len(targets)} targets for {len(sources)} sources")
+    if decoded is not None and (targets is not None or [t.source for t in decoded] != sources):
+        raise ValueError("decoded must be translate()'s result for these sources, without "
+                         "targets")
     if bundle.kind != "native":
         from .hf import capture_hf
 
@@ -134,7 +144,8 @@ def capture(bundle, sources: Sequence[str] | str, targets: Sequence[str] | None 
     langs = target_langs(bundle, sources, target_lang)
     src, src_lists, cuts = source_batch(bundle, sources, langs)
     has_dec = model.decoder is not None
-    tgt_lists = _target_batch(bundle, targets, sources, target_lang, heads) if has_dec else []
+    tgt_lists = (_target_batch(bundle, targets, sources, target_lang, heads, decoded)
+                 if has_dec else [])
     tgt = torch.from_numpy(tok.pad(tgt_lists)) if has_dec else None
 
     layers = {k: bundle.n_layers(k) for k in bundle.kinds}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import json
+import sys
 
 import numpy as np
 import plotly.graph_objects as go
@@ -236,3 +237,29 @@ def test_one_forward_per_input_whichever_views_open(models, monkeypatch):
     assert len(calls) == 2 and calls[-1] == ["The cat is cold."]
     run_app({"view": "masks", "text": "The cat is cold."})  # another session, same input
     assert len(calls) == 2
+
+
+def test_translation_view_decodes_once_per_input(models, monkeypatch):
+    """The capture's greedy decode and the translation view's steps are one translate()."""
+    import streamlit as st
+
+    import app_runtime
+
+    calls = []
+    real = app_runtime.translate
+
+    def counted(*args, **kwargs):
+        calls.append(args[1])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(app_runtime, "translate", counted)
+    # model.capture (the name) is the function; its module is where capture() looks translate up
+    monkeypatch.setattr(sys.modules["model.capture"], "translate", counted)
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    at = run_app({"view": "translation", "text": TEXT})
+    ok(at)
+    assert len(calls) == 1 and calls[0] == LINES
+    at.radio(key="view").set_value("tokens").run()
+    ok(at)
+    assert len(calls) == 1

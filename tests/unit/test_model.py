@@ -329,3 +329,16 @@ def test_translate_with_ablation_matches_the_ablated_forward(bundle):
         n = len(t.ids)
         assert tr.tgt_ids[b, 1: n + 1].tolist() == t.ids
         assert logits[b, :n].argmax(-1).tolist() == t.ids
+
+
+def test_capture_reuses_a_given_greedy_decode(bundle):
+    done = translate(bundle, SENTS, "ko", ablate="cross:0:1")
+    reused = capture(bundle, SENTS, target_lang="ko", ablate="cross:0:1", decoded=done,
+                     names=["attn"])
+    fresh = capture(bundle, SENTS, target_lang="ko", ablate="cross:0:1", names=["attn"])
+    assert np.array_equal(reused.tgt_ids, fresh.tgt_ids)
+    assert np.array_equal(reused.attn["cross"], fresh.attn["cross"])
+    with pytest.raises(ValueError, match="decoded"):
+        capture(bundle, SENTS[:1], decoded=done)  # a different batch
+    with pytest.raises(ValueError, match="decoded"):
+        capture(bundle, SENTS, targets=["a", "b"], decoded=done)
