@@ -107,9 +107,9 @@ def checked_heads(bundle, ablate: Iterable[Head] | str) -> frozenset[Head]:
 
 
 MAX_DECODE_WORK = 256 * 256  # batch rows × steps²: each greedy step runs the decoder on the new
-# position only, but its self-attention still projects K/V over the whole prefix (PrefixCache
-# keeps inputs, not K/V), so cost still grows with rows × steps². This budget keeps the worst
-# case (16 long lines a trained model never ends) to seconds.
+# position only (K/V kept in a PrefixCache), but its attention still reads the whole prefix, so
+# cost still grows with rows × steps². This budget keeps the worst case (16 long lines a trained
+# model never ends) to seconds.
 
 
 def default_max_steps(bundle, src_len: int, rows: int = 1) -> int:

@@ -49,12 +49,24 @@ class MultiHeadAttention(nn.Module):
         b, n, _ = x.shape
         return x.view(b, n, self.n_heads, self.d_head).transpose(1, 2)
 
-    def forward(self, x_q: torch.Tensor, x_kv: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """x_q (B, Q, D), x_kv (B, K, D), mask (B, Q, K) -> (B, Q, D)."""
+    def forward(self, x_q: torch.Tensor, x_kv: torch.Tensor, mask: torch.Tensor,
+                kv: KVSlot | None = None) -> torch.Tensor:
+        """x_q (B, Q, D), x_kv (B, K, D), mask (B, Q, K) -> (B, Q, D).
+
+        With `kv` (greedy decoding): self-attention appends the new positions' K/V to the
+        slot's, so x_kv holds only the new positions; cross-attention projects the memory once.
+        """
         x_q = self.hook_in(x_q)
         q = self.hook_q(self.split(self.w_q(x_q)))  # (B, H, Q, Dh)
-        k = self.hook_k(self.split(self.w_k(x_kv)))  # (B, H, K, Dh)
-        v = self.hook_v(self.split(self.w_v(x_kv)))  # (B, H, K, Dh)
+        if kv is not None and kv.fixed and kv.k is not None:
+            k, v = kv.k, kv.v  # the memory's K/V, projected at the first step
+        else:
+            k = self.hook_k(self.split(self.w_k(x_kv)))  # (B, H, K, Dh)
+            v = self.hook_v(self.split(self.w_v(x_kv)))  # (B, H, K, Dh)
+            if kv is not None:
+                if kv.k is not None:  # self-attention: the prefix's K/V, then the new ones
+                    k, v = torch.cat([kv.k, k], dim=2), torch.cat([kv.v, v], dim=2)
+                kv.k, kv.v = k, v
         shape = (q.size(0), self.n_heads, q.size(2), k.size(2))  # (B, H, Q, K)
         # a recorder may hand out the (B,H,Q,K) tensors' memory (HookPoint.buffer): the two
         # quadratic tensors are then written once, in place, instead of copied out after
@@ -146,32 +158,36 @@ class DecoderLayer(nn.Module):
         """y (B, T_new, D): all positions, or with `past` only those not decoded before."""
         y = self.hook_resid_pre(y)
 
-        def attend(h: torch.Tensor) -> torch.Tensor:
-            keys = h if past is None else past.extend(index, h)  # (B, T, D) with the prefix
-            return self.self_attn(h, keys, self_mask)
-
-        y = self.hook_resid_mid(self.self_block(y, attend))
+        own = past.self_kv[index] if past is not None else None
+        y = self.hook_resid_mid(self.self_block(y, lambda h: self.self_attn(h, h, self_mask, own)))
         if self.cross_attn is not None:
-            y = self.cross_block(y, lambda h: self.cross_attn(h, memory, memory_mask))
+            mem = past.cross_kv[index] if past is not None else None
+            y = self.cross_block(y, lambda h: self.cross_attn(h, memory, memory_mask, mem))
         y = self.hook_resid_cross(y)
         return self.hook_resid_post(self.ffn_block(y, self.ffn))
 
 
+class KVSlot:
+    """One attention block's keys and values kept between greedy steps, (B, H, n, Dh) each.
+    `fixed`: computed once (cross-attention over the memory) rather than grown per step."""
+
+    def __init__(self, fixed: bool) -> None:
+        self.fixed = fixed
+        self.k: torch.Tensor | None = None
+        self.v: torch.Tensor | None = None
+
+
 class PrefixCache:
-    """What greedy decoding keeps between steps: per decoder layer, the self-attention inputs
-    (B, t, D) of the positions already decoded. A step then runs the decoder on the new
-    position only, its queries attending over the kept prefix. Inputs rather than K/V are
-    kept so every hook point (ablation included) still sees the usual tensors."""
+    """What greedy decoding keeps between steps: per decoder layer, the self-attention K/V of
+    the positions already decoded and the cross-attention K/V of the memory. A step then runs
+    the decoder on the new position only. Hook points see the new position's tensors (and
+    hook_k/hook_v of cross-attention fire at the first step only); ablation, which acts on
+    the per-head context, applies as in a full pass."""
 
     def __init__(self, n_layers: int) -> None:
-        self.inputs: list[torch.Tensor | None] = [None] * n_layers
+        self.self_kv = [KVSlot(fixed=False) for _ in range(n_layers)]
+        self.cross_kv = [KVSlot(fixed=True) for _ in range(n_layers)]
         self.length = 0  # positions decoded so far
-
-    def extend(self, layer: int, new: torch.Tensor) -> torch.Tensor:
-        """Append (B, T_new, D) to layer's prefix; return the whole (B, T, D)."""
-        old = self.inputs[layer]
-        self.inputs[layer] = new if old is None else torch.cat([old, new], dim=1)
-        return self.inputs[layer]
 
 
 class Stack(nn.Module):
