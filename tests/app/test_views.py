@@ -211,21 +211,30 @@ def test_input_cleaning():
         "\\*a\\* \\[b\\]\\(c\\) \\$x\\$ \\:red\\[d\\] \\<i\\>")
 
 
-def test_one_forward_per_input_whichever_views_open(models, monkeypatch):
-    """The capture is cached per input: switching views or options never reruns the model."""
+def count_calls(monkeypatch, name: str, *modules) -> list:
+    """Replace `name` in each module by a wrapper that records its sentences (2nd argument);
+    Streamlit's caches are emptied so the count starts from a cold server."""
     import streamlit as st
 
-    import app_runtime
-
-    calls = []
-    real = app_runtime.capture
+    calls: list = []
+    real = getattr(modules[0], name)
 
     def counted(*args, **kwargs):
         calls.append(args[1])
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(app_runtime, "capture", counted)
+    for module in modules:
+        monkeypatch.setattr(module, name, counted)
     st.cache_resource.clear()
+    st.cache_data.clear()
+    return calls
+
+
+def test_one_forward_per_input_whichever_views_open(models, monkeypatch):
+    """The capture is cached per input: switching views or options never reruns the model."""
+    import app_runtime
+
+    calls = count_calls(monkeypatch, "capture", app_runtime)
     at = run_app({"view": "tokens", "text": TEXT})
     for view in ("masks", "attention", "steps", "positional", "embeddings"):
         at.radio(key="view").set_value(view).run()
@@ -241,22 +250,10 @@ def test_one_forward_per_input_whichever_views_open(models, monkeypatch):
 
 def test_translation_view_decodes_once_per_input(models, monkeypatch):
     """The capture's greedy decode and the translation view's steps are one translate()."""
-    import streamlit as st
-
     import app_runtime
 
-    calls = []
-    real = app_runtime.translate
-
-    def counted(*args, **kwargs):
-        calls.append(args[1])
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(app_runtime, "translate", counted)
     # model.capture (the name) is the function; its module is where capture() looks translate up
-    monkeypatch.setattr(sys.modules["model.capture"], "translate", counted)
-    st.cache_resource.clear()
-    st.cache_data.clear()
+    calls = count_calls(monkeypatch, "translate", app_runtime, sys.modules["model.capture"])
     at = run_app({"view": "translation", "text": TEXT})
     ok(at)
     assert len(calls) == 1 and calls[0] == LINES
