@@ -41,14 +41,9 @@ from model import (
     format_ablate,
     parse_ablate,
 )
-from model.heads import (
-    METRICS,
-    ablation_effect,
-    cross_rollout,
-    importance_scan,
-    rollout,
-    validation_stats,
-)
+from model.analysis.ablation import ablation_effect, importance_scan
+from model.analysis.heads import METRICS, validation_stats
+from model.analysis.rollout import cross_rollout, rollout
 from model.hf import resolve_model_ref
 from model.inputs import MAX_CHARS, MAX_LINES, clean_lines  # input caps live with the cleaning
 from viz import attention as viz_attention
@@ -980,7 +975,7 @@ def main() -> None:
     url = url_once()
     catalog = model_folders()
     if not catalog:
-        st.error("No checkpoint found. Train one (python -m model.train) or point "
+        st.error("No checkpoint found. Train one (python -m model.training.train) or point "
                  "ATTN_CHECKPOINTS_DIR at a folder of checkpoints.")
         return
     with st.sidebar:

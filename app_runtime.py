@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 import streamlit as st
 
 from model import Bundle, Trace, capture, load_checkpoint, translate
+from model.analysis.heads import alignment_for_input, head_stats
+from model.analysis.inspect import head_weights
+from model.analysis.lens import logit_lens
 from model.capture import GROUPS, freeze, nbytes
-from model.heads import alignment_for_input, head_stats
-from model.inspect import head_weights
-from model.lens import logit_lens
 from viz import bertviz_embed
 from viz import steps as viz_steps
 
@@ -188,15 +188,15 @@ def cached_head_stats(_trace: Trace, tkey: tuple, kind: str, b: int | None) -> d
 @st.cache_resource(show_spinner="Loading corpus sentences for the gold alignments…")
 def lookup_pairs(seed: int) -> list:
     """The corpus's seed sentences and LOOKUP_SAMPLE generated pairs (seconds, once)."""
-    from model import corpus
+    from model.training import corpus
 
     return list(corpus.SEED_PAIRS) + corpus.generate(LOOKUP_SAMPLE, seed=seed)
 
 
 @st.cache_resource(show_spinner="Generating the validation split (10–20 s, once)…")
 def validation_pairs(seed: int, n_train: int, n_val: int, n_test: int) -> list:
-    """The validation split the checkpoint was trained beside (model.corpus.splits)."""
-    from model import corpus
+    """The validation split the checkpoint was trained beside (model.training.corpus.splits)."""
+    from model.training import corpus
 
     return corpus.splits(seed=seed, n_train=n_train, n_val=n_val, n_test=n_test)["val"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import torch
 
 from benchmarks.common import median_times, paper_bundle
+from model.analysis.ablation import all_heads, importance_scan
 from model.decode import source_batch, translate
-from model.heads import all_heads, importance_scan
 
 SENTENCE = "The big dog eats the fish."
 TARGET_S = 3.0
@@ -19,7 +19,7 @@ def _bundle():
         return bundle, label
     try:
         from model import Bundle, ModelConfig, Tokenizer, Transformer
-        from model.corpus import generate
+        from model.training.corpus import generate
     except ImportError:  # no corpus generator yet: the smaller-vocabulary stand-in
         return bundle, label
     pairs = generate(4000, seed=0)

@@ -1,9 +1,10 @@
 """The attention lab's model package: the public API for the app, notebooks and tests."""
 
-from .capture import Trace, capture
-from .checkpoint import Bundle, CheckpointError, load_checkpoint, save_checkpoint
+from .capture import Trace
+from .checkpoint import Bundle, CheckpointError, save_checkpoint
 from .config import ModelConfig
-from .decode import Translation, translate
+from .decode import Translation
+from .dispatch import capture, load_checkpoint, translate
 from .hooks import KINDS, HookPoint, format_ablate, hooks, parse_ablate
 from .tokenizer import Tokenizer, TokenizerError
 from .transformer import Transformer

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from .decode import Translation, checked_heads, source_batch, target_langs, translate
+from .decode import Translation, checked_heads, source_batch, target_langs, translate_native
 from .hooks import Head, ablation_hooks, attn_prefix, buffers, hooks
 
 GROUPS = ("attn", "scores", "q", "k", "v", "hidden", "logits")
@@ -108,36 +108,17 @@ def _target_batch(bundle, targets, sources, target_lang, ablate, decoded
     if targets is None and bundle.model.encoder is None:
         targets = sources  # a decoder-only model reads the typed text itself
     if targets is None:
-        done = decoded if decoded is not None else translate(bundle, sources, target_lang,
-                                                             ablate=ablate)
+        done = decoded if decoded is not None else translate_native(
+            bundle, sources, target_lang, ablate=ablate)
         return [[tok.bos_id, *t.ids[: limit - 1]] for t in done]
     return [tok.target_ids(t, limit)[0] for t in targets]
 
 
-def capture(bundle, sources: Sequence[str] | str, targets: Sequence[str] | None = None, *,
-            target_lang: str | None = None, ablate: Iterable[Head] | str = (),
-            names: Collection[str] | None = None,
-            decoded: Sequence[Translation] | None = None) -> Trace:
-    """Record attention, q/k/v, hidden states and logits for a batch of sentences.
-
-    `decoded`: with targets=None, the translate() result for these sources (same target_lang
-    and ablate), reused instead of decoding again; its ids are the decoder input as generated.
-    """
-    if isinstance(sources, str):
-        sources = [sources]
-    sources = list(sources)
-    if not sources:
-        raise ValueError("capture needs at least one sentence")
-    if targets is not None and len(targets) != len(sources):
-        raise ValueError(f"{len(targets)} targets for {len(sources)} sources")
-    if decoded is not None and (targets is not None or [t.source for t in decoded] != sources):
-        raise ValueError("decoded must be translate()'s result for these sources, without "
-                         "targets")
-    if bundle.kind != "native":
-        from .hf import capture_hf
-
-        return capture_hf(bundle, sources, targets, target_lang=target_lang, ablate=ablate,
-                          names=names)
+def capture_native(bundle, sources: list[str], targets: Sequence[str] | None = None, *,
+                   target_lang: str | None = None, ablate: Iterable[Head] | str = (),
+                   names: Collection[str] | None = None,
+                   decoded: Sequence[Translation] | None = None) -> Trace:
+    """capture() for the lab's own model; arguments already checked by dispatch.capture."""
     model, tok, cfg = bundle.model, bundle.tokenizer, bundle.config
     heads = checked_heads(bundle, ablate)
     groups, raw = _wanted(names, model)

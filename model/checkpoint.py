@@ -119,16 +119,8 @@ def check_safetensors(path: Path) -> dict[str, Any]:
     return header
 
 
-def load_checkpoint(folder: str | Path) -> Bundle:
-    """Load a checkpoint folder; every problem raises CheckpointError naming the file."""
-    folder = Path(folder)
-    if not folder.is_dir():
-        raise CheckpointError(folder, "not a checkpoint folder (missing)")
-    raw_cfg = _read_json(folder / "config.json")
-    if isinstance(raw_cfg, dict) and "model_type" in raw_cfg:
-        from .hf import load_hf  # Hugging Face folder; imported lazily, it pulls transformers
-
-        return load_hf(folder)
+def load_native(folder: Path, raw_cfg: Any) -> Bundle:
+    """Load one of the lab's checkpoint folders, given its parsed config.json."""
     try:
         cfg = ModelConfig.from_dict(raw_cfg)
     except (TypeError, ValueError) as exc:

@@ -119,16 +119,10 @@ def default_max_steps(bundle, src_len: int, rows: int = 1) -> int:
     return max(1, min(bundle.config.max_len - 2, 2 * src_len + 10, budget))
 
 
-def translate(bundle, sources: Sequence[str] | str, target_lang: str | None = None, *,
-              max_len: int | None = None, top_k: int = 5,
-              ablate: Iterable[Head] | str = ()) -> list[Translation]:
-    """Greedy translation of each source sentence (batched), with per-step top-k."""
-    if isinstance(sources, str):
-        sources = [sources]
-    if bundle.kind != "native":
-        raise ValueError("translation needs one of this project's encoder–decoder checkpoints")
-    if not sources:
-        return []
+def translate_native(bundle, sources: list[str], target_lang: str | None = None, *,
+                     max_len: int | None = None, top_k: int = 5,
+                     ablate: Iterable[Head] | str = ()) -> list[Translation]:
+    """Greedy translation for the lab's own model (dispatch.translate checks the arguments)."""
     model, tok = bundle.model, bundle.tokenizer
     langs = target_langs(bundle, sources, target_lang)
     src, _, _ = source_batch(bundle, sources, langs)

@@ -13,7 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from model.heads import METRICS, diff_where_tokens_agree
+from model.analysis.heads import METRICS, diff_where_tokens_agree
 
 from .common import DIVERGING, plotly_text, style
 from .masks import KIND_NAMES

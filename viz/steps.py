@@ -2,7 +2,7 @@
 
 X → Q = X·W_Q, K, V (this head's columns) → QKᵀ → ÷√d_k → mask (-1e9) → softmax → ·V
 → heads concatenated → ·W_O. The inputs are what the hooks recorded (trace.acts) and the
-block's weights (model.inspect.head_weights); the tests check that every recomputed step
+block's weights (model.analysis.inspect.head_weights); the tests check that every recomputed step
 equals what the model itself produced.
 """
 

@@ -24,7 +24,9 @@ from model import (
     parse_ablate,
     save_checkpoint,
 )
-from model.heads import METRICS, head_stats, importance_scan, rollout
+from model.analysis.ablation import importance_scan
+from model.analysis.heads import METRICS, head_stats
+from model.analysis.rollout import rollout
 from tests.app.conftest import run_app
 from tests.app.test_views import array, charts, ok, texts
 from tests.unit.test_hf import make_model, make_tokenizer, reference
@@ -192,7 +194,7 @@ def test_heads_statistics_with_gold_alignment_and_open_a_head(models, trace):
 
 
 def test_validation_average_button(models, monkeypatch):
-    from model import corpus
+    from model.training import corpus
 
     sample = corpus.generate(6, seed=3)
     calls = []

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from model import Bundle, ModelConfig, Tokenizer, Transformer
-from model.corpus import generate
+from model.training.corpus import generate
 
 
 @pytest.fixture(scope="session")

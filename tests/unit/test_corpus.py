@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from model.corpus import (
+from model.training.corpus import (
     ADJECTIVES,
     CONSTRUCTIONS,
     NOUNS,
@@ -284,7 +284,7 @@ def test_speed(big):
 
 
 def test_rare_copies_lift_rare_words_and_leave_common_ones():
-    from model.corpus import rare_copies
+    from model.training.corpus import rare_copies
 
     train = splits(seed=0, n_train=20_000, n_val=10, n_test=10)["train"]
     extra = rare_copies(train, target=20, cap=10)  # 200 / 100 at the shipped 200k scale

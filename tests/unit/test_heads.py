@@ -11,24 +11,21 @@ import pytest
 import torch
 
 from model import Trace, capture
-from model.corpus import generate
-from model.evaluate import alignment_agreement
-from model.heads import (
+from model.analysis.ablation import ablation_effect, all_heads, importance_scan
+from model.analysis.alignment import alignment_agreement
+from model.analysis.heads import (
     METRICS,
-    ablation_effect,
     alignment_for_input,
     alignment_stats,
-    all_heads,
-    cross_rollout,
     diff_where_tokens_agree,
     gold_alignment_for,
     head_stats,
-    importance_scan,
     is_punct,
     is_special,
-    rollout,
     validation_stats,
 )
+from model.analysis.rollout import cross_rollout, rollout
+from model.training.corpus import generate
 from viz.heads import (
     ablation_figure,
     compare_figure,

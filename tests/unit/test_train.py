@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from model import load_checkpoint, translate
-from model.train import main as train_main
+from model.training.train import main as train_main
 
 
 def test_tiny_training_run_and_resume(tmp_path):

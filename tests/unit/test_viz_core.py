@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from model import capture, translate
+from model.analysis.inspect import head_weights
 from model.capture import GROUPS
-from model.inspect import head_weights
 from viz import attention, common, masks, steps, tokens, translation
 
 SOURCES = ["겨울은 추워요.", "The big dog eats the fish in the park."]

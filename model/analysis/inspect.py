@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .hooks import attn_prefix
+from ..hooks import attn_prefix
 
 
 def head_weights(bundle, kind: str, layer: int) -> dict[str, np.ndarray]:

@@ -1,7 +1,7 @@
 """Debugging attention heads: per-head statistics, ablation, an importance scan and rollout.
 
-Heads are addressed as (kind, layer, head). Statistics and rollout are numpy on Trace arrays;
-ablation and the importance scan run the model (torch) with hooks on `...hook_context`.
+Heads are addressed as (kind, layer, head). Statistics are numpy on Trace arrays; ablation
+(ablation.py) and rollout (rollout.py) live beside this module.
 
 Shape legend
     L  layers    B  sentences    H  heads    Q  query positions    K  key positions
@@ -14,11 +14,10 @@ import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
-import torch
 
-from .capture import Trace, capture
-from .decode import checked_heads, source_batch, target_langs, translate
-from .hooks import Head, HookFn, ablation_hooks, attn_prefix, format_ablate, hooks
+from ..capture import Trace
+from ..dispatch import capture
+from .alignment import alignment_agreement
 
 Progress = Callable[[float], None] | None
 
@@ -146,11 +145,6 @@ def head_stats(trace: Trace, kind: str, b: int | None = None) -> dict[str, np.nd
     return _means(*_row_sums(trace, kind, b))
 
 
-def _agreement(trace: Trace, align: list, src_is_en: list[bool]) -> np.ndarray:
-    """model.evaluate.alignment_agreement, imported late: evaluate pulls in the corpus module."""
-    from .evaluate import alignment_agreement
-
-    return alignment_agreement(trace, align, src_is_en)
 
 
 def _directions(target_lang: str | None) -> list[tuple[str, str, str]]:
@@ -195,7 +189,7 @@ def alignment_stats(bundle, pairs: Sequence, target_lang: str | None = None, bat
         raise ValueError("alignment_stats needs at least one pair")
     total, n = None, 0
     for tr, chunk, src_is_en in _corpus_traces(bundle, pairs, target_lang, batch, progress):
-        part = _agreement(tr, [p.align for p in chunk], [src_is_en] * len(chunk))
+        part = alignment_agreement(tr, [p.align for p in chunk], [src_is_en] * len(chunk))
         total = part * len(chunk) if total is None else total + part * len(chunk)
         n += len(chunk)
     return total / n
@@ -219,7 +213,7 @@ def validation_stats(bundle, pairs: Sequence, progress: Progress = None, *, batc
                 sums[kind] = {m: sums[kind][m] + s[m] for m in s}
                 counts[kind] = {m: counts[kind][m] + c[m] for m in c}
         if "cross" in tr.attn and all(hasattr(p, "align") for p in chunk):
-            part = _agreement(tr, [p.align for p in chunk], [src_is_en] * len(chunk))
+            part = alignment_agreement(tr, [p.align for p in chunk], [src_is_en] * len(chunk))
             align = part * len(chunk) if align is None else align + part * len(chunk)
             n_align += len(chunk)
     out = {kind: _means(sums[kind], counts[kind]) for kind in sums}
@@ -259,218 +253,7 @@ def alignment_for_input(bundle, text: str, pairs: Sequence,
     if target_lang not in (None, "auto", lang):
         return None
     tr = capture(bundle, [text], [reference], target_lang=lang, names=["attn"])
-    return _agreement(tr, [align], [src_is_en])
-
-
-# ---- ablation and importance ----------------------------------------------------------------
-
-
-def _native(bundle, what: str) -> None:
-    if bundle.kind != "native" or "cross" not in bundle.kinds:
-        raise ValueError(f"{what} needs one of this project's encoder–decoder checkpoints")
-
-
-def _forced(bundle, ids: Sequence[int]) -> tuple[list[int], list[int]]:
-    """Decoder input [bos] + ids and output ids + [eos], within the position table."""
-    limit = bundle.config.max_len - 1
-    body = list(ids)[: limit - 1]
-    return [bundle.tokenizer.bos_id, *body], [*body, bundle.tokenizer.eos_id]
-
-
-def _token_logprobs(bundle, src: torch.Tensor, tgt_in: torch.Tensor, tgt_out: torch.Tensor,
-                    fns: dict[str, HookFn]) -> torch.Tensor:
-    """(B, T) float64 log-probability of each output id (0 at pad), with hooks attached."""
-    model = bundle.model
-    model.eval()  # idempotent; the cached model is always in eval mode
-    with torch.inference_mode(), hooks(fns):
-        logits = model(src, tgt_in)  # (B, T, V)
-    logp = torch.log_softmax(logits.double(), dim=-1)
-    picked = logp.gather(-1, tgt_out.unsqueeze(-1)).squeeze(-1)  # (B, T)
-    return picked.masked_fill(tgt_out.eq(bundle.config.pad_id), 0.0)
-
-
-def ablation_effect(bundle, sources: Sequence[str] | str, ablate: Iterable[Head] | str,
-                    target_lang: str | None = None) -> dict:
-    """Translations with and without the ablated heads, and the loss change.
-
-    Log-probabilities are teacher-forced on the UN-ablated greedy translation (its ids, not
-    re-tokenised text), output = translation pieces + </s>. Per sentence b:
-    tokens[b] (output pieces), logp_before/after/change[b] (arrays, change = after − before),
-    loss_*[b] = mean NLL over those tokens. loss_before/after/change: mean NLL over all tokens.
-    """
-    _native(bundle, "ablation")
-    if isinstance(sources, str):
-        sources = [sources]
-    sources = list(sources)
-    heads = checked_heads(bundle, ablate)
-    before = translate(bundle, sources, target_lang)
-    after = translate(bundle, sources, target_lang, ablate=heads)
-    langs = target_langs(bundle, sources, target_lang)
-    src, _, _ = source_batch(bundle, sources, langs)
-    forced = [_forced(bundle, t.ids) for t in before]
-    tok = bundle.tokenizer
-    tgt_in = torch.from_numpy(tok.pad([f[0] for f in forced]))
-    tgt_out = torch.from_numpy(tok.pad([f[1] for f in forced]))
-    lp_before = _token_logprobs(bundle, src, tgt_in, tgt_out, {}).numpy()
-    lp_after = _token_logprobs(bundle, src, tgt_in, tgt_out, ablation_hooks(heads)).numpy()
-    lens = [len(f[1]) for f in forced]
-    per = {name: [lp[b, :n].copy() for b, n in enumerate(lens)]
-           for name, lp in (("before", lp_before), ("after", lp_after))}
-    change = [a - b for a, b in zip(per["after"], per["before"])]
-    n_tok = sum(lens)
-    loss_before = float(-lp_before.sum() / n_tok)
-    loss_after = float(-lp_after.sum() / n_tok)
-    return {
-        "sources": sources, "ablate": heads, "ablate_spec": format_ablate(heads),
-        "before": before, "after": after,
-        "changed": [a.text != b.text for a, b in zip(after, before)],
-        "tokens": [tok.ids_to_pieces(f[1]) for f in forced],
-        "logp_before": per["before"], "logp_after": per["after"], "logp_change": change,
-        "sentence_loss_before": [float(-x.mean()) for x in per["before"]],
-        "sentence_loss_after": [float(-x.mean()) for x in per["after"]],
-        "loss_before": loss_before, "loss_after": loss_after,
-        "loss_change": loss_after - loss_before,
-    }
-
-
-def all_heads(bundle) -> list[Head]:
-    """Every (kind, layer, head) of the model, kinds in bundle order."""
-    return [(kind, layer, head) for kind in bundle.kinds for layer in range(bundle.n_layers(kind))
-            for head in range(bundle.config.n_heads)]
-
-
-def row_ablation_hooks(rows: Sequence[Head | None]) -> dict[str, HookFn]:
-    """Hooks that zero head h's context only in batch row r, for each rows[r] = (kind, layer, h).
-
-    rows[r] = None leaves row r untouched. Tensors at hook_context are (B, H, Q, Dh).
-    """
-    by_hook: dict[str, tuple[list[int], list[int]]] = {}
-    for r, head in enumerate(rows):
-        if head is None:
-            continue
-        kind, layer, h = head
-        idx = by_hook.setdefault(f"{attn_prefix(kind, layer)}.hook_context", ([], []))
-        idx[0].append(r)
-        idx[1].append(h)
-
-    def make(r_idx: list[int], h_idx: list[int]) -> HookFn:
-        r_t, h_t = torch.tensor(r_idx), torch.tensor(h_idx)
-
-        def zero(x: torch.Tensor, name: str) -> torch.Tensor:
-            x = x.clone()  # never write into a tensor someone else recorded
-            x[r_t, h_t] = 0.0  # (n, Q, Dh) slices: row r_t[i], head h_t[i]
-            return x
-
-        return zero
-
-    return {name: make(*idx) for name, idx in by_hook.items()}
-
-
-def importance_scan(bundle, source: str, target_lang: str | None = None,
-                    progress: Progress = None, *, target: str | None = None,
-                    chunk: int = 64) -> dict[str, np.ndarray]:
-    """Loss increase (mean NLL, nats) when each head alone is ablated: {kind: (L, H)}.
-
-    Teacher-forced on the un-ablated greedy translation (or on `target` text when given).
-    The sentence is replicated once per head plus one untouched baseline row and each row
-    ablates a different head, so the whole scan is one forward per `chunk` rows.
-    progress gets fractions 0..1.
-    """
-    _native(bundle, "the importance scan")
-    report = progress or (lambda _f: None)
-    report(0.0)
-    langs = target_langs(bundle, [source], target_lang)
-    src, _, _ = source_batch(bundle, [source], langs)
-    if target is None:
-        tgt_in, tgt_out = _forced(bundle, translate(bundle, [source], target_lang)[0].ids)
-    else:
-        tgt_in, tgt_out = bundle.tokenizer.target_ids(target, bundle.config.max_len - 1)
-    report(0.2)
-    heads = all_heads(bundle)
-    rows: list[Head | None] = [None, *heads]
-    t_in, t_out = torch.tensor([tgt_in]), torch.tensor([tgt_out])
-    losses: list[float] = []
-    chunk = max(1, chunk)
-    for start in range(0, len(rows), chunk):
-        part = rows[start:start + chunk]
-        n = len(part)
-        lp = _token_logprobs(bundle, src.repeat(n, 1), t_in.repeat(n, 1), t_out.repeat(n, 1),
-                             row_ablation_hooks(part))
-        losses += (-lp.mean(-1)).tolist()
-        report(0.2 + 0.8 * min(1.0, (start + n) / len(rows)))
-    out = {kind: np.zeros((bundle.n_layers(kind), bundle.config.n_heads)) for kind in bundle.kinds}
-    for (kind, layer, h), loss in zip(heads, losses[1:]):
-        out[kind][layer, h] = loss - losses[0]
-    return out
-
-
-# ---- attention rollout (Abnar & Zuidema, 2020) -----------------------------------------------
-
-
-def _mean_heads(trace: Trace, kind: str, layer: int, b: int, n_q: int, n_k: int) -> np.ndarray:
-    """Layer's attention averaged over heads for sentence b, unpadded: (n_q, n_k) float64."""
-    return trace.attn[kind][layer, b, :, :n_q, :n_k].astype(np.float64).mean(0)
-
-
-def _rows_to_one(a: np.ndarray) -> np.ndarray:
-    total = a.sum(-1, keepdims=True)
-    return np.divide(a, total, out=np.zeros_like(a), where=total > 0)
-
-
-def _mixed(a: np.ndarray, residual: bool) -> np.ndarray:
-    """0.5·A + 0.5·I (the residual stream) if asked, rows renormalised."""
-    if residual:
-        a = 0.5 * a + 0.5 * np.eye(a.shape[0])
-    return _rows_to_one(a)
-
-
-def rollout(trace: Trace, b: int, kind: str = "enc_self", residual: bool = True) -> np.ndarray:
-    """Attention rollout of a self-attention stack for sentence b: (n, n), rows sum to 1.
-
-    Per layer l: A_l = mean over heads, A'_l = 0.5·A_l + 0.5·I if residual, rows renormalised;
-    R = A'_L ··· A'_2 · A'_1 over the unpadded tokens. R[i, j] = how much of output token i
-    traces back to input token j.
-    """
-    if kind not in ("enc_self", "dec_self"):
-        raise ValueError(f"rollout needs a self-attention kind, got {kind!r}; "
-                         "use cross_rollout for the decoder → source view")
-    if kind not in trace.attn:
-        raise ValueError(f"the trace has no {kind!r} attention")
-    n = trace.length("src" if kind == "enc_self" else "tgt", b)
-    r = np.eye(n)
-    for layer in range(trace.attn[kind].shape[0]):
-        r = _mixed(_mean_heads(trace, kind, layer, b, n, n), residual) @ r
-    return r
-
-
-def cross_rollout(trace: Trace, b: int, residual: bool = True) -> np.ndarray:
-    """Decoder → source rollout for sentence b: (T, S), rows sum to 1.
-
-    Layer by layer, each decoder position t is tracked as a mixture of decoder inputs D (T, T)
-    and source tokens X (T, S), starting from D = I, X = 0; rows of [D | X] always sum to 1.
-    In decoder layer l, with heads averaged:
-      self-attention   A'_l = 0.5·A_l + 0.5·I (residual), rows renormalised:
-                       D ← A'_l D,  X ← A'_l X
-      cross attention  C_l (T, S) attends to the encoder output, whose tokens are the mixture
-                       R_enc = rollout(trace, b, "enc_self") of source tokens:
-                       D ← 0.5·D,  X ← 0.5·X + 0.5·C_l R_enc   (without residual: D ← 0,
-                       X ← C_l R_enc)
-    The result is X with rows renormalised: the share of each source token in what position t
-    took from the source.
-    """
-    for kind in ("dec_self", "cross", "enc_self"):
-        if kind not in trace.attn:
-            raise ValueError(f"cross_rollout needs {kind!r} attention in the trace")
-    n_t, n_s = trace.length("tgt", b), trace.length("src", b)
-    r_enc = rollout(trace, b, "enc_self", residual)
-    d, x = np.eye(n_t), np.zeros((n_t, n_s))
-    keep = 0.5 if residual else 0.0
-    for layer in range(trace.attn["dec_self"].shape[0]):
-        a = _mixed(_mean_heads(trace, "dec_self", layer, b, n_t, n_t), residual)
-        d, x = a @ d, a @ x
-        c = _rows_to_one(_mean_heads(trace, "cross", layer, b, n_t, n_s))
-        d, x = keep * d, keep * x + (1.0 - keep) * (c @ r_enc)
-    return _rows_to_one(x)
+    return alignment_agreement(tr, [align], [src_is_en])
 
 
 # ---- compare -------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Training CLI: python -m model.train --variant paper|seed001 --out checkpoints/<name>.
+"""Training CLI: python -m model.training.train --variant paper|seed001 --out checkpoints/<name>.
 
 Both translation directions are trained in one model: the source starts with the target tag
 (<2ko> for English->Korean, <2en> for Korean->English). The run is deterministic for a seed and
@@ -25,11 +25,11 @@ from safetensors.torch import load_file, save_file
 from torch import nn
 from tqdm import tqdm
 
+from ..checkpoint import save_checkpoint
+from ..config import ModelConfig
+from ..tokenizer import Tokenizer
+from ..transformer import Transformer
 from . import corpus
-from .checkpoint import save_checkpoint
-from .config import ModelConfig
-from .tokenizer import Tokenizer
-from .transformer import Transformer
 
 VARIANTS = {
     # post-LN, sinusoidal, ReLU: the paper and seeds 000/004
@@ -156,7 +156,8 @@ def val_loss(model, tok, data, max_tokens: int) -> float:
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(prog="python -m model.train", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m model.training.train",
+                                 description=__doc__.split("\n")[0])
     ap.add_argument("--variant", choices=sorted(VARIANTS), required=True)
     ap.add_argument("--out", required=True, help="checkpoint folder to write")
     ap.add_argument("--steps", type=int, default=6000)
@@ -215,7 +216,7 @@ def main(argv=None) -> dict:
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, betas=(0.9, 0.98), eps=1e-9,
                             weight_decay=0.01)
     step, epoch, pos, losses, elapsed0 = 0, 0, 0, [], 0.0
-    command = "python -m model.train " + shlex.join(sys.argv[1:] if argv is None else argv)
+    command = "python -m model.training.train " + shlex.join(sys.argv[1:] if argv is None else argv)
     commands = [command]
     if args.resume and (state_dir / "state.json").is_file():
         meta = load_state(state_dir, model, opt)

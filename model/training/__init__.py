@@ -1,0 +1,1 @@
+"""Training data (the synchronous English–Korean grammar), the training loop and evaluation."""
