@@ -1,0 +1,299 @@
+"""Sentence rendering: token lists with alignment keys, turned into a Pair at the end.
+
+A sentence is built as two token lists: English [(word, keys)] and Korean [(word, key)], where
+keys are small ints shared by aligned words (English keys may be a tuple).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .hangul import _pred_words, particle
+from .lexicon import _COPULA, MANNER_ADVERBS, Adjective, Noun, Pronoun, Verb
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One sentence pair with its gold word alignment."""
+
+    en: str  # "The big dog eats fish."
+    ko: str  # "큰 개가 생선을 먹어요."
+    align: tuple[tuple[int, int], ...]  # (en word index, ko word index) over s.split()
+
+
+class _Reject(Exception):
+    """This derivation is not wanted (too long, ambiguous English); draw another."""
+
+
+class _Keys:
+    __slots__ = ("n",)
+
+    def __init__(self) -> None:
+        self.n = 0
+
+    def __call__(self) -> int:
+        self.n += 1
+        return self.n
+
+
+class _NP:
+    """A noun phrase: a noun (maybe plural, maybe with an adjective) or a pronoun."""
+
+    __slots__ = ("noun", "pron", "plural", "adj")
+
+    def __init__(self, noun: Noun | None = None, pron: Pronoun | None = None,
+                 plural: bool = False, adj: Adjective | None = None) -> None:
+        self.noun, self.pron, self.plural, self.adj = noun, pron, plural, adj
+
+    @property
+    def person(self) -> str:
+        if self.pron is not None:
+            return self.pron.person
+        return "3p" if self.plural else "3s"
+
+    def same(self, other: _NP | None) -> bool:
+        return other is not None and (self.noun, self.pron, self.plural, self.adj) == (
+            other.noun, other.pron, other.plural, other.adj)
+
+    def en_pron(self, key: int, obj: bool = False) -> list:
+        return [(self.pron.en_obj if obj else self.pron.en, key)]
+
+    def ko(self, key: int, kind: str, adj_key: int | None) -> list:
+        if self.pron is not None:
+            return [(particle(self.pron.ko, kind), key)]
+        word = self.noun.ko + "들" if self.plural else self.noun.ko
+        out = [(self.adj.attr_ko, adj_key)] if self.adj is not None else []
+        out.append((particle(word, kind), key))
+        return out
+
+
+def _np_pair(np: _NP, keys: _Keys, kind: str, obj: bool = False) -> tuple[list, list]:
+    """English and Korean tokens of a noun phrase with shared keys."""
+    key = keys()
+    if np.pron is not None:
+        return np.en_pron(key, obj), np.ko(key, kind, None)
+    adj_key = keys() if np.adj is not None else None
+    noun = np.noun
+    en: list = [("the", None)] if noun.article else []
+    if np.adj is not None:
+        en.append((np.adj.en, adj_key))
+    en += [(w, key) for w in (noun.pl_toks if np.plural else noun.toks)]
+    return en, np.ko(key, kind, adj_key)
+
+
+class _Clause:
+    """Everything one clause needs; rendered by _render_verb / _render_adj."""
+
+    __slots__ = ("subj", "verb", "adj", "obj", "adjunct", "place", "place_adj", "manner",
+                 "freq", "time", "tense", "neg", "intens", "elide")
+
+    def __init__(self) -> None:
+        self.subj: _NP | None = None
+        self.verb: Verb | None = None
+        self.adj: Adjective | None = None
+        self.obj: _NP | None = None
+        self.adjunct: tuple | None = None  # ("with" | "tool" | "by", noun, plural)
+        self.place: tuple | None = None  # ("loc" | "dir" | "arrive", place noun)
+        self.place_adj: Adjective | None = None
+        self.manner: str | None = None
+        self.freq: tuple | None = None
+        self.time: tuple | None = None
+        self.tense = "present"
+        self.neg = False
+        self.intens: tuple | None = None
+        self.elide = False
+
+
+def _pred_keys(words: tuple[str, ...], neg: bool, keys: _Keys) -> tuple[list, int, int, int]:
+    """Korean predicate tokens and the keys of its main, negation and tense-carrying words."""
+    ks = [keys() for _ in words]
+    main, last = ks[0], ks[-1]
+    negk = ks[1] if neg and len(ks) > 1 else main
+    return list(zip(words, ks)), main, negk, last
+
+
+def _adjunct_pair(adjunct: tuple, keys: _Keys) -> tuple[list, list]:
+    kind, noun, plural = adjunct
+    key = keys()
+    if kind == "by":
+        return [("by", key)] + [(w, key) for w in noun.toks], [(particle(noun.ko, "instrument"),
+                                                                key)]
+    en: list = [("with", key)]
+    if not plural and noun.article:
+        en.append(("an" if noun.an else "a", None))
+    en += [(w, key) for w in (noun.pl_toks if plural else noun.toks)]
+    ko_word = noun.ko + "들" if plural else noun.ko
+    return en, [(particle(ko_word, "with" if kind == "with" else "instrument"), key)]
+
+
+def _place_pair(place: tuple, adj: Adjective | None, keys: _Keys) -> tuple[list, list]:
+    kind, noun = place
+    key = keys()
+    prep = "to" if kind == "dir" else noun.loc
+    en: list = [(prep, key)]
+    if noun.article and not noun.bare:
+        en.append(("the", None))
+    ko: list = []
+    if adj is not None:
+        adj_key = keys()
+        en.append((adj.en, adj_key))
+        ko.append((adj.attr_ko, adj_key))
+    en += [(w, key) for w in noun.toks]
+    ko.append((noun.ko + ("에서" if kind == "loc" else "에"), key))
+    return en, ko
+
+
+def _time_pair(time: tuple, keys: _Keys, topic: bool = False) -> tuple[list, list]:
+    key = keys()
+    en = [(w, None if w == "the" else key) for w in time[0]]
+    ko = [(w, key) for w in time[1]]
+    if topic:
+        ko[-1] = (particle(ko[-1][0], "topic"), key)
+    return en, ko
+
+
+def _render_verb(c: _Clause, mode: str, keys: _Keys) -> tuple[list, list, int]:
+    """mode: decl | and | but | ynq | what | who | where | imp. Returns (en, ko, last key)."""
+    v = c.verb
+    neg_ko = c.neg and v.neg_ko is not None
+    lemma = v.neg_ko if neg_ko else v.ko
+    ending = {"and": "and", "but": "but", "imp": "request"}.get(mode, "final")
+    pred, k_main, k_neg, k_tense = _pred_keys(
+        _pred_words(lemma, c.tense, c.neg and not neg_ko, ending), c.neg and not neg_ko, keys)
+    verb_tail = [(w, k_main) for w in v.part]
+
+    # subject
+    en_front: list = []
+    en_s: list = []
+    ko_s: list = []
+    person = "3s"
+    if mode == "who":
+        k = keys()
+        en_s, ko_s = [("who", k)], [("누가", k)]
+    elif mode != "imp" and c.subj is not None:
+        person = c.subj.person
+        en_s, ko_s = _np_pair(c.subj, keys, "topic" if c.subj.pron else "subject")
+        if c.elide:
+            en_s, ko_s = [], []
+
+    # English verb group
+    question = mode in ("ynq", "what", "where")
+    do = "does" if person == "3s" else "do"
+    aux = {"present": do, "past": "did", "future": "will"}[c.tense]
+    en_v: list
+    if mode == "imp":
+        en_v = [("please", k_tense)]
+        if c.neg:
+            en_v += [("do", k_tense), ("not", k_neg)]
+        en_v += [(v.base, k_main), *verb_tail]
+    elif question:
+        en_v = [(v.base, k_main), *verb_tail]
+    elif c.neg:
+        en_v = [(aux, k_tense), ("not", k_neg), (v.base, k_main), *verb_tail]
+    elif c.tense == "future":
+        en_v = [("will", k_tense), (v.base, k_main), *verb_tail]
+    else:
+        if c.tense == "present":
+            form = v.s3 if person == "3s" else v.base
+        else:
+            form = v.past
+        en_v = [(form, (k_main, k_tense) if k_main != k_tense else k_main), *verb_tail]
+    en_freq: list = []
+    ko_freq: list = []
+    if c.freq is not None:
+        k = keys()
+        en_freq, ko_freq = [(c.freq[0], k)], [(c.freq[1], k)]
+
+    en_o: list = []
+    ko_o: list = []
+    if mode == "what":
+        k = keys()
+        wh_en, wh_ko = ("who", "누구를") if c.obj.pron or "person" in c.obj.noun.tags else (
+            "what", "무엇을")
+        en_front = [(wh_en, k)]
+        ko_o = [(wh_ko, k)]
+    elif c.obj is not None:
+        en_o, ko_o = _np_pair(c.obj, keys, "object", obj=True)
+    en_a: list = []
+    ko_a: list = []
+    if c.adjunct is not None:
+        en_a, ko_a = _adjunct_pair(c.adjunct, keys)
+    en_p: list = []
+    ko_p: list = []
+    if mode == "where":
+        k = keys()
+        en_front = [("where", k)]
+        ko_p = [("어디에" if v.motion or v.arrive else "어디에서", k)]
+    elif c.place is not None:
+        en_p, ko_p = _place_pair(c.place, c.place_adj, keys)
+    en_m: list = []
+    ko_m: list = []
+    if c.manner is not None:
+        k = keys()
+        en_m, ko_m = [(c.manner, k)], [(MANNER_ADVERBS[c.manner], k)]
+    en_t: list = []
+    ko_t: list = []
+    if c.time is not None:
+        en_t, ko_t = _time_pair(c.time, keys)
+
+    if c.manner in ("early", "late"):  # "goes to school early"
+        rest = en_o + en_a + en_p + en_m + en_t
+    else:  # "plays golf well at school"
+        rest = en_o + en_m + en_a + en_p + en_t
+    if question:
+        front = en_front if mode in ("what", "where") else []
+        en = front + [(aux, k_tense)] + en_s + en_v + rest
+    else:
+        en = en_s + en_freq + en_v + rest
+    ko = ko_t + ko_s + ko_freq + ko_a + ko_p + ko_o + ko_m + pred
+    return en, ko, k_tense
+
+
+def _copula(tense: str, person: str) -> str:
+    return _COPULA.get((tense, person), "are" if tense == "present" else "were")
+
+
+def _render_adj(c: _Clause, mode: str, keys: _Keys) -> tuple[list, list, int]:
+    """Adjective predicate: mode decl | and | but | ynq."""
+    a = c.adj
+    ending = mode if mode in ("and", "but") else "final"
+    pred, k_main, k_neg, k_tense = _pred_keys(_pred_words(a.ko, c.tense, c.neg, ending), c.neg,
+                                              keys)
+    en_s, ko_s = _np_pair(c.subj, keys, "topic")
+    en_i: list = []
+    ko_i: list = []
+    if c.intens is not None:
+        k = keys()
+        en_i, ko_i = [(c.intens[0], k)], [(c.intens[1], k)]
+    en_t: list = []
+    ko_t: list = []
+    if c.time is not None:
+        en_t, ko_t = _time_pair(c.time, keys)
+    adj = [(a.en, k_main)]
+    if c.tense == "future":
+        head = [("will", k_tense)]
+        tail = ([("not", k_neg)] if c.neg else []) + [("be", k_main)] + en_i + adj
+    else:
+        head = [(_copula(c.tense, c.subj.person), k_tense)]
+        tail = ([("not", k_neg)] if c.neg else []) + en_i + adj
+    if mode == "ynq":
+        en = head + en_s + tail + en_t
+    else:
+        en = en_s + head + tail + en_t
+    return en, ko_t + ko_s + ko_i + pred, k_tense
+
+
+def _finish(en: list, ko: list, punct: str) -> Pair:
+    if len(en) > 16:
+        raise _Reject
+    where: dict[int | None, tuple[int, ...]] = {}
+    for j, (_, k) in enumerate(ko):
+        where[k] = where[k] + (j,) if k in where else (j,)
+    get = where.get
+    align = sorted([(i, j) for i, (_, ks) in enumerate(en) if ks is not None
+                    for k in (ks if ks.__class__ is tuple else (ks,)) for j in get(k, ())])
+    en_text = " ".join([w for w, _ in en])
+    return Pair(en_text[0].upper() + en_text[1:] + punct, " ".join([w for w, _ in ko]) + punct,
+                tuple(align))
+
+
