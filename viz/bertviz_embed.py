@@ -15,13 +15,18 @@ builds the page around it:
 - The JSON is ASCII-only, with `<`, `>`, `&`, U+2028 and U+2029 written as \\uXXXX, so no
   token can end the script or open a comment in it.
 - bertviz draws tokens with d3's `.text()`, never `.html()`, so a token is shown as text.
+- Defence in depth: the page starts with a Content-Security-Policy meta tag (`page_csp`) that
+  allows no network request at all and runs only its own inline scripts (by SHA-256), so a
+  future slip in the escaping could neither run injected script nor send anything anywhere.
 
 Pure: no streamlit, no model. Trace in, HTML string out.
 """
 
 from __future__ import annotations
 
+import base64
 import functools
+import hashlib
 import importlib.util
 import json
 import re
@@ -252,6 +257,29 @@ def _controls(view: str, kinds: list[str]) -> str:
     return " ".join(parts)
 
 
+def page_csp(scripts: Sequence[str]) -> str:
+    """The CSP for a page whose only scripts are `scripts` (inline, in this order).
+
+    st.iframe renders the page from `srcdoc` with `allow-same-origin allow-scripts`, so its
+    scripts run with the app's origin. Nothing may be fetched (`default-src 'none'`,
+    `connect-src 'none'`, images only as data: URLs); scripts run only when their text hashes
+    to one of ours, which also blocks injected inline handlers; inline styles stay allowed
+    (bertviz and the controls set style attributes). Hashes rather than 'unsafe-inline': the
+    scripts are fixed when the page is built, and an injected <script> would not run.
+    """
+    hashes = " ".join(
+        "'sha256-" + base64.b64encode(hashlib.sha256(s.encode("utf-8")).digest()).decode() + "'"
+        for s in dict.fromkeys(scripts))
+    return (f"default-src 'none'; script-src {hashes}; style-src 'unsafe-inline'; "
+            "img-src data:; connect-src 'none'; font-src 'none'; base-uri 'none'; "
+            "form-action 'none'")
+
+
+def csp_meta(scripts: Sequence[str]) -> str:
+    """`page_csp` as the meta tag that must open every HTML page the app puts in an iframe."""
+    return f'<meta http-equiv="Content-Security-Policy" content="{page_csp(scripts)}">'
+
+
 def bertviz_html(trace, b: int, view: str = "head", layers: list[int] | None = None,
                  budget_bytes: int = DEFAULT_BUDGET, *, layer: int | None = None,
                  heads: Sequence[int] | None = None,
@@ -292,16 +320,14 @@ def bertviz_html(trace, b: int, view: str = "head", layers: list[int] | None = N
     script = view_js(view).replace(
         _PARAMS, f"const params = window.attentionFromThousandths({params});", 1)
     extra_css = f"#vis{{margin-left:{_left_room(trace, b, kinds)}px}}" if view == "head" else ""
+    scripts = [d3_js(), jquery_js(), _SHIM, script]  # hashed into the page's CSP
     html = "\n".join([
         "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
+        f'<html lang="en"><head>{csp_meta(scripts)}<meta charset="utf-8">',
         f"<title>bertviz {view} view</title><style>{_PAGE_CSS}{extra_css}</style></head><body>",
         f'<div id="{ROOT_ID}"><span style="user-select:none">{_controls(view, kinds)}</span>',
         '<div id="vis"></div></div>',
-        f"<script>{d3_js()}</script>",
-        f"<script>{jquery_js()}</script>",
-        f"<script>{_SHIM}</script>",
-        f"<script>{script}</script>",
+        *(f"<script>{code}</script>" for code in scripts),
         "</body></html>",
     ])
     size = len(html.encode("utf-8"))
