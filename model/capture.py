@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 import torch
@@ -56,6 +58,19 @@ class Trace:
     def length(self, side: str, b: int) -> int:
         """Unpadded length of sentence b on side 'src' or 'tgt'."""
         return len(self.src_tokens[b] if side == "src" else self.tgt_tokens[b])
+
+    def save(self, path: str | Path) -> Path:
+        """Write this Trace to one .npz (arrays + trace.json, no pickle); see model.trace_io."""
+        from .trace_io import save_trace
+
+        return save_trace(self, path)
+
+    @classmethod
+    def load(cls, source: str | Path | bytes | BinaryIO) -> Trace:
+        """Read a Trace written by save() or downloaded from the app (path, bytes or file)."""
+        from .trace_io import load_trace
+
+        return load_trace(source, cls)
 
 
 def _arrays(trace: Trace):
