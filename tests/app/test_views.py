@@ -186,7 +186,7 @@ def test_teacher_forcing_translation(models):
 
 
 def test_model_list_reads_both_environment_variables(models, tmp_path, monkeypatch):
-    import app
+    from ui import catalog
 
     (tmp_path / "hub" / "bert").mkdir(parents=True)
     (tmp_path / "hub" / "bert" / "config.json").write_text("{}")
@@ -194,37 +194,41 @@ def test_model_list_reads_both_environment_variables(models, tmp_path, monkeypat
     (tmp_path / "one" / "config.json").write_text("{}")
     (tmp_path / "empty").mkdir()
     monkeypatch.setenv("ATTN_MODELS", f"{tmp_path / 'hub'}:{tmp_path / 'one'}:{tmp_path / 'empty'}")
-    found = app.model_folders()
+    found = catalog.model_folders()
     assert list(found) == ["paper", "bert", "broken", "one"]  # the default first
     assert found["bert"] == tmp_path / "hub" / "bert"
 
 
 def test_input_cleaning():
-    import app
+    from ui import common as app
+    from ui.text import md
 
     lines, notes = app.clean_input("a\r\nb\x00c\n\n  \n" + "x\n" * 20)
     assert lines[:2] == ["a", "bc"] and len(lines) == app.MAX_LINES
     assert any("control" in n for n in notes) and any("first 16" in n for n in notes)
     lines, notes = app.clean_input("y" * (app.MAX_CHARS + 5))
     assert len(lines[0]) == app.MAX_CHARS and "20,000" in notes[0]
-    assert app.md("*a* [b](c) $x$ :red[d] <i>") == (
+    assert md("*a* [b](c) $x$ :red[d] <i>") == (
         "\\*a\\* \\[b\\]\\(c\\) \\$x\\$ \\:red\\[d\\] \\<i\\>")
 
 
 def count_calls(monkeypatch, name: str, *modules) -> list:
-    """Replace `name` in each module by a wrapper that records its sentences (2nd argument);
-    Streamlit's caches are emptied so the count starts from a cold server."""
+    """Replace `name` in each module (or the name of a (module, name) pair) by a wrapper that
+    records its sentences (2nd argument); Streamlit's caches are emptied so the count starts
+    from a cold server."""
     import streamlit as st
 
     calls: list = []
-    real = getattr(modules[0], name)
 
-    def counted(*args, **kwargs):
-        calls.append(args[1])
-        return real(*args, **kwargs)
+    def counting(real):
+        def counted(*args, **kwargs):
+            calls.append(args[1])
+            return real(*args, **kwargs)
+        return counted
 
     for module in modules:
-        monkeypatch.setattr(module, name, counted)
+        module, attr = module if isinstance(module, tuple) else (module, name)
+        monkeypatch.setattr(module, attr, counting(getattr(module, attr)))
     st.cache_resource.clear()
     st.cache_data.clear()
     return calls
@@ -232,9 +236,9 @@ def count_calls(monkeypatch, name: str, *modules) -> list:
 
 def test_one_forward_per_input_whichever_views_open(models, monkeypatch):
     """The capture is cached per input: switching views or options never reruns the model."""
-    import app_runtime
+    from ui import runtime
 
-    calls = count_calls(monkeypatch, "capture", app_runtime)
+    calls = count_calls(monkeypatch, "capture", runtime)
     at = run_app({"view": "tokens", "text": TEXT})
     for view in ("masks", "attention", "steps", "positional", "embeddings"):
         at.radio(key="view").set_value(view).run()
@@ -250,10 +254,11 @@ def test_one_forward_per_input_whichever_views_open(models, monkeypatch):
 
 def test_translation_view_decodes_once_per_input(models, monkeypatch):
     """The capture's greedy decode and the translation view's steps are one translate()."""
-    import app_runtime
+    from ui import runtime
 
-    # model.capture (the name) is the function; its module is where capture() looks translate up
-    calls = count_calls(monkeypatch, "translate", app_runtime, sys.modules["model.capture"])
+    # without a decode handed in, capture() decodes with model.capture's translate_native
+    calls = count_calls(monkeypatch, "translate", runtime,
+                        (sys.modules["model.capture"], "translate_native"))
     at = run_app({"view": "translation", "text": TEXT})
     ok(at)
     assert len(calls) == 1 and calls[0] == LINES

@@ -91,8 +91,8 @@ def test_no_unpickling_anywhere():
 
     root = pathlib.Path(__file__).resolve().parents[2]
     offenders = []
-    for path in list(root.glob("model/**/*.py")) + list(root.glob("viz/**/*.py")) + [
-            root / "app.py"]:
+    for path in [*root.glob("model/**/*.py"), *root.glob("viz/**/*.py"), *root.glob("ui/**/*.py"),
+                 root / "app.py"]:
         if not path.exists():
             continue
         text = path.read_text(encoding="utf-8")

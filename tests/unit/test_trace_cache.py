@@ -1,4 +1,4 @@
-"""The app's byte-bounded Trace cache (app_runtime.TraceCache), on real small Traces."""
+"""The app's byte-bounded Trace cache (ui.runtime.TraceCache), on real small Traces."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import threading
 
 import pytest
 
-from app_runtime import TraceCache
 from model import capture
 from model.capture import nbytes
+from ui.runtime import TraceCache
 
 
 @pytest.fixture(scope="module")

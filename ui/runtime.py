@@ -1,9 +1,9 @@
-"""The app's process-wide parts: Streamlit caches, shared results and the small dataclasses.
+"""The app's process-wide parts: Streamlit caches and the results shared by every session.
 
-Streamlit runs app.py afresh on every rerun, and each st.cache_* decorator there hashed its
-function's source again (inspect.getsource) and each @dataclass built its class again: about a
-tenth of a rerun. Defined here, in a module imported once per server process, they cost
-nothing per rerun and their caches are the same objects for every session.
+Streamlit runs app.py afresh on every rerun; each st.cache_* decorator there would hash its
+function's source again (inspect.getsource), about a tenth of a rerun. Defined here, in a
+module imported once per server process, they cost nothing per rerun and their caches are the
+same objects for every session. (This was app_runtime.py.)
 """
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass, field
 
 import streamlit as st
 
 from model import Bundle, Trace, capture, load_checkpoint, translate
+from model.analysis.ablation import ablation_effect
 from model.analysis.heads import alignment_for_input, head_stats
 from model.analysis.inspect import head_weights
 from model.analysis.lens import logit_lens
@@ -25,20 +25,6 @@ from viz import steps as viz_steps
 
 EMBED_HOOKS = ("encoder.hook_tok", "encoder.hook_pos", "decoder.hook_tok", "decoder.hook_pos")
 LOOKUP_SAMPLE = 20_000  # corpus pairs searched for a typed sentence's gold alignment
-
-
-@dataclass
-class Notes:
-    """Messages collected while reading the URL and the inputs, shown above the view."""
-
-    warnings: list[str] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-
-    def show(self) -> None:
-        for text in self.errors:
-            st.error(text)
-        for text in self.warnings:
-            st.warning(text)
 
 
 @st.cache_resource(max_entries=6, show_spinner="Loading the model…")
@@ -146,24 +132,6 @@ def cached_vocab(_bundle: Bundle, key: str) -> list[str]:
     return [tok.id_to_piece(i) for i in range(tok.vocab_size)]
 
 
-@dataclass
-class Ctx:
-    """Everything a view needs: the model, its Trace and the display options."""
-
-    bundle: Bundle
-    key: str  # cache key of the checkpoint
-    trace: Trace
-    lines: tuple[str, ...]
-    targets: tuple[str, ...] | None
-    lang: str
-    ablate: str
-    b: int
-    hide_pad: bool
-    numbers: bool
-    colorscale: str
-    fmt: str
-
-
 @st.cache_resource
 def shared_results() -> dict:
     """Results of button-started work (validation average, importance scan), for every session.
@@ -171,6 +139,21 @@ def shared_results() -> dict:
     st.cache_data cannot drive a live progress bar, so these are kept here, newest last.
     """
     return {"lock": threading.Lock(), "items": OrderedDict()}
+
+
+def result_get(key: tuple):
+    store = shared_results()
+    with store["lock"]:
+        return store["items"].get(key)
+
+
+def result_put(key: tuple, value, max_items: int = 64) -> None:
+    store = shared_results()
+    with store["lock"]:
+        store["items"][key] = value
+        store["items"].move_to_end(key)
+        while len(store["items"]) > max_items:
+            store["items"].popitem(last=False)
 
 
 @st.cache_data(max_entries=16, show_spinner="Building the bertviz page…")
@@ -183,6 +166,12 @@ def cached_bertviz(_trace: Trace, tkey: tuple, b: int, view: str, layers: tuple[
 @st.cache_data(max_entries=32)
 def cached_head_stats(_trace: Trace, tkey: tuple, kind: str, b: int | None) -> dict:
     return head_stats(_trace, kind, b)
+
+
+@st.cache_data(max_entries=32, show_spinner="Translating with and without those heads…")
+def cached_ablation(_bundle: Bundle, key: str, lines: tuple[str, ...], lang: str,
+                    ablate: str) -> dict:
+    return ablation_effect(_bundle, list(lines), ablate, target_lang=lang)
 
 
 @st.cache_resource(show_spinner="Loading corpus sentences for the gold alignments…")

@@ -1,0 +1,74 @@
+"""Widgets and helpers the views share: charts, the head picker, progress bars, view links."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from model import Bundle, Trace, parse_ablate
+from model.inputs import MAX_CHARS, MAX_LINES, clean_lines  # input caps live with the cleaning
+from ui.context import Ctx
+from ui.state import sticky
+from ui.text import KIND_LABELS
+from viz.common import chart_config
+
+NOT_NATIVE = ("{what} is not supported for this model: it runs this project's own encoder–decoder "
+              "with hooks on each head, so it needs one of the shipped translation checkpoints.")
+
+
+def clean_input(raw: str) -> tuple[list[str], list[str]]:
+    """Text area content -> at most MAX_LINES stripped sentences, and notes on what changed."""
+    return clean_lines(raw, MAX_LINES, MAX_CHARS)  # capped before anything is tokenized
+
+
+def chart(fig, ctx: Ctx, key: str | None = None) -> None:
+    st.plotly_chart(fig, config=chart_config(ctx.fmt), key=key)
+
+
+def head_picker(ctx: Ctx, kinds: tuple[str, ...] | None = None) -> tuple[str, int, int]:
+    """kind / layer / head selectors, shared by the views and kept in the URL."""
+    kinds = kinds or ctx.trace.kinds
+    state = st.session_state
+    if state["kind"] not in kinds:
+        state["kind"] = kinds[0]
+    c1, c2, c3 = st.columns(3)
+    kind = sticky(c1.selectbox, "kind", "Attention", options=list(kinds),
+                  format_func=KIND_LABELS.get)
+    n_layers = ctx.trace.n_layers(kind)
+    if state["layer"] >= n_layers:
+        state["layer"] = 0
+    layer = sticky(c2.selectbox, "layer", "Layer", options=list(range(n_layers)))
+    head = sticky(c3.selectbox, "head", "Head", options=list(range(ctx.bundle.config.n_heads)))
+    if (kind, layer, head) in parse_ablate(ctx.ablate):
+        st.info("This head is knocked out: its context is zeroed before W_O.")
+    return kind, layer, head
+
+
+def goto(view: str, head: tuple[str, int, int] | None = None) -> None:
+    """Button callback: switch view (and head) before the next run draws the view radio."""
+    state = st.session_state
+    state["view"] = view
+    if head is not None:
+        state["kind"], state["layer"], state["head"] = head
+
+
+def side_tokens(trace: Trace, kind: str, b: int) -> tuple[list[str], list[str]]:
+    """Unpadded (query, key) pieces of sentence b for an attention kind."""
+    q_side, k_side = {"enc_self": ("src", "src"), "dec_self": ("tgt", "tgt"),
+                      "cross": ("tgt", "src")}[kind]
+    pieces = {"src": trace.src_tokens[b], "tgt": trace.tgt_tokens[b]}
+    return list(pieces[q_side]), list(pieces[k_side])
+
+
+def progress_bar(text: str):
+    """st.progress and a callback that moves it (fractions 0..1)."""
+    bar = st.progress(0.0, text=text)
+    return bar, lambda f: bar.progress(min(1.0, max(0.0, float(f))), text=text)
+
+
+def is_translator(bundle: Bundle) -> bool:
+    return bundle.kind == "native" and "cross" in bundle.kinds
+
+
+def control_flow(exc: BaseException) -> bool:
+    """st.rerun()/st.stop() work by raising; those must pass through the error box."""
+    return type(exc).__name__ in {"RerunException", "StopException"}

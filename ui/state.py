@@ -1,0 +1,86 @@
+"""URL state: query parameters read once per session, widget seeds, widgets whose value
+outlives the views that draw them, the shared kind/layer/head, and the link written back."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from model import Bundle
+from ui.context import Notes
+from ui.text import md
+
+MAX_URL_TEXT = 2_000  # longer text is left out of shareable links
+
+
+def url_once() -> dict[str, str]:
+    """The query parameters on the first run of a session; later runs: {} (widgets rule)."""
+    if st.session_state.get("_url_read"):
+        return {}
+    st.session_state["_url_read"] = True
+    return {k: st.query_params[k] for k in st.query_params}
+
+
+def seed(key: str, value: object) -> None:
+    """Give a widget its starting value through session state (never through index=)."""
+    if key not in st.session_state:
+        st.session_state[key] = value
+
+
+def _copy(src: str, dst: str) -> None:
+    st.session_state[dst] = st.session_state[src]
+
+
+def sticky(widget, key: str, label: str, **kwargs):
+    """A widget whose value outlives views that do not draw it (kept under `key`)."""
+    shadow = f"_w_{key}"
+    st.session_state[shadow] = st.session_state[key]
+    return widget(label, key=shadow, on_change=_copy, args=(shadow, key), **kwargs)
+
+
+def head_state(bundle: Bundle, url: dict[str, str], notes: Notes) -> None:
+    """kind/layer/head: from the URL once (checked against the model), then kept valid."""
+    state = st.session_state
+    kinds = bundle.kinds
+    if "kind" not in state:
+        state["kind"], state["layer"], state["head"] = kinds[0] if kinds else "", 0, 0
+        if "kind" in url:
+            if url["kind"] in kinds:
+                state["kind"] = url["kind"]
+            else:
+                notes.warnings.append(f"Unknown attention kind {md(repr(url['kind']))} in the "
+                                      f"link; showing {md(state['kind'])}.")
+        for name, limit in (("layer", bundle.n_layers(state["kind"]) if kinds else 0),
+                            ("head", bundle.config.n_heads)):
+            if name in url:
+                value = url[name]
+                if value.isascii() and value.isdigit() and int(value) < limit:  # not "²"
+                    state[name] = int(value)
+                else:
+                    notes.warnings.append(f"{name} {md(repr(value))} from the link is not "
+                                          f"between 0 and {limit - 1}; showing {name} 0.")
+    if kinds and state["kind"] not in kinds:
+        state["kind"] = kinds[0]
+    if kinds and not 0 <= state["layer"] < bundle.n_layers(state["kind"]):
+        state["layer"] = 0
+    if not 0 <= state["head"] < bundle.config.n_heads:
+        state["head"] = 0
+
+
+def write_url(params: dict[str, str]) -> None:
+    """Put the page state into the address bar (only when it changed)."""
+    current = {k: st.query_params[k] for k in st.query_params}
+    if current != params:
+        st.query_params.from_dict(params)
+
+
+def link_params(name: str, inputs: dict, view: str) -> dict[str, str]:
+    """The URL query parameters that reopen exactly this page."""
+    state = st.session_state
+    params = {"ckpt": name}
+    if len(inputs["text"]) <= MAX_URL_TEXT:
+        params["text"] = inputs["text"]
+    params.update(lang=inputs["lang"], view=view, kind=state["kind"], layer=str(state["layer"]),
+                  head=str(state["head"]))
+    if inputs["ablate"]:
+        params["ablate"] = inputs["ablate"]
+    return params

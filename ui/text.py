@@ -1,0 +1,14 @@
+"""Text shared by the sidebar, the URL state and the views; no Streamlit calls here."""
+
+from __future__ import annotations
+
+import re
+
+KIND_LABELS = {"enc_self": "encoder self-attention", "dec_self": "decoder self-attention",
+               "cross": "cross-attention (decoder → encoder)"}
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:=])")
+
+
+def md(text: object) -> str:
+    """Text shown literally inside Streamlit markdown (no formatting, links, LaTeX or emoji)."""
+    return _MD_SPECIAL.sub(r"\\\1", str(text))

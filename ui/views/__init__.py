@@ -1,0 +1,60 @@
+"""The views, in the order of the view bar: name -> View(label, render, applies).
+
+A view is a module ui/views/<name>.py with render(ctx); register it in VIEWS below. The view
+bar and app.py's dispatch both read VIEWS, and the name is the `view=` URL parameter.
+applies(bundle) returns None, or a short reason why the view has nothing to show for that
+model; the page then shows the reason instead of the view.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from model import Bundle
+from ui.context import Ctx
+from ui.views import (
+    attention,
+    bertviz,
+    compare,
+    embeddings,
+    heads,
+    masks,
+    positional,
+    steps,
+    tokens,
+    translation,
+)
+
+
+def every_model(bundle: Bundle) -> str | None:
+    """Applies to every model (the view says inside itself what a model lacks)."""
+    return None
+
+
+@dataclass(frozen=True)
+class View:
+    """One entry of the view bar."""
+
+    label: str
+    render: Callable[[Ctx], None]
+    applies: Callable[[Bundle], str | None] = every_model
+
+
+VIEWS: dict[str, View] = {
+    "tokens": View("Tokens & padding", tokens.render),
+    "masks": View("Masks", masks.render),
+    "attention": View("Attention", attention.render),
+    "bertviz": View("bertviz", bertviz.render),
+    "steps": View("Inside one head", steps.render),
+    "positional": View("Positional encoding", positional.render),
+    "embeddings": View("Embeddings by layer", embeddings.render),
+    "translation": View("Translation", translation.render),
+    "heads": View("Heads", heads.render),
+    "compare": View("Compare", compare.render),
+}
+
+
+def view_label(name: str) -> str:
+    """The view bar's label for a view name."""
+    return VIEWS[name].label

@@ -1,0 +1,29 @@
+"""Attention: one head, the layer's heads side by side and the grid of every head."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from ui.common import chart, head_picker
+from ui.context import Ctx
+from viz import attention as viz_attention
+
+
+def _open_head(n_heads: int) -> None:
+    index = st.session_state["_w_open"]
+    st.session_state["layer"], st.session_state["head"] = divmod(int(index), n_heads)
+
+
+def render(ctx: Ctx) -> None:
+    t = ctx.trace
+    kind, layer, head = head_picker(ctx)
+    opts = {"hide_pad": ctx.hide_pad, "colorscale": ctx.colorscale}
+    chart(viz_attention.head_figure(t, kind, layer, ctx.b, head, numbers=ctx.numbers, **opts),
+          ctx)
+    chart(viz_attention.layer_figure(t, kind, layer, ctx.b, **opts), ctx)
+    n_layers, n_heads = t.n_layers(kind), t.attn[kind].shape[2]
+    chart(viz_attention.grid_figure(t, kind, ctx.b, selected=(layer, head), **opts), ctx)
+    st.session_state["_w_open"] = layer * n_heads + head
+    st.selectbox("Open a head from the grid", list(range(n_layers * n_heads)), key="_w_open",
+                 format_func=lambda i: f"layer {i // n_heads}, head {i % n_heads}",
+                 on_change=_open_head, args=(n_heads,))

@@ -1,0 +1,21 @@
+"""Heads: statistics per head, knocking heads out, the importance scan and attention rollout;
+one module per part, this one picks the part."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from ui.context import Ctx
+from ui.state import seed, sticky
+from ui.views.heads import ablation, rollout, scan, stats
+
+HEADS_PARTS = {"stats": "Statistics", "ablation": "Knock out heads",
+               "scan": "Importance scan", "rollout": "Attention rollout"}
+
+
+def render(ctx: Ctx) -> None:
+    seed("heads_part", "stats")
+    part = sticky(st.radio, "heads_part", "Part", options=list(HEADS_PARTS), horizontal=True,
+                  format_func=HEADS_PARTS.get, label_visibility="collapsed")
+    {"stats": stats.render, "ablation": ablation.render, "scan": scan.render,
+     "rollout": rollout.render}[part](ctx)

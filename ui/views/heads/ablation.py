@@ -1,0 +1,70 @@
+"""Heads › Knock out heads: tick heads to zero, see the translation and loss before and after."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from model import format_ablate, parse_ablate
+from ui.common import NOT_NATIVE, chart, is_translator
+from ui.context import Ctx
+from ui.runtime import cached_ablation, cached_translate
+from ui.text import KIND_LABELS, md
+from viz import heads as viz_heads
+
+
+def _set_ablate(spec: str) -> None:
+    st.session_state["ablate"] = spec
+
+
+def _toggle_head(key: str, head: tuple[str, int, int], spec: str) -> None:
+    heads = set(parse_ablate(spec))
+    if st.session_state[key]:
+        heads.add(head)
+    else:
+        heads.discard(head)
+    _set_ablate(format_ablate(heads))
+
+
+def render(ctx: Ctx) -> None:
+    bundle = ctx.bundle
+    if not is_translator(bundle):
+        st.info(NOT_NATIVE.format(what="Knocking out heads"))
+        return
+    current = parse_ablate(ctx.ablate)
+    st.caption("Tick a head to zero its output (its context vector, before W_O) and rerun. The "
+               "choice belongs to this browser session; it is also in the link (ablate=…) and "
+               "in the sidebar's “Knock out heads” box. Every view shows the model with these "
+               "heads knocked out.")
+    n_heads = bundle.config.n_heads
+    for kind in bundle.kinds:
+        st.markdown(f"**{KIND_LABELS[kind]}**")
+        for layer in range(bundle.n_layers(kind)):
+            cols = st.columns(n_heads + 1)
+            cols[0].markdown(f"layer {layer}")
+            for h in range(n_heads):
+                key = f"abl:{kind}:{layer}:{h}"
+                st.session_state[key] = (kind, layer, h) in current
+                cols[h + 1].checkbox(f"head {h}", key=key, on_change=_toggle_head,
+                                     args=(key, (kind, layer, h), ctx.ablate))
+    st.button("Clear all", key="abl_clear", on_click=_set_ablate, args=("",),
+              disabled=not current)
+    b = ctx.b
+    if not current:
+        result = cached_translate(bundle, ctx.key, ctx.lines, ctx.lang, "")[b]
+        st.markdown(f"**Translation of sentence {b + 1}** (no head knocked out)")
+        st.code(result.text or "(empty)", language=None)
+        return
+    effect = cached_ablation(bundle, ctx.key, ctx.lines, ctx.lang, ctx.ablate)
+    left, right = st.columns(2)
+    with left:
+        st.markdown(f"**Before**: sentence {b + 1} with every head")
+        st.code(effect["before"][b].text or "(empty)", language=None)
+    with right:
+        st.markdown(f"**After**: without {md(effect['ablate_spec'])}")
+        st.code(effect["after"][b].text or "(empty)", language=None)
+    changed = sum(effect["changed"])
+    c1, c2 = st.columns(2)
+    c1.metric("Loss (mean NLL per target token, whole input)", f"{effect['loss_after']:.3f}",
+              delta=f"{effect['loss_change']:+.3f} nats", delta_color="inverse")
+    c2.metric("Translations changed", f"{changed} of {len(effect['changed'])}")
+    chart(viz_heads.ablation_figure(effect, b), ctx)

@@ -1,0 +1,97 @@
+"""Heads › Statistics: maps of per-head measures for a sentence, the input or validation pairs."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from model.analysis.heads import METRICS, validation_stats
+from ui.common import chart, goto, is_translator, progress_bar
+from ui.context import Ctx, trace_key
+from ui.runtime import (
+    LOOKUP_SAMPLE,
+    cached_alignment,
+    cached_head_stats,
+    corpus_args,
+    result_get,
+    result_put,
+    validation_pairs,
+)
+from ui.state import seed
+from ui.text import KIND_LABELS, md
+from viz import heads as viz_heads
+
+VAL_SIZES = (100, 250, 500, 1000)  # validation sentences the statistics can be averaged over
+
+
+def validation_button(ctx: Ctx) -> None:
+    """The button that averages the statistics over validation sentences, with progress."""
+    if not is_translator(ctx.bundle):
+        st.caption("Averages over validation sentences need one of this project's translation "
+                   "checkpoints (the corpus they were trained on).")
+        return
+    c1, c2 = st.columns([1, 2])
+    n = c1.select_slider("Validation sentences", VAL_SIZES, value=VAL_SIZES[1], key="hs_val_n")
+    c2.caption("Teacher-forced on the reference translations, both directions (so twice as "
+               "many forward passes), and with gold alignments for cross attention.")
+    if c2.button("Average over validation sentences", key="hs_val_go"):
+        bar, report = progress_bar(f"Running {n} validation pairs in both directions…")
+        pairs = validation_pairs(*corpus_args(ctx.bundle))[:n]
+        stats = validation_stats(ctx.bundle, pairs, progress=report)
+        bar.empty()
+        result_put(("val", ctx.key), (len(pairs), stats))
+        st.session_state["_hs_show_val"] = True  # the scope radio above is already drawn
+        st.rerun()
+
+
+def render(ctx: Ctx) -> None:
+    t = ctx.trace
+    kinds = [k for k in t.kinds if k in t.attn]
+    seed("hs_kind", st.session_state["kind"])
+    if st.session_state["hs_kind"] not in kinds:
+        st.session_state["hs_kind"] = kinds[0]
+    validation = result_get(("val", ctx.key))
+    scopes = {"sentence": f"sentence {ctx.b + 1}", "batch": "every sentence of the input"}
+    if validation is not None:
+        scopes["validation"] = f"{validation[0]} validation pairs (both directions)"
+    c1, c2 = st.columns(2)
+    kind = c1.radio("Attention", kinds, key="hs_kind", format_func=KIND_LABELS.get)
+    seed("hs_scope", "sentence")
+    if st.session_state.pop("_hs_show_val", False) and "validation" in scopes:
+        st.session_state["hs_scope"] = "validation"
+    if st.session_state["hs_scope"] not in scopes:
+        st.session_state["hs_scope"] = "sentence"
+    scope = c2.radio("Average over", list(scopes), key="hs_scope", format_func=scopes.get)
+    validation_button(ctx)
+    if scope == "validation":
+        stats = dict(validation[1].get(kind, {}))
+    else:
+        stats = dict(cached_head_stats(t, trace_key(ctx), kind,
+                                       ctx.b if scope == "sentence" else None))
+        if kind == "cross" and is_translator(ctx.bundle):
+            line = ctx.lines[ctx.b]
+            align = cached_alignment(ctx.bundle, ctx.key, line, ctx.lang)
+            if align is not None:
+                stats["alignment"] = align
+                st.caption(f"Sentence {ctx.b + 1} is a corpus sentence, so its gold word "
+                           "alignment is known: see the alignment map (teacher-forced on the "
+                           "corpus reference).")
+            else:
+                st.caption("Alignment agreement: the selected sentence is not among the corpus "
+                           f"sentences searched (the seed sentences and {LOOKUP_SAMPLE:,} "
+                           "generated pairs); the validation average includes it.")
+    if not stats:
+        st.info("No statistics for this attention kind.")
+        return
+    st.markdown("\n".join(f"- **{md(m)}**: {md(METRICS.get(m, ''))}" for m in stats))
+    figs = viz_heads.stats_heatmaps(stats, kind)
+    for i in range(0, len(figs), 2):
+        for col, fig in zip(st.columns(2), figs[i:i + 2]):
+            with col:
+                chart(fig, ctx)
+    n_layers, n_heads = t.n_layers(kind), t.attn[kind].shape[2]
+    st.markdown("**Open a head** (a cell of the maps above) in the attention view")
+    c1, c2, c3 = st.columns(3, vertical_alignment="bottom")
+    layer = c1.selectbox("Layer", list(range(n_layers)), key="hs_open_layer")
+    head = c2.selectbox("Head", list(range(n_heads)), key="hs_open_head")
+    c3.button("Open in the attention view", key="hs_open", on_click=goto,
+              args=("attention", (kind, layer, head)))

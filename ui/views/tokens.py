@@ -1,0 +1,33 @@
+"""Tokens & padding: the pieces, their ids and positions, padding and the decoder's shift."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from ui.common import chart
+from ui.context import Ctx
+from viz import tokens as viz_tokens
+
+
+def render(ctx: Ctx) -> None:
+    t = ctx.trace
+    st.subheader("Tokens and padding")
+    st.caption("Each sentence is cut into SentencePiece pieces (▁ marks a word start), "
+               "framed by a target-language tag and </s>, and padded with id "
+               f"{t.pad_id} to the longest sentence in the batch.")
+    if any(t.src_tokens):  # a decoder-only model (GPT-2) has text on the decoder side only
+        for b, pieces in enumerate(t.src_tokens):
+            st.markdown(f"**Sentence {b + 1}** · encoder input, {len(pieces)} pieces")
+            st.html(viz_tokens.chips_html(pieces, t.src_ids[b, : len(pieces)]))
+        chart(viz_tokens.id_matrix_figure(t, "src", ctx.numbers), ctx)
+        chart(viz_tokens.positions_figure(t, "src", ctx.numbers), ctx)
+    st.dataframe(viz_tokens.lengths_rows(t), hide_index=True)
+    if any(t.tgt_tokens):
+        st.markdown("**Decoder**: input pieces (shifted right, starting with <s>)"
+                    .replace("<", "\\<"))
+        for b, pieces in enumerate(t.tgt_tokens):
+            st.html(viz_tokens.chips_html(pieces, t.tgt_ids[b, : len(pieces)]))
+        chart(viz_tokens.id_matrix_figure(t, "tgt", ctx.numbers), ctx)
+        chart(viz_tokens.positions_figure(t, "tgt", ctx.numbers), ctx)
+        st.caption(f"Sentence {ctx.b + 1}: what each decoder position reads and predicts")
+        st.dataframe(viz_tokens.decoder_rows(t, ctx.b), hide_index=True)
