@@ -12,8 +12,9 @@ import torch
 
 from .decode import Translation, checked_heads, source_batch, target_langs, translate_native
 from .hooks import Head, ablation_hooks, attn_prefix, buffers, hooks
+from .norms import native_norms
 
-GROUPS = ("attn", "scores", "q", "k", "v", "hidden", "logits")
+GROUPS = ("attn", "scores", "q", "k", "v", "hidden", "logits", "norms")
 _ATTN_HOOK = {"attn": "hook_probs", "scores": "hook_scores",
               "q": "hook_q", "k": "hook_k", "v": "hook_v"}
 
@@ -43,6 +44,10 @@ class Trace:
     src_cut: list[int] = field(default_factory=list)  # pieces cut per sentence to fit max_len
     ablate: frozenset[Head] = frozenset()
     acts: dict[str, np.ndarray] = field(default_factory=dict)  # extra hooks asked for by name
+    # int64 (H,): the key/value head each query head reads (grouped-query attention), identity
+    # otherwise; k and v are stored per query head, so k[..., h, :, :] is kv head kv_groups[h]
+    kv_groups: np.ndarray | None = None
+    norms: dict[str, np.ndarray] = field(default_factory=dict)  # (L, B, H, Q, K) ‖α·f(x)‖
 
     @property
     def kinds(self) -> tuple[str, ...]:
@@ -137,6 +142,7 @@ def capture_native(bundle, sources: list[str], targets: Sequence[str] | None = N
     model, tok, cfg = bundle.model, bundle.tokenizer, bundle.config
     heads = checked_heads(bundle, ablate)
     groups, raw = _wanted(names, model)
+    need = groups | ({"attn", "v"} if "norms" in groups else set())  # norms come from these
     langs = target_langs(bundle, sources, target_lang)
     src, src_lists, cuts = source_batch(bundle, sources, langs)
     has_dec = model.decoder is not None
@@ -150,7 +156,7 @@ def capture_native(bundle, sources: list[str], targets: Sequence[str] | None = N
     # holds the Trace and nothing twice, and the copy is the only cost of recording.
     slots: dict[str, tuple[str, int, int]] = {}  # hook name -> (slab key, index, slab depth)
     for kind, n in layers.items():
-        for group in groups & set(_ATTN_HOOK):
+        for group in need & set(_ATTN_HOOK):
             for i in range(n):
                 slots[f"{attn_prefix(kind, i)}.{_ATTN_HOOK[group]}"] = (f"{group}/{kind}", i, n)
     if "hidden" in groups:
@@ -191,8 +197,11 @@ def capture_native(bundle, sources: list[str], targets: Sequence[str] | None = N
         out = model(src, tgt)
     logits = _numpy(out) if has_dec and "logits" in groups else None
 
-    per_group = {g: {k: slabs.pop(f"{g}/{k}").numpy() for k in layers} if g in groups else {}
+    per_group = {g: {k: slabs.pop(f"{g}/{k}").numpy() for k in layers} if g in need else {}
                  for g in _ATTN_HOOK}  # (L, B, H, Q, K) or (L, B, H, n, Dh)
+    norms = {k: native_norms(model, k, per_group["attn"][k], per_group["v"][k], heads)
+             for k in layers} if "norms" in groups else {}  # (L, B, H, Q, K)
+    per_group.update({g: {} for g in need - groups})  # recorded only to make the norms
     hidden = {short: slabs.pop(f"hidden/{short}").numpy()  # (L+1, B, n, D)
               for short in ("enc", "dec") if f"hidden/{short}" in slabs}
     # masks and positions straight from the ids in numpy: the same values as model.masks and
@@ -222,5 +231,5 @@ def capture_native(bundle, sources: list[str], targets: Sequence[str] | None = N
         pos_table=_numpy(model.pos_embed.weight()).copy(), logits=logits, pad_id=cfg.pad_id,
         sources=sources, targets=[tok.decode(t) for t in tgt_lists], target_langs=langs,
         positions=positions, src_cut=cuts, ablate=heads,
-        acts=acts,
+        acts=acts, kv_groups=np.arange(cfg.n_heads, dtype=np.int64), norms=norms,
     )

@@ -1,0 +1,114 @@
+"""Norm-based attention (Kobayashi et al., EMNLP 2020, "Attention is Not Only a Weight").
+
+A head's output at query i is Σ_j α_ij · f_h(v_j) with f_h(v) = v · W_O^h, W_O^h the head's
+slice of the output projection (its bias is added once per block, not per head). The weight α
+says where a head looks; ‖α_ij · f_h(v_j)‖ = α_ij · ‖f_h(v_j)‖ says how much it moves from there.
+
+Pure functions on numpy arrays or torch tensors; the output projection comes in one canonical
+orientation, `w_o` (D, H·Dh) as an nn.Linear stores it (out × in), so x_out = merged @ w_oᵀ + b.
+
+Shape legend
+    L  layers   B  sentences   H  query heads   G  key/value heads (= H without grouping)
+    Q  queries  K  keys        Dh head size     D  model size
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+
+from .hooks import Head, attn_prefix
+
+
+def head_slices(w_o: np.ndarray, n_heads: int) -> np.ndarray:
+    """(D, H·Dh) output projection -> (H, Dh, D): W_O^h, so that f_h(v) = v @ W_O^h."""
+    w_o = np.asarray(w_o, dtype=np.float32)
+    d_out, d_in = w_o.shape
+    if d_in % n_heads:
+        raise ValueError(f"output projection takes {d_in} inputs, not a multiple of "
+                         f"{n_heads} heads")
+    return np.ascontiguousarray(w_o.T.reshape(n_heads, d_in // n_heads, d_out))
+
+
+def value_norms(v: np.ndarray, w_o: np.ndarray, kv_groups: Sequence[int] | None = None
+                ) -> np.ndarray:
+    """‖f_h(v_j)‖ = ‖v_j W_O^h‖₂ for one layer: v (B, G, K, Dh), w_o (D, H·Dh) -> (B, H, K).
+
+    kv_groups[h] is the key/value head query head h reads (grouped-query attention).
+    """
+    v = np.asarray(v, dtype=np.float32)
+    n_heads = len(kv_groups) if kv_groups is not None else v.shape[1]
+    slices = head_slices(w_o, n_heads)  # (H, Dh, D)
+    per_head = v if kv_groups is None else v[:, np.asarray(kv_groups)]  # (B, H, K, Dh)
+    moved = np.einsum("bhkd,hde->bhke", per_head, slices)  # (B, H, K, D)
+    return np.linalg.norm(moved, axis=-1).astype(np.float32)
+
+
+def weighted_norms(attn: np.ndarray, v: np.ndarray, w_o: np.ndarray,
+                   kv_groups: Sequence[int] | None = None) -> np.ndarray:
+    """‖α_ij · f_h(v_j)‖ for one layer: attn (B, H, Q, K), v (B, G, K, Dh) -> (B, H, Q, K)."""
+    f = value_norms(v, w_o, kv_groups)  # (B, H, K)
+    return (np.asarray(attn, dtype=np.float32) * f[:, :, None, :]).astype(np.float32)
+
+
+def stack_norms(attn: np.ndarray, v: np.ndarray, projections: Sequence[np.ndarray],
+                kv_groups: Sequence[int] | None = None,
+                ablated_heads: Sequence[tuple[int, int]] = ()) -> np.ndarray:
+    """Every layer of one attention kind: attn (L, B, H, Q, K), v (L, B, G, K, Dh),
+    projections[l] (D, H·Dh) -> (L, B, H, Q, K) float32.
+
+    An ablated head writes nothing, so its (layer, head) rows in ablated_heads are 0.
+    """
+    out = np.empty(np.shape(attn), dtype=np.float32)
+    for layer, w_o in enumerate(projections):
+        out[layer] = weighted_norms(attn[layer], v[layer], w_o, kv_groups)
+    for layer, head in ablated_heads:
+        out[layer, :, head] = 0.0
+    return out
+
+
+def key_vectors(attn: np.ndarray, v: np.ndarray, w_o: np.ndarray,
+                kv_groups: Sequence[int] | None = None) -> np.ndarray:
+    """α_ij · f_h(v_j) itself for one layer: (B, H, Q, K, D) float64. Memory grows as
+    B·H·Q·K·D, so it is for checks and one sentence, not for a 512-token batch."""
+    v = np.asarray(v, dtype=np.float64)
+    n_heads = len(kv_groups) if kv_groups is not None else v.shape[1]
+    slices = head_slices(w_o, n_heads).astype(np.float64)
+    per_head = v if kv_groups is None else v[:, np.asarray(kv_groups)]
+    moved = np.einsum("bhkd,hde->bhke", per_head, slices)  # (B, H, K, D)
+    return np.asarray(attn, dtype=np.float64)[..., None] * moved[:, :, None]
+
+
+def head_outputs(attn: np.ndarray, v: np.ndarray, w_o: np.ndarray,
+                 kv_groups: Sequence[int] | None = None) -> np.ndarray:
+    """What each head adds at each query, Σ_j α_ij f_h(v_j): (B, H, Q, D) float64 (no bias)."""
+    v = np.asarray(v, dtype=np.float64)
+    n_heads = len(kv_groups) if kv_groups is not None else v.shape[1]
+    slices = head_slices(w_o, n_heads).astype(np.float64)  # (H, Dh, D)
+    per_head = v if kv_groups is None else v[:, np.asarray(kv_groups)]  # (B, H, K, Dh)
+    context = np.einsum("bhqk,bhkd->bhqd", np.asarray(attn, dtype=np.float64), per_head)
+    return np.einsum("bhqd,hde->bhqe", context, slices)
+
+
+# ---- the lab's own model -----------------------------------------------------------------
+
+
+def native_projections(model: torch.nn.Module, kind: str, n_layers: int
+                       ) -> list[tuple[np.ndarray, np.ndarray | None]]:
+    """(w_o (D, H·Dh), bias (D,)) of each layer's attention block of one kind, as float32."""
+    out = []
+    for layer in range(n_layers):
+        lin = model.get_submodule(attn_prefix(kind, layer)).w_o
+        bias = None if lin.bias is None else lin.bias.detach().float().cpu().numpy()
+        out.append((lin.weight.detach().float().cpu().numpy(), bias))
+    return out
+
+
+def native_norms(model: torch.nn.Module, kind: str, attn: np.ndarray, v: np.ndarray,
+                 ablate: frozenset[Head] = frozenset()) -> np.ndarray:
+    """norms[kind] (L, B, H, Q, K) for the lab's Transformer from a capture's attn and v."""
+    projections = [w for w, _ in native_projections(model, kind, attn.shape[0])]
+    gone = [(layer, h) for k, layer, h in ablate if k == kind]
+    return stack_norms(attn, v, projections, ablated_heads=gone)

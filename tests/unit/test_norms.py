@@ -1,0 +1,227 @@
+"""Norm-based attention ‖α_ij · v_j W_O^h‖: against the attention blocks' real outputs.
+
+The oracle for the decomposition is the module itself: a hook on the block's output (after
+W_O and its bias) on the lab's model, a forward hook on the output projection for Hugging Face
+models. ‖f(x_j)‖ is recomputed by running the real projection layer on v_j placed in head h's
+slot with every other slot zero.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+import torch
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from model import capture  # noqa: E402
+from model.hf.projections import (  # noqa: E402
+    hf_norms,
+    output_projections,
+    projection_modules,
+    projection_weight,
+)
+from model.hooks import attn_prefix  # noqa: E402
+from model.norms import key_vectors, native_projections, value_norms  # noqa: E402
+
+SRC = ["the cat eats fish every day .", "winter is cold"]
+TGT = ["고양이는 매일 생선을 먹어요.", "겨울은 추워요."]
+
+
+def _out_hooks(bundle) -> list[str]:
+    return [f"{attn_prefix(k, i)}.hook_out" for k in bundle.kinds
+            for i in range(bundle.n_layers(k))]
+
+
+def _f_norms_by_module(lin: torch.nn.Module, v: np.ndarray) -> np.ndarray:
+    """‖f_h(v_j)‖ (B, H, K) by running the real Linear on v_j alone in head h's input slot."""
+    b, n_h, n_k, d_h = v.shape
+    out = np.zeros((b, n_h, n_k))
+    with torch.no_grad():
+        for h in range(n_h):
+            x = torch.zeros(b, n_k, n_h * d_h)
+            x[:, :, h * d_h:(h + 1) * d_h] = torch.from_numpy(v[:, h])
+            y = lin(x) - (lin.bias if lin.bias is not None else 0.0)
+            out[:, h] = y.norm(dim=-1).double().numpy()
+    return out
+
+
+def test_heads_and_keys_sum_to_the_block_output(variant_bundle):
+    bundle = variant_bundle
+    tr = capture(bundle, SRC, TGT, target_lang="ko",
+                 names=["attn", "v", "norms", *_out_hooks(bundle)])
+    assert set(tr.norms) == set(bundle.kinds)
+    for kind in bundle.kinds:
+        proj = native_projections(bundle.model, kind, bundle.n_layers(kind))
+        assert tr.norms[kind].dtype == np.float32
+        assert tr.norms[kind].shape == tr.attn[kind].shape
+        for layer, (w_o, bias) in enumerate(proj):
+            vec = key_vectors(tr.attn[kind][layer], tr.v[kind][layer], w_o)  # (B, H, Q, K, D)
+            total = vec.sum(axis=(1, 3)) + bias  # (B, Q, D)
+            real = tr.acts[f"{attn_prefix(kind, layer)}.hook_out"]
+            assert np.abs(total - real).max() <= 1e-4, (kind, layer)
+            assert np.allclose(tr.norms[kind][layer], np.linalg.norm(vec, axis=-1), atol=1e-5)
+
+
+def test_norm_over_weight_is_the_keys_value_norm_for_every_query(variant_bundle):
+    bundle = variant_bundle
+    tr = capture(bundle, SRC, TGT, target_lang="ko", names=["attn", "v", "norms"])
+    for kind in bundle.kinds:
+        for layer in range(bundle.n_layers(kind)):
+            attn, norms = tr.attn[kind][layer], tr.norms[kind][layer]  # (B, H, Q, K)
+            lin = bundle.model.get_submodule(attn_prefix(kind, layer)).w_o
+            f = _f_norms_by_module(lin, tr.v[kind][layer])  # (B, H, K)
+            live = attn > 1e-4
+            ratio = np.where(live, norms / np.where(live, attn, 1.0), np.nan)
+            hi = np.where(live, ratio, -np.inf).max(axis=2)  # over queries, per key
+            lo = np.where(live, ratio, np.inf).min(axis=2)
+            seen = live.any(axis=2)
+            assert seen.sum() > 10
+            assert (hi - lo)[seen].max() <= 1e-3 * max(1.0, float(f.max()))
+            expect = np.broadcast_to(f[:, :, None, :], ratio.shape)
+            assert np.allclose(ratio[live], expect[live], rtol=1e-3, atol=1e-4)
+
+
+def test_norms_alone_and_ablated_heads(bundle):
+    only = capture(bundle, SRC, TGT, target_lang="ko", names=["norms"])
+    assert only.attn == {} and only.v == {} and set(only.norms) == set(bundle.kinds)
+    full = capture(bundle, SRC, TGT, target_lang="ko", names=["attn", "v", "norms"])
+    for kind in bundle.kinds:
+        np.testing.assert_array_equal(only.norms[kind], full.norms[kind])
+    head = ("cross", 1, 2)
+    hooks = [f"{attn_prefix('cross', 1)}.hook_out"]
+    tr = capture(bundle, SRC, TGT, target_lang="ko", ablate={head},
+                 names=["attn", "v", "norms", *hooks])
+    assert not tr.norms["cross"][1, :, 2].any()
+    assert tr.norms["cross"][1, :, 1].any()
+    w_o, bias = native_projections(bundle.model, "cross", 2)[1]
+    vec = key_vectors(tr.attn["cross"][1], tr.v["cross"][1], w_o)
+    vec[:, 2] = 0.0  # the knocked-out head writes nothing
+    assert np.abs(vec.sum(axis=(1, 3)) + bias - tr.acts[hooks[0]]).max() <= 1e-4
+
+
+# ---- Hugging Face families: the projection finder and the same identity ------------------
+
+
+def _gpt2(width: int = 768, heads: int = 12, layers: int = 2):
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    torch.manual_seed(0)
+    cfg = GPT2Config(vocab_size=64, n_embd=width, n_layer=layers, n_head=heads, n_positions=64,
+                     bos_token_id=1, eos_token_id=2, pad_token_id=0, attn_implementation="eager")
+    return GPT2LMHeadModel(cfg).eval()
+
+
+def _llama():
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(0)
+    cfg = LlamaConfig(vocab_size=64, hidden_size=72, intermediate_size=96, num_hidden_layers=2,
+                      num_attention_heads=9, num_key_value_heads=3, bos_token_id=1,
+                      eos_token_id=2, pad_token_id=0, attn_implementation="eager")
+    return LlamaForCausalLM(cfg).eval()
+
+
+def _run_recording(model, attn_mods, v_of, proj_mods, ids):
+    """output_attentions plus the projection's real input and output, and each layer's v."""
+    got: dict[str, list] = {"v": [], "out": []}
+    handles = [m.register_forward_hook(lambda _m, _i, o: got["out"].append(o.detach()))
+               for m in proj_mods]
+    handles += [m.register_forward_hook(lambda _m, _i, o: got["v"].append(v_of(o.detach())))
+                for m in attn_mods]
+    try:
+        with torch.no_grad():
+            out = model(input_ids=ids, output_attentions=True, return_dict=True)
+    finally:
+        for h in handles:
+            h.remove()
+    attn = np.stack([a.float().numpy() for a in out.attentions])  # (L, B, H, Q, K)
+    v = np.stack([x.float().numpy() for x in got["v"]])  # (L, B, G, K, Dh)
+    return attn, v, [o.float().numpy() for o in got["out"]]
+
+
+class _Fake:
+    def __init__(self, model, family):
+        self.model = model
+        self.config = type("C", (), {"family": family})()
+
+
+def test_gpt2_small_width_conv1d_is_transposed_and_sums_to_c_proj():
+    model = _gpt2()
+    mods = projection_modules(model, "decoder")
+    assert list(mods) == ["dec_self"] and len(mods["dec_self"]) == 2
+    assert type(mods["dec_self"][0]).__name__ == "Conv1D"
+    n_h, d = 12, 768
+    d_h = d // n_h
+
+    def split_v(qkv: torch.Tensor) -> torch.Tensor:  # c_attn output (B, n, 3D) -> v (B,H,n,Dh)
+        b, n, _ = qkv.shape
+        return qkv[..., 2 * d:].reshape(b, n, n_h, d_h).transpose(1, 2)
+
+    c_attn = [blk.attn.c_attn for blk in model.transformer.h]
+    ids = torch.tensor([[5, 9, 11, 3, 7, 20, 31, 8, 4, 6]])
+    attn, v, outs = _run_recording(model, c_attn, split_v, mods["dec_self"], ids)
+    weights = output_projections(_Fake(model, "decoder"))["dec_self"]
+    for layer, (w_o, bias) in enumerate(weights):
+        assert w_o.shape == (d, d)
+        vec = key_vectors(attn[layer], v[layer], w_o)
+        assert np.abs(vec.sum(axis=(1, 3)) + bias - outs[layer]).max() <= 1e-4
+    norms = hf_norms(_Fake(model, "decoder"), {"dec_self": attn}, {"dec_self": v})["dec_self"]
+    f = value_norms(v[0], weights[0][0])  # (B, H, K)
+    np.testing.assert_allclose(norms[0], attn[0] * f[:, :, None], rtol=1e-5, atol=1e-6)
+
+
+def test_llama_grouped_query_heads_read_their_shared_value_head():
+    model = _llama()
+    mods = projection_modules(model, "decoder")["dec_self"]
+    n_h, n_kv, d_h = 9, 3, 8
+    groups = [h // (n_h // n_kv) for h in range(n_h)]
+
+    def split_v(x: torch.Tensor) -> torch.Tensor:  # v_proj output (B, n, G·Dh) -> (B,G,n,Dh)
+        b, n, _ = x.shape
+        return x.reshape(b, n, n_kv, d_h).transpose(1, 2)
+
+    v_proj = [layer.self_attn.v_proj for layer in model.model.layers]
+    ids = torch.tensor([[1, 9, 11, 3, 7, 20, 31]])
+    attn, v, outs = _run_recording(model, v_proj, split_v, mods, ids)
+    assert v.shape[2] == n_kv
+    for layer, (w_o, bias) in enumerate(output_projections(_Fake(model, "decoder"))["dec_self"]):
+        assert bias is None
+        vec = key_vectors(attn[layer], v[layer], w_o, groups)
+        assert np.abs(vec.sum(axis=(1, 3)) - outs[layer]).max() <= 1e-4
+    norms = hf_norms(_Fake(model, "decoder"), {"dec_self": attn}, {"dec_self": v},
+                     np.array(groups))
+    assert norms["dec_self"].shape == attn.shape
+
+
+@pytest.mark.parametrize("family", ["bert", "t5", "marian", "distilbert"])
+def test_every_family_names_one_projection_per_layer_and_kind(family):
+    import transformers as tf
+
+    torch.manual_seed(0)
+    if family == "bert":
+        model, fam = tf.BertModel(tf.BertConfig(
+            vocab_size=50, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+            intermediate_size=32)), "encoder"
+        want = {"enc_self": 2}
+    elif family == "distilbert":
+        model, fam = tf.DistilBertModel(tf.DistilBertConfig(
+            vocab_size=50, dim=16, n_layers=3, n_heads=2, hidden_dim=32)), "encoder"
+        want = {"enc_self": 3}
+    elif family == "t5":
+        model, fam = tf.T5ForConditionalGeneration(tf.T5Config(
+            vocab_size=50, d_model=16, d_kv=4, d_ff=32, num_layers=2, num_decoder_layers=3,
+            num_heads=4)), "seq2seq"
+        want = {"enc_self": 2, "dec_self": 3, "cross": 3}
+    else:
+        model, fam = tf.MarianMTModel(tf.MarianConfig(
+            vocab_size=50, pad_token_id=0, d_model=16, encoder_layers=2, decoder_layers=2,
+            encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=32,
+            decoder_ffn_dim=32)), "seq2seq"
+        want = {"enc_self": 2, "dec_self": 2, "cross": 2}
+    found = projection_modules(model, fam)
+    assert {k: len(v) for k, v in found.items()} == want
+    w_o, _ = projection_weight(found["enc_self"][0])
+    assert w_o.shape == (16, 16)
