@@ -46,6 +46,7 @@ import random
 import re
 from collections import Counter
 
+from . import everyday, everyday_wh
 from .grammar import (
     _adjective,
     _careful,
@@ -96,7 +97,8 @@ __all__ = [
     "ADJECTIVES", "CONSTRUCTIONS", "LEXICON", "NOUNS", "PRONOUNS", "SEED_PAIRS", "TENSES",
     "VERBS", "Pair", "conjugate_ko", "en_past", "en_plural", "en_third_person", "generate",
     "generate_tagged", "has_batchim", "ko_attributive", "ko_imperative", "lexicon_size",
-    "particle", "rare_copies", "splits",
+    "particle", "rare_copies", "splits", "ANCHOR_PAIRS", "EVERYDAY_CONSTRUCTIONS",
+    "EVERYDAY_EXAMPLES",
 ]
 
 
@@ -119,9 +121,8 @@ def lexicon_size() -> int:
     return len(_english_lemmas())
 
 
-CONSTRUCTIONS = ("transitive", "intransitive", "adjective", "weather", "yes_no", "wh",
-                 "request", "careful", "and", "but")
-_MAKERS = (
+# the original grammar (scaled to 55 % of the corpus) and the everyday constructions (45 %)
+_OLD = (
     (0.26, "transitive", _transitive),
     (0.12, "intransitive", _intransitive),
     (0.14, "adjective", _adjective),
@@ -133,21 +134,54 @@ _MAKERS = (
     (0.09, "and", lambda r: _compound(r, "and")),
     (0.08, "but", lambda r: _compound(r, "but")),
 )
-_BOUNDS: list[float] = []
-_total = 0.0
-for _weight, _, _ in _MAKERS:
-    _total += _weight
-    _BOUNDS.append(_total)
+_EVERYDAY = (
+    (0.060, "copula", everyday.copula_sentence),
+    (0.040, "demonstrative", everyday.demonstrative_sentence),
+    (0.050, "have", everyday.have_sentence),
+    (0.060, "exist", everyday.exist_sentence),
+    (0.040, "want", lambda r: everyday.verb_form_sentence(r, "want")),
+    (0.040, "progressive", lambda r: everyday.verb_form_sentence(r, "progressive")),
+    (0.035, "can", lambda r: everyday.verb_form_sentence(r, "can")),
+    (0.030, "for_me", everyday.for_me_sentence),
+    (0.015, "what_is", everyday_wh.what_is),
+    (0.008, "my_name", everyday_wh.my_name),
+    (0.012, "when", everyday_wh.when_is),
+    (0.010, "who", everyday_wh.who_is),
+    (0.015, "why", everyday_wh.why_question),
+    (0.020, "clock", everyday_wh.clock),
+    (0.015, "price", everyday_wh.price),
+    (0.010, "age", everyday_wh.age),
+    (0.005, "today_is", everyday_wh.today_is),
+    (0.020, "weather_everyday", everyday_wh.weather_everyday),
+    (0.002, "phrase", everyday_wh.phrase),
+)
+_MAKERS = tuple((w * 0.55, n, f) for w, n, f in _OLD) + _EVERYDAY
+CONSTRUCTIONS = tuple(name for _, name, _ in _MAKERS)
+EVERYDAY_CONSTRUCTIONS = tuple(name for _, name, _ in _EVERYDAY)
 
 
-def _make(r: random.Random) -> tuple[str, Pair]:
+def _bounds(makers: tuple) -> list[float]:
+    out, total = [], 0.0
+    for weight, _, _ in makers:
+        total += weight
+        out.append(total)
+    return out
+
+
+_BOUNDS = _bounds(_MAKERS)
+_EVERYDAY_BOUNDS = _bounds(_EVERYDAY)
+
+
+def _make(r: random.Random, everyday_only: bool = False) -> tuple[str, Pair]:
     """One (construction name, pair); derivations the grammar rejects are redrawn."""
+    makers, bounds = (_EVERYDAY, _EVERYDAY_BOUNDS) if everyday_only else (_MAKERS, _BOUNDS)
+    total = bounds[-1]
     while True:
-        x = r.random() * _total
+        x = r.random() * total
         i = 0
-        while _BOUNDS[i] <= x and i < len(_BOUNDS) - 1:
+        while bounds[i] <= x and i < len(bounds) - 1:
             i += 1
-        _, name, fn = _MAKERS[i]
+        _, name, fn = makers[i]
         try:
             return name, fn(r)
         except _Reject:
@@ -223,16 +257,28 @@ def _seed_pairs() -> list[Pair]:
 
 SEED_PAIRS: list[Pair] = _seed_pairs()
 
+# the issue's first sentences of a learner (made by the grammar too; the test checks that)
+EVERYDAY_EXAMPLES: list[Pair] = [
+    Pair("I am a student.", "저는 학생이에요.", ((0, 0), (1, 1), (3, 1))),
+    Pair("The weather is nice today.", "오늘 날씨가 좋아요.", ((1, 1), (2, 2), (3, 2), (4, 0))),
+    *[p for p in everyday_wh.PHRASES if p.en in ("Hello.", "Thank you very much.")],
+]
+# always in train, before anything drawn: the seed sentences, the set phrases, the examples
+ANCHOR_PAIRS: list[Pair] = list({p.en: p for p in [*SEED_PAIRS, *EVERYDAY_EXAMPLES,
+                                                   *everyday_wh.PHRASES]}.values())
+
 
 # -------------------------------------------------------------------------------- splits
 
 
 def splits(seed: int = 0, n_train: int = 200_000, n_val: int = 2_000,
-           n_test: int = 4_000) -> dict[str, list[Pair]]:
-    """Deduplicated train / val / test lists; no English or Korean string is in two splits.
+           n_test: int = 4_000, n_everyday: int = 1_000) -> dict[str, list[Pair]]:
+    """Deduplicated train / val / test / everyday lists; no English or Korean string is in two.
 
-    Train is drawn first (SEED_PAIRS first of all), then val, then test, each from the same
-    seeded stream and each skipping anything already taken. So every short, frequent sentence
+    Train is drawn first (ANCHOR_PAIRS first of all), then val, then test, each from the same
+    seeded stream and each skipping anything already taken; then "everyday", drawn only from
+    the everyday constructions (EVERYDAY_CONSTRUCTIONS), a test set of the new sentences. So
+    every short, frequent sentence
     ("Please be careful.") lands in train, and val / test hold sentences the model never saw.
     The sizes are exact unless the grammar runs out of new pairs. The splits depend on all of
     (seed, n_train, n_val, n_test): pass the same values when evaluating.
@@ -241,17 +287,18 @@ def splits(seed: int = 0, n_train: int = 200_000, n_val: int = 2_000,
     seen_en: set[str] = set()
     seen_ko: set[str] = set()
     out: dict[str, list[Pair]] = {}
-    for name, size in (("train", n_train), ("val", n_val), ("test", n_test)):
+    for name, size in (("train", n_train), ("val", n_val), ("test", n_test),
+                       ("everyday", n_everyday)):
         bucket: list[Pair] = []
         if name == "train":
-            for p in SEED_PAIRS:
+            for p in ANCHOR_PAIRS:
                 if p.en not in seen_en and p.ko not in seen_ko:
                     seen_en.add(p.en)
                     seen_ko.add(p.ko)
                     bucket.append(p)
         misses = 0
         while len(bucket) < size and misses < 100_000:
-            p = _make(r)[1]
+            p = _make(r, name == "everyday")[1]
             if p.en in seen_en or p.ko in seen_ko:
                 misses += 1
                 continue

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..analysis.alignment import alignment_agreement
+from ..analysis.alignment import alignment_agreement, alignment_metrics
 from ..checkpoint import Bundle
 from ..dispatch import capture, load_checkpoint, translate
 from . import corpus
@@ -54,8 +54,10 @@ def evaluate_bundle(bundle: Bundle, pairs: Sequence[corpus.Pair], batch: int = 6
             refs += [getattr(p, tgt_of) for p in chunk]
             hyps += [t.text for t in translate(bundle, srcs, lang)]
             tr = capture(bundle, srcs, [getattr(p, tgt_of) for p in chunk], target_lang=lang,
-                         names=["attn"])
-            agree = alignment_agreement(tr, [p.align for p in chunk], [src_of == "en"] * len(chunk))
+                         names=["attn", "norms"])
+            gold, is_en = [p.align for p in chunk], [src_of == "en"] * len(chunk)
+            agree = np.stack([alignment_agreement(tr, gold, is_en),  # weights α, then ‖αf(x)‖
+                              alignment_agreement(tr, gold, is_en, tr.norms["cross"])])
             agree_sum = agree * len(chunk) if agree_sum is None else agree_sum + agree * len(chunk)
             agree_n += len(chunk)
         key = f"{src_of}->{tgt_of}"
@@ -63,11 +65,8 @@ def evaluate_bundle(bundle: Bundle, pairs: Sequence[corpus.Pair], batch: int = 6
         result[key] = {"exact_match": round(100 * exact, 2), "chrf": round(chrf(hyps, refs), 2),
                        "examples": [[s, h] for s, h in zip(
                            [getattr(p, src_of) for p in pairs[:3]], hyps[:3], strict=True)]}
-    table = agree_sum / max(agree_n, 1)
-    best = np.unravel_index(int(table.argmax()), table.shape)
-    result["alignment_per_head"] = [[round(float(x) * 100, 1) for x in row] for row in table]
-    result["best_alignment_head"] = {"layer": int(best[0]), "head": int(best[1]),
-                                     "agreement": round(float(table[best]) * 100, 1)}
+    tables = agree_sum / max(agree_n, 1)  # (2, L, H): α, ‖αf(x)‖
+    result.update(alignment_metrics(tables[0], tables[1]))
     return result
 
 

@@ -65,7 +65,7 @@ def particle(word: str, kind: str) -> str:
 # (모르다 -> 몰라요) and ㄹ stems drop ㄹ where the rules say so (만들다 -> 만드세요, 만들 거예요).
 _IRREGULAR: dict[str, str] = {}
 for _w in ("춥다 덥다 돕다 굽다 새롭다 아름답다 귀엽다 무겁다 가볍다 차갑다 뜨겁다 쉽다 어렵다 "
-           "맵다 더럽다 어둡다 가깝다 부드럽다 외롭다 시끄럽다 즐겁다 고맙다").split():
+           "맵다 더럽다 어둡다 가깝다 부드럽다 외롭다 시끄럽다 즐겁다 고맙다 무섭다").split():
     _IRREGULAR[_w] = "b"  # ㅂ -> 우/오: 추워요, 도와요
 for _w in ("듣다", "걷다", "묻다", "싣다"):
     _IRREGULAR[_w] = "d"  # ㄷ -> ㄹ before a vowel: 들어요

@@ -175,7 +175,9 @@ ADJECTIVES = _load_adjectives()
 WEATHER_ADJECTIVES = [(r[1], r[3]) for r in read_table("weather") if r[0] == "adjective"]
 # (English verb or adjective, is an English adjective, Korean noun, Korean verb)
 WEATHER_VERBS = [(r[1], r[0] == "noun_adjective", r[2], r[3]) for r in read_table("weather")
-                 if r[0] != "adjective"]
+                 if r[0] in ("verb", "noun_adjective")]
+# "The weather is nice today." <-> "오늘 날씨가 좋아요." (English adjective, Korean lemma)
+WEATHER_STATES = [(r[1], r[3]) for r in read_table("weather") if r[0] == "state"]
 
 # (English words, Korean words, tenses, usable in weather sentences)
 TIME_WORDS = [(tuple(r[0].split()), tuple(r[1].split()), tuple(r[2].split()), r[3] == "1")
