@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 
+from .budget import Estimate, estimate, groups_of, native_dims
 from .capture import Trace, capture_native
 from .checkpoint import Bundle, CheckpointError, _read_json, load_native
 from .decode import Translation, translate_native
@@ -53,6 +54,23 @@ def capture(bundle: Bundle, sources: Sequence[str] | str, targets: Sequence[str]
                           names=names)
     return capture_native(bundle, sources, targets, target_lang=target_lang, ablate=ablate,
                           names=names, decoded=decoded)
+
+
+def estimate_capture(bundle: Bundle, sources: Sequence[str] | str,
+                     targets: Sequence[str] | None = None, *, target_lang: str | None = None,
+                     names: Collection[str] | None = None) -> Estimate:
+    """Peak bytes capture() with these arguments will need, from the shapes alone (tokenizes,
+    runs nothing); see model/budget.py."""
+    sources = [sources] if isinstance(sources, str) else list(sources)
+    if not sources:
+        raise ValueError("capture needs at least one sentence")
+    if bundle.kind != "native":
+        from .hf.shapes import hf_dims
+
+        dims = hf_dims(bundle, sources, targets)
+    else:
+        dims = native_dims(bundle, sources, targets, target_lang)
+    return estimate(dims, *groups_of(names))
 
 
 def translate(bundle: Bundle, sources: Sequence[str] | str, target_lang: str | None = None, *,

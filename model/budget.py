@@ -1,0 +1,410 @@
+"""Admission control: what a model run will cost in memory, and a gate that lets runs in while
+the sum of their costs fits a budget.
+
+The estimate is a pure function of the model's shape and the batch's (B sentences, S source and
+T target positions), worked out before anything is allocated; tokenizing is cheap and runs
+first to know S and T. The gate is plain threading (no streamlit), shared by every session of
+a server process. Sizes are bytes; float32 everywhere (4 bytes), masks bool (1 byte).
+
+Shape legend: B batch, S source / T target positions (padded), L layers of a kind, H heads,
+Hkv key/value heads, Dh head size, D model size, F feed-forward size, V vocabulary.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import threading
+import time
+from collections.abc import Callable, Collection, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+
+from .capture import GROUPS
+from .decode import default_max_steps, source_batch, target_langs
+
+F32 = 4
+MB = 2**20
+GROUPS_QUAD = ("attn", "scores", "norms")  # (L, B, H, Q, K) per kind
+# The lab's forward keeps, per attention call, `masked` (always) plus scores and
+# softmax-then-mask outputs when no recorder slab takes them (MultiHeadAttention.forward).
+NATIVE_TRANSIENT_QUADS = 1
+HF_HIDDEN_COPIES, HF_TRANSIENT_QUADS = 2, 1  # see estimate()
+ACTIVATION_ROWS = 6  # (B, n, D)-sized temporaries alive in one layer (residual, norm, W_O out…)
+
+BUSY = "The server is busy, try again in a moment."
+
+
+@dataclass(frozen=True)
+class Dims:
+    """The shapes a run will have: the model's and this batch's."""
+
+    batch: int
+    src: int  # S padded source positions (0: no encoder side)
+    tgt: int  # T padded target positions (0: no decoder side)
+    layers: dict[str, int]  # attention kind -> L
+    heads: int
+    d_head: int
+    d_model: int
+    d_ff: int
+    vocab: int
+    kv_heads: int = 0  # 0: as many as heads
+    max_len: int = 0  # rows of the position table
+    family: str = "native"  # "native" or a Hugging Face family ("encoder", "decoder", "seq2seq")
+    decode_steps: int = 0  # greedy steps run before the capture (0: targets given)
+    logit_rows: int = -1  # positions given logits (-1: the target positions)
+
+    def qk(self, kind: str) -> tuple[int, int]:
+        """(Q, K) positions of one attention kind."""
+        return {"enc_self": (self.src, self.src), "dec_self": (self.tgt, self.tgt),
+                "cross": (self.tgt, self.src)}[kind]
+
+    @property
+    def hkv(self) -> int:
+        return self.kv_heads or self.heads
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """Peak bytes of one run, and what they are made of (for messages and tests)."""
+
+    bytes: int
+    parts: dict[str, int] = field(default_factory=dict)
+    dims: Dims | None = None
+
+    @property
+    def mb(self) -> float:
+        return self.bytes / MB
+
+
+# ---- the estimate ------------------------------------------------------------------------
+
+
+def quad_bytes(d: Dims, kind: str) -> int:
+    """One (L, B, H, Q, K) float32 group of one kind."""
+    q, k = d.qk(kind)
+    return d.layers[kind] * d.batch * d.heads * q * k * F32
+
+
+def _largest_quad(d: Dims) -> int:
+    """One layer's (B, H, Q, K) float32 tensor of the largest kind: what a forward holds
+    transiently inside one attention call."""
+    return max((d.batch * d.heads * q * k * F32 for q, k in map(d.qk, d.layers)), default=0)
+
+
+def _rows(d: Dims) -> int:
+    return d.batch * max(d.src, d.tgt)
+
+
+def _raw_bytes(d: Dims, name: str) -> int:
+    """A raw hook asked for by name (the lab's model): its tensor's bytes, copied once."""
+    side_n = d.src if name.startswith("encoder.") else d.tgt
+    kind = ("cross" if ".cross_attn." in name else "enc_self" if name.startswith("encoder.")
+            else "dec_self")
+    hook = name.rsplit(".", 1)[-1]
+    if ("_attn." in name) and kind in d.layers:
+        q, k = d.qk(kind)
+        if hook in ("hook_scores", "hook_masked", "hook_probs"):
+            return d.batch * d.heads * q * k * F32
+        if hook in ("hook_k", "hook_v"):
+            return d.batch * d.hkv * k * d.d_head * F32
+        return d.batch * q * d.d_model * F32  # hook_in, hook_q, hook_context, hook_out
+    if hook == "hook_hidden":
+        return d.batch * side_n * d.d_ff * F32
+    return d.batch * side_n * d.d_model * F32  # embeddings, residual stream, stack outputs
+
+
+def trace_parts(d: Dims, groups: Collection[str], raw: Sequence[str] = ()) -> dict[str, int]:
+    """Bytes of each recorded group of the Trace these shapes make (what a cache will hold)."""
+    parts: dict[str, int] = {}
+    for g in GROUPS_QUAD:
+        if g in groups:
+            parts[g] = sum(quad_bytes(d, kind) for kind in d.layers)
+    for g in ("q", "k", "v"):
+        if g in groups:
+            total = 0
+            for kind, n in d.layers.items():
+                q, k = d.qk(kind)
+                # Hugging Face k/v are recorded repeated per query head (model/hf/recorder.py)
+                kv = d.hkv if d.family == "native" else d.heads
+                heads, pos = (d.heads, q) if g == "q" else (kv, k)
+                total += n * d.batch * heads * pos * d.d_head * F32
+            parts[g] = total
+    if "hidden" in groups:
+        enc = d.layers.get("enc_self", 0)
+        dec = d.layers.get("dec_self", 0)
+        parts["hidden"] = ((enc + 1) * d.src * bool(enc) + (dec + 1) * d.tgt * bool(dec)
+                           ) * d.batch * d.d_model * F32
+    rows = d.tgt if d.logit_rows < 0 else d.logit_rows
+    if "logits" in groups and rows:
+        parts["logits"] = d.batch * rows * d.vocab * F32
+    parts["masks"] = sum(d.batch * q * k for q, k in map(d.qk, d.layers))
+    if raw:
+        parts["acts"] = sum(_raw_bytes(d, n) for n in raw)
+    return parts
+
+
+def _decode_peak(d: Dims) -> int:
+    """Greedy decoding before the capture (the lab's model): the encoder pass holds four
+    (B, H, S, S) tensors in one attention call; the prefix cache keeps K/V per layer."""
+    if not d.decode_steps:
+        return 0
+    quads = 4 * d.batch * d.heads * d.src * d.src * F32
+    kv = 2 * d.layers.get("dec_self", 0) * d.batch * d.d_model * (d.src + d.decode_steps) * F32
+    return quads + kv + ACTIVATION_ROWS * d.batch * d.src * max(d.d_model, d.d_ff) * F32
+
+
+def estimate(d: Dims, groups: Collection[str], raw: Sequence[str] = ()) -> Estimate:
+    """Peak bytes of a capture with these shapes: the Trace it builds, plus what is held on top
+    of it at the worst moment (one layer's activations and transient attention tensors during
+    the forward, or the norms computed after it), or the greedy decode before it if larger."""
+    groups = set(groups)
+    kept = set(groups)
+    if "norms" in groups:  # computed from attn and v, which are recorded for it
+        groups |= {"attn", "v"}
+    parts = trace_parts(d, groups, raw)
+    quad = _largest_quad(d)
+    acts = ACTIVATION_ROWS * _rows(d) * max(d.d_model, d.d_ff) * F32
+    if d.family == "native":
+        # MultiHeadAttention.forward: `masked` always; scores, and softmax's output and the
+        # masked probabilities, unless a recorder slab takes them (HookPoint.buffer)
+        extra = NATIVE_TRANSIENT_QUADS + ("scores" not in groups) + 2 * ("attn" not in groups)
+    else:
+        # model/hf/recorder.py: scores + the additive mask makes one more (B, H, Q, K); the
+        # family's 4D float mask (B, 1, Q, K) per kind; output_hidden_states returns every
+        # layer's hidden state, stacked into the Trace afterwards (two copies at the end)
+        extra = HF_TRANSIENT_QUADS
+        acts += sum(d.batch * q * k * F32 for q, k in map(d.qk, d.layers))
+        if "hidden" in parts:
+            parts["hidden (model's copy)"] = parts["hidden"] * (HF_HIDDEN_COPIES - 1)
+    forward = extra * quad + acts
+    # model/norms.py: per layer, attn × ‖f(v)‖ and its float32 copy, beside (B, H, K, D)
+    after = 2 * quad + d.batch * d.heads * max(d.src, d.tgt) * d.d_model * F32
+    parts["transient"] = max(forward, after if "norms" in groups else 0)
+    for g in groups - kept:  # recorded for the norms, dropped from the Trace after
+        parts[f"{g} (for norms)"] = parts.pop(g)
+    total = sum(parts.values())
+    decode = _decode_peak(d)
+    if decode > total:
+        parts = {"decode": decode}
+        total = decode
+    return Estimate(total, parts, d)
+
+
+# ---- shapes from a bundle and the typed text (model/dispatch.estimate_capture) -------------
+
+
+def native_dims(bundle, sources: Sequence[str], targets: Sequence[str] | None = None,
+                target_lang: str | None = None) -> Dims:
+    """Dims of capture(...) on the lab's own model: tokenizes, allocates nothing big. Without
+    targets, T is the longest translation greedy decoding may produce."""
+    cfg, model = bundle.config, bundle.model
+    langs = target_langs(bundle, sources, target_lang)
+    _, lists, _ = source_batch(bundle, sources, langs)
+    src = max(len(x) for x in lists) if model.encoder is not None else 0
+    steps = 0
+    if model.decoder is None:
+        tgt = 0
+    elif targets is not None or model.encoder is None:  # decoder-only: reads the text itself
+        given = targets if targets is not None else sources
+        tgt = max(len(bundle.tokenizer.target_ids(t, cfg.max_len - 1)[0]) for t in given)
+    else:
+        steps = default_max_steps(bundle, src, len(sources))
+        tgt = min(cfg.max_len - 1, 1 + steps)
+    return Dims(batch=len(sources), src=src, tgt=tgt,
+                layers={k: bundle.n_layers(k) for k in bundle.kinds}, heads=cfg.n_heads,
+                d_head=cfg.d_model // cfg.n_heads, d_model=cfg.d_model, d_ff=cfg.d_ff,
+                vocab=cfg.vocab_size, max_len=cfg.max_len, decode_steps=steps)
+
+
+def groups_of(names: Collection[str] | None) -> tuple[set[str], list[str]]:
+    """capture()'s `names` -> (recorded groups, raw hook names)."""
+    names = list(GROUPS) if names is None else list(names)
+    groups = {n for n in names if n in GROUPS or n in GROUPS_QUAD}
+    return groups, [n for n in names if n not in groups]
+
+
+def lines_that_fit(est: Estimate, budget: int) -> int:
+    """How many of these lines (at this length) would fit the budget: 0 when not even one."""
+    d = est.dims
+    if d is None:
+        return 0
+    groups = {g for g in est.parts if g in (*GROUPS_QUAD, "q", "k", "v", "hidden", "logits")}
+    fit = 0
+    for b in range(1, d.batch + 1):
+        if estimate(replace(d, batch=b), groups).bytes > budget:
+            break
+        fit = b
+    return fit
+
+
+def too_large_message(est: Estimate, budget: int) -> str:
+    """Why a run is refused outright, and how to make it fit."""
+    fit = lines_that_fit(est, budget)
+    how = (f"at most {fit} of these lines at a time" if fit else
+           "fewer or shorter lines (each line alone is too long)")
+    return (f"This input needs about {est.mb:,.0f} MB to run, more than this server's whole "
+            f"budget for model runs ({budget / MB:,.0f} MB). Use fewer lines or shorter lines: "
+            f"{how}.")
+
+
+# ---- the gate ------------------------------------------------------------------------------
+
+
+class Busy(RuntimeError):
+    """The queue is full, or a run waited too long; the text should be kept for a retry."""
+
+    def __init__(self, message: str = BUSY) -> None:
+        super().__init__(message)
+
+
+class TooLarge(ValueError):
+    """One run needs more than the whole budget; waiting would never help."""
+
+
+@dataclass
+class _Ticket:
+    need: int
+    seq: int
+    owner: object | None
+    admitted: bool = False
+
+
+class Gate:
+    """Admits runs, first come first served, while the admitted estimates sum to at most
+    `budget` bytes and at most `runs` run at once; at most `queue` wait; a wait longer than
+    `timeout_s` gives up with Busy. Thread-safe; one per server process."""
+
+    def __init__(self, budget: int, queue: int = 16, timeout_s: float = 90.0, runs: int = 1,
+                 poll_s: float = 0.2) -> None:
+        if budget <= 0 or queue < 0 or runs < 1:
+            raise ValueError("budget and runs must be positive, queue non-negative")
+        self.budget, self.queue_limit, self.timeout_s = budget, queue, timeout_s
+        self.runs, self.poll_s = runs, poll_s
+        self._cond = threading.Condition()
+        self._waiting: list[_Ticket] = []  # ordered by seq
+        self._running: list[_Ticket] = []
+        self._seq = itertools.count()
+        self._recent: dict[object, tuple[int, float]] = {}  # owner -> (seq, when it left)
+        self.peak_in_use = 0  # largest sum of admitted estimates so far (for tests, benches)
+
+    @property
+    def in_use(self) -> int:
+        return sum(t.need for t in self._running)
+
+    def snapshot(self) -> dict[str, int]:
+        """Running and waiting runs and bytes in use, read under the lock."""
+        with self._cond:
+            return {"running": len(self._running), "waiting": len(self._waiting),
+                    "in_use": self.in_use}
+
+    def _ahead(self, ticket: _Ticket) -> int:
+        """Runs before this one: those running and those waiting in front of it."""
+        return len(self._running) + sum(t.seq < ticket.seq for t in self._waiting)
+
+    def _fits(self, ticket: _Ticket) -> bool:
+        head = self._waiting and self._waiting[0] is ticket
+        return bool(head and len(self._running) < self.runs
+                    and self.in_use + ticket.need <= self.budget)
+
+    def _enter(self, need: int, owner: object | None) -> _Ticket:
+        with self._cond:
+            if need > self.budget:
+                raise TooLarge(f"needs {need} bytes, budget {self.budget}")
+            if len(self._waiting) >= self.queue_limit and (
+                    self._waiting or len(self._running) >= self.runs
+                    or self.in_use + need > self.budget):
+                raise Busy()
+            now = time.monotonic()
+            # a session that just left the queue to rerun with new input keeps its place
+            old = self._recent.pop(owner, None) if owner is not None else None
+            seq = old[0] if old and now - old[1] < 30 else next(self._seq)
+            ticket = _Ticket(need, seq, owner)
+            self._waiting.append(ticket)
+            self._waiting.sort(key=lambda t: t.seq)
+            self._admit_head()
+            return ticket
+
+    def _admit_head(self) -> None:
+        """Move waiting tickets to running from the front while they fit (lock held)."""
+        while self._waiting and self._fits(self._waiting[0]):
+            ticket = self._waiting.pop(0)
+            ticket.admitted = True
+            self._running.append(ticket)
+            self.peak_in_use = max(self.peak_in_use, self.in_use)
+        self._cond.notify_all()
+
+    def _leave(self, ticket: _Ticket) -> None:
+        with self._cond:
+            if ticket in self._running:
+                self._running.remove(ticket)
+            elif ticket in self._waiting:
+                self._waiting.remove(ticket)
+                if ticket.owner is not None:
+                    self._recent[ticket.owner] = (ticket.seq, time.monotonic())
+                    if len(self._recent) > 1024:  # forget the oldest
+                        self._recent.pop(next(iter(self._recent)))
+            self._admit_head()
+
+    @contextmanager
+    def admit(self, need: int, owner: object | None = None,
+              on_wait: Callable[[int], bool | None] | None = None) -> Iterator[None]:
+        """Hold `need` bytes of the budget for the block. While waiting, on_wait(k ahead) is
+        called every poll_s: it may raise (the session went away, or has newer input) and the
+        ticket leaves the queue; returning True gives up the wait quietly (e.g. another session
+        cached this input meanwhile) and the block is skipped by raising Withdrawn."""
+        ticket = self._enter(need, owner)
+        try:
+            deadline = time.monotonic() + self.timeout_s
+            while True:
+                with self._cond:
+                    if ticket.admitted:
+                        break
+                    ahead = self._ahead(ticket)
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        raise Busy()
+                if on_wait is not None and on_wait(ahead):
+                    raise Withdrawn()
+                with self._cond:
+                    if not ticket.admitted:
+                        self._cond.wait(min(self.poll_s, max(left, 0.0)))
+            yield
+        finally:
+            self._leave(ticket)
+
+
+class Withdrawn(Exception):
+    """A waiting run was no longer needed (on_wait said so)."""
+
+
+def gate_from_env(env: dict[str, str] | None = None) -> Gate:
+    """The server's gate from ATTN_INFLIGHT_MB, ATTN_QUEUE, ATTN_QUEUE_TIMEOUT_S and ATTN_RUNS
+    (defaults sized for a 2-core, 24 GiB machine; see the README's Limits and deployment)."""
+    env = os.environ if env is None else env
+    return Gate(budget=int(float(env.get("ATTN_INFLIGHT_MB", DEFAULT_INFLIGHT_MB)) * MB),
+                queue=int(env.get("ATTN_QUEUE", DEFAULT_QUEUE)),
+                timeout_s=float(env.get("ATTN_QUEUE_TIMEOUT_S", DEFAULT_TIMEOUT_S)),
+                runs=int(env.get("ATTN_RUNS", default_runs())))
+
+
+DEFAULT_INFLIGHT_MB = 3072
+DEFAULT_QUEUE = 16
+DEFAULT_TIMEOUT_S = 90.0
+
+
+def cores() -> int:
+    """CPU cores this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def default_runs() -> int:
+    return 1
+
+
+def threads_per_run(runs: int) -> int:
+    """torch intra-op threads per run so that `runs` runs at once fill the cores, no more."""
+    return max(1, cores() // max(1, runs))

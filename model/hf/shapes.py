@@ -1,0 +1,37 @@
+"""The shapes a Hugging Face capture will have, for model/budget.py's estimate (tokenizes only)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..budget import Dims
+from .record import _encode  # the recorder's own tokenization, so the lengths agree
+
+
+def hf_dims(bundle, sources: Sequence[str], targets: Sequence[str] | None = None) -> Dims:
+    """Dims of capture_hf(bundle, sources, targets): text on the source side for encoder-only
+    models, on the target side for decoder-only ones; without targets an encoder–decoder model
+    may generate up to min(max_len - 1, 2 × source + 10) pieces (record._target_lists)."""
+    cfg, tok, hf = bundle.config, bundle.tokenizer, bundle.config.hf
+    texts, _ = _encode(tok, list(sources), cfg.max_len)
+    n = max(len(t) for t in texts)
+    if cfg.family == "seq2seq":
+        if targets is not None:
+            tgt = max(len(t) for t in _encode(tok, list(targets), cfg.max_len, target=True)[0])
+        else:
+            tgt = min(cfg.max_len, 1 + max(1, min(cfg.max_len - 1, 2 * n + 10)))
+        src = n
+    else:
+        src, tgt = (n, 0) if cfg.family == "encoder" else (0, n)
+    d_ff = (getattr(hf, "intermediate_size", None) or getattr(hf, "n_inner", None)
+            or getattr(hf, "d_ff", None) or getattr(hf, "encoder_ffn_dim", None)
+            or 4 * cfg.d_model)
+    d_head = getattr(hf, "head_dim", None) or cfg.d_model // cfg.n_heads
+    kv = getattr(hf, "num_key_value_heads", None) or cfg.n_heads
+    # an encoder-only model has logits only with a language-model head (e.g. BertForMaskedLM)
+    lm = type(bundle.model).__name__.endswith(("LM", "LMHeadModel", "Generation"))
+    rows = (src if lm else 0) if cfg.family == "encoder" else -1
+    return Dims(batch=len(texts), src=src, tgt=tgt,
+                layers={k: bundle.n_layers(k) for k in bundle.kinds}, heads=cfg.n_heads,
+                d_head=int(d_head), d_model=cfg.d_model, d_ff=int(d_ff), vocab=cfg.vocab_size,
+                kv_heads=int(kv), max_len=cfg.max_len, family=cfg.family, logit_rows=rows)
