@@ -22,6 +22,7 @@ from model.analysis.lens import logit_lens
 from model.capture import GROUPS, freeze, nbytes
 from viz import bertviz_embed
 from viz import steps as viz_steps
+from viz import tour as viz_tour
 
 EMBED_HOOKS = ("encoder.hook_tok", "encoder.hook_pos", "decoder.hook_tok", "decoder.hook_pos")
 LOOKUP_SAMPLE = 20_000  # corpus pairs searched for a typed sentence's gold alignment
@@ -40,6 +41,8 @@ def capture_names(bundle: Bundle) -> list[str] | None:
     known = set(bundle.model.hook_names())
     raw = [n for n in EMBED_HOOKS if n in known]
     raw += viz_steps.act_names({k: bundle.n_layers(k) for k in bundle.kinds})
+    cfg = bundle.config  # the tour's residual + LayerNorm and FFN steps read layer 0
+    raw += viz_tour.tour_hooks({"encoder": cfg.n_enc_layers, "decoder": cfg.n_dec_layers})
     return list(GROUPS) + [n for n in raw if n in known]
 
 

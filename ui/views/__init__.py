@@ -23,6 +23,7 @@ from ui.views import (
     positional,
     steps,
     tokens,
+    tour,
     translation,
 )
 
@@ -52,6 +53,7 @@ VIEWS: dict[str, View] = {
     "translation": View("Translation", translation.render),
     "heads": View("Heads", heads.render),
     "compare": View("Compare", compare.render),
+    "tour": View("Guided tour", tour.render),
 }
 
 
