@@ -6,14 +6,16 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..tokenizer import is_special
+
 
 def word_index(pieces: Sequence[str]) -> list[int | None]:
     """Word number of each piece (a piece starting with ▁ opens a word); None for specials."""
     out: list[int | None] = []
     word = -1
     for p in pieces:
-        if p.startswith("<") and p.endswith(">") and len(p) > 2 and not p.startswith("<0x"):
-            out.append(None)  # <s>, </s>, <2ko> …
+        if is_special(p):
+            out.append(None)  # <s>, </s>, <2ko>, [CLS] …
             continue
         if p.startswith("▁") or word < 0:
             word += 1
@@ -21,14 +23,16 @@ def word_index(pieces: Sequence[str]) -> list[int | None]:
     return out
 
 
-def alignment_agreement(trace, align: Sequence[Sequence[tuple[int, int]]], src_is_en: Sequence[bool]
+def alignment_agreement(trace, align: Sequence[Sequence[tuple[int, int]]],
+                        src_is_en: Sequence[bool], weights: np.ndarray | None = None
                         ) -> np.ndarray:
     """(L, H) share of aligned target words whose attention argmax lands on a gold source word.
 
     For target word w, the rows are the decoder positions that predict w's pieces; attention is
-    summed over each source word's pieces and averaged over those rows.
+    summed over each source word's pieces and averaged over those rows. `weights`: any
+    (L, B, H, T, S) map to score instead of trace.attn["cross"], e.g. trace.norms["cross"].
     """
-    cross = trace.attn["cross"]  # (L, B, H, T, S)
+    cross = trace.attn["cross"] if weights is None else weights  # (L, B, H, T, S)
     n_l, _, n_h = cross.shape[:3]
     hits = np.zeros((n_l, n_h))
     total = 0
@@ -54,3 +58,16 @@ def alignment_agreement(trace, align: Sequence[Sequence[tuple[int, int]]], src_i
             hits += np.isin(per_word.argmax(-1), list(s_words))
             total += 1
     return hits / max(total, 1)
+
+
+def alignment_metrics(alpha: np.ndarray, norms: np.ndarray) -> dict:
+    """card.json entries for (L, H) agreement shares of the weights α and of ‖αf(x)‖:
+    per-head tables in percent and the best head of each."""
+    out: dict = {}
+    for suffix, table in (("", alpha), ("_norms", norms)):
+        best = np.unravel_index(int(table.argmax()), table.shape)
+        out[f"alignment{suffix}_per_head"] = [[round(float(x) * 100, 1) for x in row]
+                                              for row in table]
+        out[f"best_alignment{suffix}_head"] = {"layer": int(best[0]), "head": int(best[1]),
+                                               "agreement": round(float(table[best]) * 100, 1)}
+    return out

@@ -225,3 +225,55 @@ def test_every_family_names_one_projection_per_layer_and_kind(family):
     assert {k: len(v) for k, v in found.items()} == want
     w_o, _ = projection_weight(found["enc_self"][0])
     assert w_o.shape == (16, 16)
+
+
+# ---- alignment: weights vs norms ----------------------------------------------------------
+
+
+def test_alignment_scores_any_map_given_as_weights():
+    """α looks at the wrong source word, the norms map at the gold one: the scores follow."""
+    from model import Trace
+    from model.analysis.alignment import alignment_agreement
+
+    src = ["<2ko>", "▁cat", "▁eats", "</s>"]  # source words: cat = 0, eats = 1
+    tgt = ["<s>", "▁A", "▁B"]  # rows 0 and 1 predict target words 0 and 1
+    attn = np.zeros((1, 1, 1, 3, 4), np.float32)
+    attn[0, 0, 0, 0, 2] = attn[0, 0, 0, 1, 1] = attn[0, 0, 0, 2, 3] = 1.0  # crossed
+    norms = np.zeros_like(attn)
+    norms[0, 0, 0, 0, 1] = norms[0, 0, 0, 1, 2] = norms[0, 0, 0, 2, 3] = 0.5  # gold
+    tr = Trace(src_tokens=[src], tgt_tokens=[tgt], src_ids=np.arange(4, 8)[None],
+               tgt_ids=np.arange(4, 7)[None], masks={"cross": np.zeros((1, 3, 4), bool)},
+               scores={}, attn={"cross": attn}, q={}, k={}, v={}, hidden={},
+               pos_table=np.zeros((8, 2), np.float32), logits=None, norms={"cross": norms})
+    gold = [[(0, 0), (1, 1)]]
+    assert alignment_agreement(tr, gold, [True]).tolist() == [[0.0]]
+    assert alignment_agreement(tr, gold, [True], tr.norms["cross"]).tolist() == [[1.0]]
+
+
+def test_evaluate_stores_both_tables_and_the_table_reads_them(tokenizer):
+    from model.training import alignment_table
+    from model.training.corpus import generate
+    from model.training.evaluate import evaluate_bundle
+
+    from .conftest import make_bundle
+
+    bundle = make_bundle(tokenizer, max_len=40)  # a random model decodes to max_len: keep it short
+    pairs = generate(4, seed=5)
+    metrics = evaluate_bundle(bundle, pairs, batch=4)
+    alpha, norms = (np.asarray(metrics[k]) for k in ("alignment_per_head",
+                                                      "alignment_norms_per_head"))
+    assert alpha.shape == norms.shape == (2, 4)
+    direct = alignment_table.alignment_tables(bundle, pairs, batch=4)
+    np.testing.assert_allclose(alpha, np.round(100 * direct[0], 1))
+    np.testing.assert_allclose(norms, np.round(100 * direct[1], 1))
+    best = metrics["best_alignment_norms_head"]
+    assert norms[best["layer"], best["head"]] == norms.max() == best["agreement"]
+    rows = alignment_table.layer_rows("tiny", alpha / 100, norms / 100)
+    assert len(rows) == 2
+    for layer, row in enumerate(rows):
+        ha, hn = int(alpha[layer].argmax()), int(norms[layer].argmax())
+        assert f"head {ha}: {alpha[layer, ha]:.1f} %" in row
+        assert f"head {hn}: {norms[layer, hn]:.1f} %" in row
+    tables = alignment_table.card_tables({"metrics": metrics})
+    np.testing.assert_allclose(tables[1], norms / 100)
+    assert alignment_table.card_tables({"metrics": {"alignment_per_head": [[1]]}}) is None
