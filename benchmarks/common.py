@@ -1,13 +1,51 @@
-"""Shared set-up for benchmarks: the shipped paper checkpoint, or a random model shaped like it."""
+"""Shared set-up for benchmarks: the shipped paper checkpoint, or a random model shaped like it;
+interleaved median timings; and the results file every `make bench` run writes."""
 
 from __future__ import annotations
 
+import json
+import os
 import statistics
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results.json"
+
+
+@dataclass
+class Report:
+    """What a benchmark's main() may return instead of bare lines: the lines to print and the
+    figures to keep in results.json, as {part name: JSON-able dict}."""
+
+    lines: list[str]
+    figures: dict[str, dict] = field(default_factory=dict)
+
+
+def save_results(name: str, figures: dict[str, dict], path: Path = RESULTS) -> None:
+    """Merge one benchmark's figures into the results file: results[name][part] is replaced for
+    each part measured now; other benchmarks' keys and this one's other parts stay as they were.
+
+    Each part gets when it was measured and on how many cores, so a reader can tell which
+    figures come from which run.
+    """
+    data = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    section = data.setdefault(name, {})
+    stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    for part, values in figures.items():
+        section[part] = {**values, "measured": stamp, "cpu_cores": os.cpu_count()}
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n",
+                   encoding="utf-8")
+    os.replace(tmp, path)  # never a half-written file for the README test to read
+
+
+def load_results(path: Path = RESULTS) -> dict:
+    """The committed results file ({} when there is none yet)."""
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
 
 
 def paper_bundle():
@@ -25,7 +63,12 @@ def paper_bundle():
 
 def median_times(fns: list[Callable[[], object]], repeat: int = 7, warmup: int = 2
                  ) -> list[float]:
-    """Median wall time of each fn, measured in interleaved rounds so load hits all alike."""
+    """Median wall time of each fn, measured in interleaved rounds so load hits all alike.
+
+    Every fn is warmed up first (imports, caches, first-call costs stay out of the timing).
+    """
+    if repeat < 1:
+        raise ValueError(f"repeat must be at least 1, got {repeat}")
     for fn in fns:
         for _ in range(warmup):
             fn()

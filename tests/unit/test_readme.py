@@ -19,3 +19,26 @@ def test_readme_api_example_runs(tmp_path, capsys, monkeypatch):
     assert scope["trace"].attn["cross"].ndim == 5
     assert scope["out"][0].text == "Winter is cold."
     assert "Winter is cold." in capsys.readouterr().out
+
+
+def test_readme_benchmark_rows_match_the_committed_results():
+    """Every row a benchmark writes from benchmarks/results.json stands in the README as is,
+    so the README cannot drift from what was measured (rerun, then paste the printed rows)."""
+    import importlib
+
+    from benchmarks.common import load_results
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    results = load_results()
+    assert {"bench_bertviz", "bench_app"} <= set(results)
+    checked = 0
+    for name, section in sorted(results.items()):
+        rows = getattr(importlib.import_module(f"benchmarks.{name}"), "readme_rows", None)
+        for row in rows(section) if rows else ():
+            assert row in readme, f"README row for {name} differs from results.json:\n{row}"
+            checked += 1
+    assert checked >= 4  # bertviz: like for like and as sent; attention view: both
+    start = readme.index("## Benchmarks")
+    end = next(i for i in range(start + 1, len(readme)) if readme[i].startswith("## "))
+    table = [line for line in readme[start:end] if line.startswith("| ")]
+    assert sum("bertviz" in line for line in table) == checked  # no hand-written bertviz row
