@@ -1,0 +1,165 @@
+"""What each head contributes to the token the decoder predicts at one step.
+
+Two measures:
+- direct logit attribution (pre-LN models only): the decoder's final residual stream x is a sum
+  of parts (embedding, each head's output, each block's output bias, each FFN). With the final
+  LayerNorm's scale frozen at its value on x, LN(x) = Σ_c γ ⊙ (c − mean c)/σ + β is linear in
+  the parts, so logit_v = Σ_c [γ ⊙ (c − mean c)/σ] · w_v + β · w_v exactly. On a post-LN model
+  every sublayer's LayerNorm rescales what came before, so no such sum exists.
+- knock-out (every model): the token's logit with one head's context zeroed minus the logit
+  without, teacher-forced on the same decoder input; one forward per `chunk` heads.
+
+Top tokens a head promotes and suppresses: the vocabulary through the same frozen final LN and
+unembedding (pre-LN), and, on every model, the tokens whose logit falls (promoted) or rises
+(suppressed) most when the head is knocked out.
+
+Shape legend: L layers, H heads, T decoder positions, D model size, V vocabulary.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from ..dispatch import capture
+from ..hooks import Head, hooks
+from ..norms import head_outputs, native_projections
+from .ablation import _native, all_heads, row_ablation_hooks
+
+TOP_K = 8
+
+
+@dataclass
+class Contributions:
+    """Head contributions to one predicted token (see the module docstring)."""
+
+    step: int  # decoder position whose output is explained
+    token_id: int
+    token: str
+    logit: float  # the model's own logit for token_id at that step
+    knockout: dict[str, np.ndarray]  # kind -> (L, H) logit change when the head is knocked out
+    knockout_top: dict[Head, dict[str, list[tuple[str, float]]]]  # promotes / suppresses
+    dla: dict[str, np.ndarray] | None = None  # "dec_self"/"cross" -> (L, H); pre-LN only
+    other: dict[str, float] = field(default_factory=dict)  # the remaining terms of the sum
+    dla_top: dict[Head, dict[str, list[tuple[str, float]]]] = field(default_factory=dict)
+    tgt_tokens: list[str] = field(default_factory=list)  # decoder input pieces
+    src_tokens: list[str] = field(default_factory=list)
+
+    def dla_total(self) -> float:
+        """Σ of every DLA term and the other terms: equals `logit` on a pre-LN model."""
+        if self.dla is None:
+            return float("nan")
+        return float(sum(a.sum() for a in self.dla.values()) + sum(self.other.values()))
+
+
+def _resid_names(n_layers: int) -> list[str]:
+    return ["decoder.hook_embed"] + [f"decoder.layers.{i}.hook_resid_{p}"
+                                     for i in range(n_layers) for p in ("cross", "post")]
+
+
+def _unembedding(model) -> torch.Tensor:
+    """(V, D) rows w_v with logit_v = h · w_v."""
+    return (model.tok_embed.weight if model.out_proj is None else model.out_proj.weight).detach()
+
+
+def _top(scores: np.ndarray, pieces: list[str], k: int) -> dict[str, list[tuple[str, float]]]:
+    order = np.argsort(scores)
+    return {"promotes": [(pieces[i], float(scores[i])) for i in order[::-1][:k]],
+            "suppresses": [(pieces[i], float(scores[i])) for i in order[:k]]}
+
+
+def _direct(bundle, tr, step: int, token_id: int, k: int):
+    """DLA per head, the other terms, and each head's top tokens through the frozen final LN."""
+    model = bundle.model
+    norm = model.decoder.final_norm
+    n_layers = bundle.n_layers("dec_self")
+    acts = tr.acts
+    x = acts[f"decoder.layers.{n_layers - 1}.hook_resid_post"][0, step].astype(np.float64)
+    sigma = np.sqrt(x.var() + norm.eps)
+    gamma = norm.weight.detach().double().numpy()
+    beta = norm.bias.detach().double().numpy()
+    w_u = _unembedding(model).double().numpy()  # (V, D)
+    w_v = w_u[token_id]
+
+    def through(c: np.ndarray) -> np.ndarray:
+        """Part(s) (..., D) -> what they add after the frozen final LN, (..., D)."""
+        return (c - c.mean(-1, keepdims=True)) * gamma / sigma
+
+    other = {"embedding": float(through(acts["decoder.hook_embed"][0, step]) @ w_v),
+             "final LayerNorm bias": float(beta @ w_v)}
+    dla: dict[str, np.ndarray] = {}
+    tops: dict[Head, dict] = {}
+    pieces = bundle.tokenizer.ids_to_pieces(list(range(w_u.shape[0])))
+    for kind in ("dec_self", "cross"):
+        if kind not in tr.attn:
+            continue
+        proj = native_projections(model, kind, n_layers)
+        table = np.zeros((n_layers, bundle.config.n_heads))
+        for layer, (w_o, bias) in enumerate(proj):
+            attn = tr.attn[kind][layer, :1, :, step:step + 1]  # (1, H, 1, K)
+            out = head_outputs(attn, tr.v[kind][layer, :1], w_o)[0, :, 0]  # (H, D)
+            moved = through(out)  # (H, D)
+            table[layer] = moved @ w_v
+            if bias is not None:
+                other[f"{kind} layer {layer} output bias"] = float(through(bias) @ w_v)
+            for h in range(out.shape[0]):
+                tops[(kind, layer, h)] = _top(moved[h] @ w_u.T, pieces, k)
+        dla[kind] = table
+    for i in range(n_layers):
+        ffn = acts[f"decoder.layers.{i}.hook_resid_post"][0, step] - \
+            acts[f"decoder.layers.{i}.hook_resid_cross"][0, step]
+        other[f"FFN layer {i}"] = float(through(ffn.astype(np.float64)) @ w_v)
+    return dla, other, tops
+
+
+def head_contributions(bundle, source: str, target: str | None = None, *,
+                       target_lang: str | None = None, step: int | None = None,
+                       token_id: int | None = None, k: int = TOP_K,
+                       chunk: int = 64) -> Contributions:
+    """Each head's effect on the token predicted at decoder position `step` of one sentence.
+
+    target None: the model's own greedy translation. step None: the last position (the one
+    that predicts </s>); token_id None: the model's argmax at that step.
+    """
+    _native(bundle, "head contributions")
+    model, cfg = bundle.model, bundle.config
+    n_dec = bundle.n_layers("dec_self")
+    tr = capture(bundle, [source], None if target is None else [target],
+                 target_lang=target_lang, names=["attn", "v", "logits", *_resid_names(n_dec)])
+    n_t = tr.length("tgt", 0)
+    step = n_t - 1 if step is None else int(step)
+    if not 0 <= step < n_t:
+        raise ValueError(f"step must be between 0 and {n_t - 1}")
+    logits = tr.logits[0, step].astype(np.float64)  # (V,)
+    if token_id is None:
+        token_id = int(logits.argmax())
+    if not 0 <= token_id < logits.shape[0]:
+        raise ValueError(f"token id must be between 0 and {logits.shape[0] - 1}")
+    pieces = bundle.tokenizer.ids_to_pieces(list(range(logits.shape[0])))
+
+    # knock-out: row 0 untouched, row r ablates heads[r - 1]
+    src = torch.from_numpy(tr.src_ids[:1])
+    tgt = torch.from_numpy(tr.tgt_ids[:1, :n_t])
+    heads = all_heads(bundle)
+    rows: list[Head | None] = [None, *heads]
+    picked: list[np.ndarray] = []
+    for start in range(0, len(rows), max(1, chunk)):
+        part = rows[start:start + chunk]
+        with torch.inference_mode(), hooks(row_ablation_hooks(part)):
+            out = model(src.repeat(len(part), 1), tgt.repeat(len(part), 1))  # (n, T, V)
+        picked.append(out[:, step].double().numpy())  # (n, V)
+    every = np.concatenate(picked)  # (1 + heads, V)
+    change = every[1:] - every[0]  # (heads, V): after − before
+    knock = {kd: np.zeros((bundle.n_layers(kd), cfg.n_heads)) for kd in bundle.kinds}
+    knock_top: dict[Head, dict] = {}
+    for (kind, layer, h), row in zip(heads, change):
+        knock[kind][layer, h] = row[token_id]
+        knock_top[(kind, layer, h)] = _top(-row, pieces, k)  # falls when removed = promoted
+    result = Contributions(step=step, token_id=token_id, token=pieces[token_id],
+                           logit=float(logits[token_id]), knockout=knock, knockout_top=knock_top,
+                           tgt_tokens=tr.tgt_tokens[0], src_tokens=tr.src_tokens[0])
+    if cfg.norm == "pre" and model.decoder.final_norm is not None:
+        result.dla, result.other, result.dla_top = _direct(bundle, tr, step, token_id, k)
+    return result

@@ -1,0 +1,86 @@
+"""Head contributions to one predicted logit: checked against the model's own forward passes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from model import capture
+from model.analysis.contributions import head_contributions
+from model.hooks import attn_prefix
+
+from .conftest import make_bundle
+
+SRC = "the cat eats fish every day ."
+TGT = "고양이는 매일 생선을 먹어요."
+
+
+@pytest.fixture(scope="module")
+def pre(tokenizer):
+    return make_bundle(tokenizer, norm="pre", pos_encoding="learned", activation="gelu")
+
+
+@pytest.fixture(scope="module")
+def post(tokenizer):
+    return make_bundle(tokenizer, norm="post", pos_encoding="sinusoidal", activation="relu")
+
+
+def test_direct_attributions_and_the_other_terms_add_up_to_the_logit(pre):
+    for step in (0, 3, None):
+        c = head_contributions(pre, SRC, TGT, target_lang="ko", step=step)
+        full = capture(pre, [SRC], [TGT], target_lang="ko", names=["logits"])
+        assert c.logit == pytest.approx(float(full.logits[0, c.step, c.token_id]), abs=1e-5)
+        assert c.token_id == int(full.logits[0, c.step].argmax())
+        assert set(c.dla) == {"dec_self", "cross"}
+        assert abs(c.dla_total() - c.logit) <= 1e-4, (step, c.dla_total(), c.logit)
+        assert any("FFN" in k for k in c.other) and "embedding" in c.other
+
+
+def test_one_heads_attribution_from_its_real_context(pre):
+    """Head h's output rebuilt from the recorded per-head context and the real W_O Linear."""
+    step, kind, layer, head = 2, "cross", 1, 3
+    c = head_contributions(pre, SRC, TGT, target_lang="ko", step=step)
+    prefix = attn_prefix(kind, layer)
+    last = f"decoder.layers.{pre.config.n_dec_layers - 1}.hook_resid_post"
+    tr = capture(pre, [SRC], [TGT], target_lang="ko", names=[f"{prefix}.hook_context", last])
+    ctx = torch.from_numpy(tr.acts[f"{prefix}.hook_context"][0, head, step])  # (Dh,)
+    lin = pre.model.get_submodule(prefix).w_o
+    d_h = ctx.shape[0]
+    x = torch.zeros(lin.in_features)
+    x[head * d_h:(head + 1) * d_h] = ctx
+    with torch.no_grad():
+        out = (lin(x) - lin.bias).double()
+    ln = pre.model.decoder.final_norm
+    resid = torch.from_numpy(tr.acts[last][0, step]).double()
+    sigma = torch.sqrt(resid.var(unbiased=False) + ln.eps)
+    moved = (out - out.mean()) * ln.weight.double() / sigma
+    expect = float(moved @ pre.model.tok_embed.weight[c.token_id].detach().double())
+    assert c.dla[kind][layer, head] == pytest.approx(expect, abs=1e-5)
+
+
+def test_knockout_matches_a_run_with_that_head_ablated_on_post_ln(post):
+    step = 2
+    c = head_contributions(post, SRC, TGT, target_lang="ko", step=step)
+    assert c.dla is None and np.isnan(c.dla_total())
+    base = capture(post, [SRC], [TGT], target_lang="ko", names=["logits"]).logits[0, step]
+    for head in (("enc_self", 0, 1), ("dec_self", 1, 0), ("cross", 1, 3)):
+        after = capture(post, [SRC], [TGT], target_lang="ko", ablate={head},
+                        names=["logits"]).logits[0, step]
+        kind, layer, h = head
+        assert c.knockout[kind][layer, h] == pytest.approx(
+            float(after[c.token_id] - base[c.token_id]), abs=1e-4)
+        top = c.knockout_top[head]
+        change = after.astype(np.float64) - base
+        assert top["promotes"][0][1] == pytest.approx(float(-change.min()), abs=1e-4)
+        assert top["suppresses"][0][1] == pytest.approx(float(-change.max()), abs=1e-4)
+    assert set(c.knockout) == {"enc_self", "dec_self", "cross"}
+
+
+def test_top_tokens_and_bad_steps(pre):
+    c = head_contributions(pre, SRC, TGT, target_lang="ko", step=1, k=5)
+    promoted = c.dla_top[("cross", 0, 0)]["promotes"]
+    assert len(promoted) == 5 and [v for _, v in promoted] == sorted(
+        (v for _, v in promoted), reverse=True)
+    with pytest.raises(ValueError, match="step"):
+        head_contributions(pre, SRC, TGT, target_lang="ko", step=99)
