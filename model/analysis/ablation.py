@@ -2,6 +2,12 @@
 
 Heads are addressed as (kind, layer, head); ablation zeroes a head's context before the output
 projection (`...hook_context`), and the loss is teacher-forced on the un-ablated translation.
+
+Hugging Face models are knocked out at the same hook names (model/hf/recorder.py), and the
+"loss" follows what the model does (model/hf/forced.py): decoder-only models, the mean NLL of
+each next token of the typed text; encoder–decoder models, the mean NLL of their un-ablated
+greedy output; encoder-only models (no LM head), the mean relative change of the last hidden
+states, ‖h_after − h_before‖ / ‖h_before‖ (before = 0). `measure` in the results says which.
 """
 
 from __future__ import annotations
@@ -18,9 +24,13 @@ from ..hooks import Head, HookFn, ablation_hooks, attn_prefix, format_ablate, ho
 Progress = Callable[[float], None] | None
 
 
-def _native(bundle, what: str) -> None:
-    if bundle.kind != "native" or "cross" not in bundle.kinds:
+def _native(bundle, what: str) -> bool:
+    """True for the lab's own encoder–decoder, False for a Hugging Face model."""
+    if bundle.kind != "native":
+        return False
+    if "cross" not in bundle.kinds:
         raise ValueError(f"{what} needs one of this project's encoder–decoder checkpoints")
+    return True
 
 
 def _forced(bundle, ids: Sequence[int]) -> tuple[list[int], list[int]]:
@@ -51,11 +61,12 @@ def ablation_effect(bundle, sources: Sequence[str] | str, ablate: Iterable[Head]
     tokens[b] (output pieces), logp_before/after/change[b] (arrays, change = after − before),
     loss_*[b] = mean NLL over those tokens. loss_before/after/change: mean NLL over all tokens.
     """
-    _native(bundle, "ablation")
     if isinstance(sources, str):
         sources = [sources]
     sources = list(sources)
     heads = checked_heads(bundle, ablate)
+    if not _native(bundle, "ablation"):
+        return _hf_effect(bundle, sources, heads)
     before = translate(bundle, sources, target_lang)
     after = translate(bundle, sources, target_lang, ablate=heads)
     langs = target_langs(bundle, sources, target_lang)
@@ -82,8 +93,46 @@ def ablation_effect(bundle, sources: Sequence[str] | str, ablate: Iterable[Head]
         "sentence_loss_before": [float(-x.mean()) for x in per["before"]],
         "sentence_loss_after": [float(-x.mean()) for x in per["after"]],
         "loss_before": loss_before, "loss_after": loss_after,
-        "loss_change": loss_after - loss_before,
+        "loss_change": loss_after - loss_before, "measure": "logp",
     }
+
+
+def _summary(sources: list[str], heads: frozenset[Head], before: list, after: list,
+             tokens: list[list[str]], lp_before: np.ndarray, lp_after: np.ndarray,
+             lens: list[int], measure: str) -> dict:
+    """ablation_effect's result from per-token values (B, T), the first lens[b] real."""
+    per = {name: [lp[b, :n].copy() for b, n in enumerate(lens)]
+           for name, lp in (("before", lp_before), ("after", lp_after))}
+    n_tok = max(1, sum(lens))
+    loss_before, loss_after = float(-lp_before.sum() / n_tok), float(-lp_after.sum() / n_tok)
+    return {
+        "sources": sources, "ablate": heads, "ablate_spec": format_ablate(heads),
+        "before": before, "after": after,
+        "changed": [a.text != b.text for a, b in zip(after, before)],
+        "tokens": tokens,
+        "logp_before": per["before"], "logp_after": per["after"],
+        "logp_change": [a - b for a, b in zip(per["after"], per["before"])],
+        "sentence_loss_before": [float(-x.mean()) if x.size else 0.0 for x in per["before"]],
+        "sentence_loss_after": [float(-x.mean()) if x.size else 0.0 for x in per["after"]],
+        "loss_before": loss_before, "loss_after": loss_after,
+        "loss_change": loss_after - loss_before, "measure": measure,
+    }
+
+
+def _hf_effect(bundle, sources: list[str], heads: frozenset[Head]) -> dict:
+    """ablation_effect for a Hugging Face model (the measures in the module docstring)."""
+    from ..hf.forced import forced_batch, forced_values, greedy, hidden_change
+
+    fns = ablation_hooks(heads)
+    before, after = greedy(bundle, sources), greedy(bundle, sources, fns)
+    forced = forced_batch(bundle, sources, [t.ids for t in before])
+    lens = [len(t) for t in forced.tokens]
+    base, gone = forced_values(bundle, forced, {}), forced_values(bundle, forced, fns)
+    if forced.measure == "hidden":  # before: no change; after: minus the relative change
+        base, gone = torch.zeros(forced.valid.shape, dtype=torch.float64), -hidden_change(
+            base, gone, forced.valid)
+    return _summary(sources, heads, before, after, forced.tokens, base.numpy(), gone.numpy(),
+                    lens, forced.measure)
 
 
 def all_heads(bundle) -> list[Head]:
@@ -129,9 +178,10 @@ def importance_scan(bundle, source: str, target_lang: str | None = None,
     ablates a different head, so the whole scan is one forward per `chunk` rows.
     progress gets fractions 0..1.
     """
-    _native(bundle, "the importance scan")
     report = progress or (lambda _f: None)
     report(0.0)
+    if not _native(bundle, "the importance scan"):
+        return _hf_scan(bundle, source, report, target, max(1, chunk))
     langs = target_langs(bundle, [source], target_lang)
     src, _, _ = source_batch(bundle, [source], langs)
     if target is None:
@@ -157,3 +207,33 @@ def importance_scan(bundle, source: str, target_lang: str | None = None,
     return out
 
 
+def _hf_scan(bundle, source: str, report: Callable[[float], None], target: str | None,
+             chunk: int) -> dict[str, np.ndarray]:
+    """importance_scan for a Hugging Face model: one row per head plus a baseline row."""
+    from ..hf.forced import forced_batch, forced_values, greedy, hidden_change
+
+    if target is None and bundle.config.family == "seq2seq":
+        forced = forced_batch(bundle, [source], [greedy(bundle, [source])[0].ids])
+    else:
+        forced = forced_batch(bundle, [source], target=target)
+    report(0.2)
+    heads = all_heads(bundle)
+    rows: list[Head | None] = [None, *heads]
+    losses: list[float] = []
+    base = None
+    for start in range(0, len(rows), chunk):
+        part = rows[start:start + chunk]
+        values = forced_values(bundle, forced.repeat(len(part)), row_ablation_hooks(part))
+        valid = forced.valid.cpu().repeat(len(part), 1)
+        n_tok = max(1, int(forced.valid.sum()))
+        if forced.measure == "hidden":
+            base = values[:1] if base is None else base
+            change = hidden_change(base.expand_as(values), values, valid)
+            losses += (change.sum(-1) / n_tok).tolist()
+        else:
+            losses += (-values.sum(-1) / n_tok).tolist()
+        report(0.2 + 0.8 * min(1.0, (start + len(part)) / len(rows)))
+    out = {kind: np.zeros((bundle.n_layers(kind), bundle.config.n_heads)) for kind in bundle.kinds}
+    for (kind, layer, h), loss in zip(heads, losses[1:]):
+        out[kind][layer, h] = loss - losses[0]
+    return out

@@ -8,6 +8,10 @@ Three families, told apart by the folder's config.json:
 Only safetensors weights are read (`use_safetensors=True`), never with `trust_remote_code`, and
 never from the network: loading a folder passes `local_files_only=True`, and unless the operator
 sets ATTN_ALLOW_HUB=1 this module also sets HF_HUB_OFFLINE=1 before transformers is imported.
+
+Models load with the lab's recording attention (recorder.py, attn_implementation="lab_record"),
+in the dtype their weights are stored in, on ATTN_DEVICE (cpu, the default; cuda; auto = cuda
+when a GPU is available). The card records the device and dtype used.
 """
 
 from __future__ import annotations
@@ -33,8 +37,10 @@ _HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]{0,95}(/[A-Za-z0-9][\w.-]{0,95})?")
 TOKENIZER_FILES = ("tokenizer.json", "vocab.txt", "vocab.json", "spiece.model", "source.spm",
                    "sentencepiece.bpe.model", "tokenizer.model")
 _POS_NAMES = ("position_embeddings", "embed_positions", "wpe", "pos_embed")
+# dtype="auto": weights stored in bf16/fp16 stay in bf16/fp16 (the Trace is float32 anyway)
 _LOAD_ARGS = dict(use_safetensors=True, local_files_only=True, trust_remote_code=False,
-                  attn_implementation="eager")
+                  dtype="auto")
+DEVICES = ("cpu", "cuda", "auto")
 
 
 @dataclass(frozen=True)
@@ -108,6 +114,40 @@ def _lab_config(cfg: Any, tokenizer: Any) -> HFConfig:
                     decoder_start_id=start, hf=cfg)
 
 
+def model_device(setting: str | None = None) -> tuple[str, str]:
+    """(device, note) for ATTN_DEVICE=cpu|cuda|auto (default cpu). Without a GPU, cuda and auto
+    run on the CPU, and the note says why."""
+    import torch
+
+    want = (os.environ.get("ATTN_DEVICE", "cpu") if setting is None else setting).strip().lower()
+    if want not in DEVICES:
+        return "cpu", f"ATTN_DEVICE={want!r} is not one of {', '.join(DEVICES)}; using cpu"
+    if want == "cpu":
+        return "cpu", ""
+    if torch.cuda.is_available():
+        return "cuda", ""
+    return "cpu", f"ATTN_DEVICE={want} but no GPU is available; using cpu"
+
+
+def _load_model(auto: Any, folder: Path, weights: Path) -> Any:
+    """The model with the lab's recording attention; families whose attention cannot be
+    swapped load with eager attention (attention recorded via output_attentions only)."""
+    from .recorder import register
+
+    try:
+        return auto.from_pretrained(folder, attn_implementation=register(), **_LOAD_ARGS)
+    except (ValueError, KeyError, ImportError):  # attn_implementation refused by this family
+        pass
+    except Exception as exc:
+        raise CheckpointError(weights, f"cannot load the weights ({type(exc).__name__}: "
+                              f"{exc})") from None
+    try:
+        return auto.from_pretrained(folder, attn_implementation="eager", **_LOAD_ARGS)
+    except Exception as exc:
+        raise CheckpointError(weights, f"cannot load the weights ({type(exc).__name__}: "
+                              f"{exc})") from None
+
+
 def _weights_file(folder: Path) -> Path:
     """The safetensors weights of a folder; pickled .bin weights are refused, never opened."""
     single, index = folder / "model.safetensors", folder / "model.safetensors.index.json"
@@ -153,11 +193,8 @@ def load_hf(folder: str | Path) -> Bundle:
     family = _family(cfg)
     auto = {"seq2seq": AutoModelForSeq2SeqLM, "decoder": AutoModelForCausalLM,
             "encoder": AutoModel}[family]
-    try:
-        model = auto.from_pretrained(folder, **_LOAD_ARGS).eval()
-    except Exception as exc:
-        raise CheckpointError(weights, f"cannot load the weights ({type(exc).__name__}: "
-                              f"{exc})") from None
+    device, device_note = model_device()
+    model = _load_model(auto, folder, weights).eval().to(device)
     n_embed = model.get_input_embeddings().num_embeddings
     if len(tokenizer) > n_embed:
         raise CheckpointError(tok_file, f"tokenizer has {len(tokenizer)} tokens but the model "
@@ -170,7 +207,10 @@ def load_hf(folder: str | Path) -> Bundle:
     card = _read_json(card_path) if card_path.exists() else {}
     if not isinstance(card, dict):
         raise CheckpointError(card_path, "must be a JSON object")
-    card = {"source": "Hugging Face", "model_type": lab_cfg.model_type, **card}
+    card = {"source": "Hugging Face", "model_type": lab_cfg.model_type, **card,
+            "device": device, "dtype": str(next(model.parameters()).dtype).removeprefix("torch.")}
+    if device_note:
+        card["device_note"] = device_note
     return Bundle(model=model, tokenizer=tokenizer, config=lab_cfg, card=card,
                   name=folder.name, kind="hf")
 

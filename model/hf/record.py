@@ -1,8 +1,14 @@
-"""One forward pass of a Hugging Face model, recorded into the lab's Trace."""
+"""One forward pass of a Hugging Face model, recorded into the lab's Trace.
+
+Attention is recorded by the lab's attention function (recorder.py) through the same hook names
+and per-group slabs as the lab's own model: each layer's tensor is copied (from the GPU, from
+bf16) into a float32 CPU slab while the forward runs, so the device holds at most one layer's
+quadratic tensors beyond the model. Models that do not route attention through transformers'
+AttentionInterface fall back to `output_attentions` (attention only, no ablation).
+"""
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
@@ -12,8 +18,12 @@ import torch
 from ..capture import GROUPS, Trace
 from ..checkpoint import Bundle
 from ..decode import checked_heads
-from ..hooks import Head
-from .load import _POS_NAMES, HFConfig
+from ..hooks import Head, ablation_hooks, attn_prefix, buffers, hooks
+from .load import _POS_NAMES
+from .recorder import Sites, sites, watch_masks
+
+_ATTN_HOOK = {"attn": "hook_probs", "scores": "hook_scores",
+              "q": "hook_q", "k": "hook_k", "v": "hook_v"}
 
 
 def _encode(tok: Any, texts: Sequence[str], limit: int, target: bool = False
@@ -26,7 +36,21 @@ def _encode(tok: Any, texts: Sequence[str], limit: int, target: bool = False
     return [list(k) for k in kept], [len(f) - len(k) for f, k in zip(full, kept)]
 
 
-def _padded(lists: Sequence[Sequence[int]], pad: int) -> tuple[torch.Tensor, torch.Tensor]:
+def encode_checked(tok: Any, texts: Sequence[str], limit: int
+                   ) -> tuple[list[list[int]], list[int]]:
+    """_encode, refusing any text that the tokenizer turns into no tokens at all (a model
+    cannot run on an empty row: transformers fails with 'cannot reshape tensor of 0 elements')."""
+    ids, cuts = _encode(tok, texts, limit)
+    for i, row in enumerate(ids):
+        if not row:
+            shown = texts[i] if len(texts[i]) <= 40 else texts[i][:40] + "…"
+            raise ValueError(f"sentence {i + 1} ({shown!r}) turns into no tokens for this "
+                             "model's tokenizer; type something it can read")
+    return ids, cuts
+
+
+def _padded(lists: Sequence[Sequence[int]], pad: int, device: torch.device | str = "cpu"
+            ) -> tuple[torch.Tensor, torch.Tensor]:
     """(B, n) ids padded on the right and the (B, n) attention mask (1 = real token)."""
     n = max((len(x) for x in lists), default=0)
     ids = torch.full((len(lists), n), pad, dtype=torch.long)
@@ -34,11 +58,12 @@ def _padded(lists: Sequence[Sequence[int]], pad: int) -> tuple[torch.Tensor, tor
     for row, x in enumerate(lists):
         ids[row, : len(x)] = torch.tensor(x, dtype=torch.long)
         mask[row, : len(x)] = 1
-    return ids, mask
+    return ids.to(device), mask.to(device)
 
 
 def _blocked(q_valid: torch.Tensor, k_valid: torch.Tensor, causal: bool) -> np.ndarray:
-    """bool (B, Q, K), True = blocked: pad keys, and future keys when causal."""
+    """bool (B, Q, K), True = blocked: pad keys, and future keys when causal (fallback path)."""
+    q_valid, k_valid = q_valid.cpu(), k_valid.cpu()
     out = ~k_valid.bool()[:, None, :].expand(-1, q_valid.size(1), -1)
     if causal:
         n = q_valid.size(1)
@@ -48,6 +73,7 @@ def _blocked(q_valid: torch.Tensor, k_valid: torch.Tensor, causal: bool) -> np.n
 
 def _positions(mask: torch.Tensor, offset: int) -> np.ndarray:
     """int64 (B, n): the row of pos_table each token used; -1 for padding."""
+    mask = mask.cpu()
     pos = torch.arange(mask.size(1))[None, :].expand_as(mask) + offset
     return torch.where(mask.bool(), pos, torch.full_like(pos, -1)).numpy().copy()
 
@@ -58,32 +84,18 @@ def _pos_table(model: torch.nn.Module, d_model: int) -> tuple[np.ndarray, int]:
         weight = getattr(module, "weight", None)
         if (name.rsplit(".", 1)[-1] in _POS_NAMES and isinstance(weight, torch.Tensor)
                 and weight.dim() == 2 and weight.size(1) == d_model):
-            return weight.detach().float().numpy().copy(), int(getattr(module, "offset", 0))
+            return weight.detach().float().cpu().numpy().copy(), int(getattr(module, "offset", 0))
     return np.zeros((1, d_model), np.float32), 0
 
 
-def _head_masks(model: torch.nn.Module, cfg: HFConfig, heads: frozenset[Head]
-                ) -> dict[str, torch.Tensor]:
-    """head_mask-style arguments that knock out `heads`, if the model's forward takes them."""
-    if not heads:
-        return {}
-    names = {"enc_self": "head_mask", "cross": "cross_attn_head_mask",
-             "dec_self": "decoder_head_mask" if cfg.family == "seq2seq" else "head_mask"}
-    accepted = inspect.signature(model.forward).parameters
-    masks: dict[str, torch.Tensor] = {}
-    for kind, layer, head in sorted(heads):
-        arg = names[kind]
-        if arg not in accepted:
-            raise ValueError("head ablation is not supported for this model")
-        n_layers = cfg.n_enc_layers if kind == "enc_self" else cfg.n_dec_layers
-        masks.setdefault(arg, torch.ones(n_layers, cfg.n_heads))[layer, head] = 0.0
-    return masks
+def device_of(model: torch.nn.Module) -> torch.device:
+    return next(model.parameters()).device
 
 
 def _target_lists(bundle: Bundle, src: torch.Tensor, src_mask: torch.Tensor,
-                  targets: Sequence[str] | None, extra: dict[str, torch.Tensor]
-                  ) -> list[list[int]]:
-    """Decoder inputs [start] + pieces (eos excluded): given texts, or the model's greedy output."""
+                  targets: Sequence[str] | None) -> list[list[int]]:
+    """Decoder inputs [start] + pieces (eos excluded): given texts, or the model's greedy output
+    (under whatever ablation hooks the caller attached)."""
     model, tok, cfg = bundle.model, bundle.tokenizer, bundle.config
     start = cfg.decoder_start_id if cfg.decoder_start_id is not None else cfg.pad_id
     eos = tok.eos_token_id if tok.eos_token_id is not None else cfg.hf.eos_token_id
@@ -92,7 +104,7 @@ def _target_lists(bundle: Bundle, src: torch.Tensor, src_mask: torch.Tensor,
         steps = max(1, min(limit, 2 * src.size(1) + 10))
         with torch.inference_mode():
             out = model.generate(input_ids=src, attention_mask=src_mask, max_new_tokens=steps,
-                                 do_sample=False, num_beams=1, **extra)
+                                 do_sample=False, num_beams=1)
         lists = []
         for row in out.tolist():
             pieces = []
@@ -106,24 +118,65 @@ def _target_lists(bundle: Bundle, src: torch.Tensor, src_mask: torch.Tensor,
     return [[start, *[t for t in x if t != eos][: limit - 1]] for x in ids]
 
 
-def _stack(parts: Sequence[torch.Tensor] | None) -> np.ndarray:
-    return torch.stack(list(parts)).detach().float().numpy()  # (L, B, ...) from L tensors
+def _stack(parts: Sequence[torch.Tensor]) -> np.ndarray:
+    """(L, B, ...) float32 on the CPU from L tensors, moved one at a time."""
+    parts = list(parts)
+    out = torch.empty((len(parts), *parts[0].shape), dtype=torch.float32)
+    for i, p in enumerate(parts):
+        out[i].copy_(p)
+    return out.numpy()
+
+
+class _Slabs:
+    """One float32 CPU slab per (group, kind), filled layer by layer by hook functions."""
+
+    def __init__(self, found: Sites, groups: set[str]) -> None:
+        self.slots: dict[str, tuple[str, int, int]] = {}  # hook -> (slab key, layer, depth)
+        for kind, n in found.layers.items():
+            for group in groups & set(_ATTN_HOOK):
+                for i in range(n):
+                    name = f"{attn_prefix(kind, i)}.{_ATTN_HOOK[group]}"
+                    self.slots[name] = (f"{group}/{kind}", i, n)
+        self.slabs: dict[str, torch.Tensor] = {}
+
+    def place(self, name: str, shape: tuple[int, ...]) -> torch.Tensor:
+        key, i, depth = self.slots[name]
+        slab = self.slabs.get(key)
+        if slab is None:
+            slab = self.slabs[key] = torch.empty((depth, *shape), dtype=torch.float32)
+        return slab[i]
+
+    def record(self, x: torch.Tensor, name: str) -> None:
+        dest = self.place(name, tuple(x.shape))
+        if dest.data_ptr() != x.data_ptr():  # not already written there via buffer()
+            dest.copy_(x)  # device -> CPU, any dtype -> float32
+
+    def hooks(self) -> dict:
+        return dict.fromkeys(self.slots, self.record)
+
+    def buffers(self) -> dict:
+        return {n: (lambda shape, n=n: self.place(n, shape)) for n in self.slots
+                if n.endswith((".hook_scores", ".hook_probs"))}
+
+    def group(self, group: str) -> dict[str, np.ndarray]:
+        return {key.split("/")[1]: slab.numpy() for key, slab in self.slabs.items()
+                if key.split("/")[0] == group}
 
 
 def capture_hf(bundle: Bundle, sources: Sequence[str], targets: Sequence[str] | None = None, *,
                target_lang: str | None = None, ablate: Iterable[Head] | str = (),
                names: Collection[str] | None = None) -> Trace:
-    """One forward pass of a Hugging Face model with output_attentions and output_hidden_states.
+    """One forward pass of a Hugging Face model, recorded like the lab's own model.
 
-    Fills src/tgt tokens (the model's own tokenizer, specials included), ids, masks (from the
-    attention masks; decoder causal), attn, hidden, logits (where the model has an LM head),
-    pos_table (the model's position embedding, or zeros (1, D) without one, e.g. T5) and
-    positions (row of pos_table used, -1 for pad). `scores`, `q`, `k` and `v` are empty dicts:
-    transformers does not return them. Encoder-only models put the text on the source side,
-    decoder-only models on the target side. `target_lang` is ignored (a Hugging Face model
-    translates in the direction it was trained for); with targets=None an encoder–decoder model
-    decodes greedily with its own generate(). Ablation works only through head_mask arguments,
-    which transformers 5 models no longer take: otherwise ValueError.
+    Fills src/tgt tokens (the model's own tokenizer, specials included), ids, masks (the masks
+    the model itself used: padding, causal, sliding window), attn, scores, q, k, v (k/v per
+    query head; kv_groups maps query heads to key/value heads), hidden, logits (where the
+    model has an LM head), pos_table (the model's position embedding, or zeros (1, D) without
+    one, e.g. rotary models and T5) and positions (row of pos_table used, -1 for pad).
+    Encoder-only models put the text on the source side, decoder-only models on the target
+    side. `target_lang` is ignored (a Hugging Face model translates in the direction it was
+    trained for); with targets=None an encoder–decoder model decodes greedily with its own
+    generate(), ablated heads knocked out there too.
     """
     del target_lang
     model, tok, cfg = bundle.model, bundle.tokenizer, bundle.config
@@ -131,24 +184,39 @@ def capture_hf(bundle: Bundle, sources: Sequence[str], targets: Sequence[str] | 
     groups = set(GROUPS) if names is None else set(names)
     if groups - set(GROUPS):
         raise ValueError(f"hook names {sorted(groups - set(GROUPS))} exist only in the lab's own "
-                         f"model; a Hugging Face model records {GROUPS[0]}, hidden and logits")
+                         f"model; a Hugging Face model records the groups {GROUPS}")
     if targets is not None and cfg.family != "seq2seq":
         raise ValueError(f"a {cfg.family}-only model reads one text per sentence; pass "
                          "targets=None")
     heads = checked_heads(bundle, ablate)
-    extra = _head_masks(model, cfg, heads)
-    limit = cfg.max_len
-    texts, cuts = _encode(tok, sources, limit)
-    ids, mask = _padded(texts, cfg.pad_id)
+    found = sites(model, cfg.family)
+    if heads and found is None:
+        raise ValueError("head ablation is not supported for this model: its attention does "
+                         "not go through transformers' AttentionInterface")
+    device = device_of(model)
+    texts, cuts = encode_checked(tok, sources, cfg.max_len)
+    ids, mask = _padded(texts, cfg.pad_id, device)
     seq2seq, encoder = cfg.family == "seq2seq", cfg.family == "encoder"
     pos_table, offset = _pos_table(model, cfg.d_model)
-    run = dict(output_attentions=True, output_hidden_states=True, return_dict=True, **extra)
+    slabs = _Slabs(found, groups) if found is not None else None
+    fallback = found is None and "attn" in groups
+    run = dict(output_attentions=fallback, output_hidden_states="hidden" in groups,
+               return_dict=True)
+    if not encoder:
+        run["use_cache"] = False  # one full forward: a KV cache would only cost memory
+    with hooks(ablation_hooks(heads)):
+        if seq2seq:
+            tgt_lists = _target_lists(bundle, ids, mask, targets)
+            tgt, tgt_mask = _padded(tgt_lists, cfg.pad_id, device)
+            inputs = dict(input_ids=ids, attention_mask=mask, decoder_input_ids=tgt,
+                          decoder_attention_mask=tgt_mask)
+        else:
+            inputs = dict(input_ids=ids, attention_mask=mask)
+        watch = slabs.hooks() if slabs is not None else {}
+        direct = slabs.buffers() if slabs is not None else {}
+        with torch.inference_mode(), hooks(watch), buffers(direct), watch_masks() as seen:
+            out = model(**inputs, **run)
     if seq2seq:
-        tgt_lists = _target_lists(bundle, ids, mask, targets, extra)
-        tgt, tgt_mask = _padded(tgt_lists, cfg.pad_id)
-        with torch.inference_mode():
-            out = model(input_ids=ids, attention_mask=mask, decoder_input_ids=tgt,
-                        decoder_attention_mask=tgt_mask, **run)
         attn = {"enc_self": out.encoder_attentions, "dec_self": out.decoder_attentions,
                 "cross": out.cross_attentions}
         hidden = {"enc": out.encoder_hidden_states, "dec": out.decoder_hidden_states}
@@ -157,8 +225,6 @@ def capture_hf(bundle: Bundle, sources: Sequence[str], targets: Sequence[str] | 
                  "cross": _blocked(tgt_mask, mask, False)}
         src_lists, src, src_mask = texts, ids, mask
     else:
-        with torch.inference_mode():
-            out = model(input_ids=ids, attention_mask=mask, **run)
         side, kind = ("enc", "enc_self") if encoder else ("dec", "dec_self")
         attn, hidden = {kind: out.attentions}, {side: out.hidden_states}
         masks = {kind: _blocked(mask, mask, causal=not encoder)}
@@ -167,6 +233,16 @@ def capture_hf(bundle: Bundle, sources: Sequence[str], targets: Sequence[str] | 
             src_lists, src, src_mask, tgt_lists, tgt, tgt_mask = texts, ids, mask, [], empty, None
         else:
             src_lists, src, src_mask, tgt_lists, tgt, tgt_mask = [], empty, None, texts, ids, mask
+    if slabs is not None:
+        per_group = {g: slabs.group(g) for g in _ATTN_HOOK}  # (L, B, H, Q, K) / (L, B, H, n, Dh)
+        # the masks the model itself applied (sliding windows included), where it had any
+        masks.update({k: m.numpy().copy() for k, m in seen.items()})
+        kv_groups = found.kv_groups.copy()
+    else:
+        per_group = {g: {} for g in _ATTN_HOOK}
+        if fallback:
+            per_group["attn"] = {k: _stack(a) for k, a in attn.items()}
+        kv_groups = np.arange(cfg.n_heads, dtype=np.int64)
     logits = getattr(out, "logits", None)
     positions = {}
     if src_mask is not None:
@@ -177,14 +253,15 @@ def capture_hf(bundle: Bundle, sources: Sequence[str], targets: Sequence[str] | 
     return Trace(
         src_tokens=[tok.convert_ids_to_tokens(x) for x in src_lists] or [[] for _ in range(n)],
         tgt_tokens=[tok.convert_ids_to_tokens(x) for x in tgt_lists] or [[] for _ in range(n)],
-        src_ids=src.numpy().copy(), tgt_ids=tgt.numpy().copy(), masks=masks,
-        scores={}, q={}, k={}, v={},
-        attn={k: _stack(a) for k, a in attn.items()} if "attn" in groups else {},
+        src_ids=src.cpu().numpy().copy(), tgt_ids=tgt.cpu().numpy().copy(), masks=masks,
+        scores=per_group["scores"], q=per_group["q"], k=per_group["k"], v=per_group["v"],
+        attn=per_group["attn"],
         hidden={s: _stack(h) for s, h in hidden.items()} if "hidden" in groups else {},
         pos_table=pos_table,
-        logits=logits.detach().float().numpy() if logits is not None and "logits" in groups
-        else None,
+        logits=logits.detach().to("cpu", torch.float32).numpy()
+        if logits is not None and "logits" in groups else None,
         pad_id=cfg.pad_id, sources=sources,
         targets=[tok.decode(t, skip_special_tokens=True) for t in tgt_lists] if seq2seq else [],
         target_langs=[None] * n, positions=positions, src_cut=cuts, ablate=heads,
+        kv_groups=kv_groups,
     )

@@ -14,7 +14,6 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing in this file may reach t
 
 from model import CheckpointError, capture, load_checkpoint  # noqa: E402
 from model.hf import listed_models, resolve_model_ref  # noqa: E402
-from model.hf.record import _head_masks  # noqa: E402
 from viz.bertviz_embed import bertviz_html  # noqa: E402
 
 WORDS = ("the cat eats fish every day winter is cold . a dog runs "
@@ -124,7 +123,8 @@ def test_load_checkpoint_returns_an_hf_bundle(bundles, family):
     assert bundle.kinds == kinds
     assert (cfg.n_enc_layers, cfg.n_dec_layers, cfg.n_heads, cfg.d_model, cfg.max_len) == sizes
     assert cfg.pad_id == 0
-    assert bundle.model.config._attn_implementation == "eager"
+    assert bundle.model.config._attn_implementation == "lab_record"
+    assert bundle.card["device"] == "cpu" and bundle.card["dtype"] == "float32"
 
 
 @pytest.mark.parametrize("family", FAMILIES)
@@ -147,7 +147,12 @@ def test_captured_attention_is_the_models_own(bundles, family):
         assert trace.masks[kind].shape == (b, *shapes[kind]) and trace.masks[kind].dtype == bool
         blocked = np.broadcast_to(trace.masks[kind][None, :, None], trace.attn[kind].shape)
         assert np.all(trace.attn[kind][blocked] == 0)
-    assert trace.scores == trace.q == trace.k == trace.v == {}
+    for kind in kinds:  # the recorder fills these too (tests/unit/test_hf_recorder.py)
+        assert trace.scores[kind].shape == trace.attn[kind].shape
+        n_q, n_k = trace.attn[kind].shape[3:]
+        assert trace.q[kind].shape[:4] == trace.attn[kind].shape[:4]
+        assert trace.k[kind].shape[3] == trace.v[kind].shape[3] == n_k
+    assert trace.kv_groups.tolist() == list(range(n_heads))
     if "enc_self" in kinds:
         assert trace.hidden["enc"].shape == (n_enc + 1, b, s, d)
         real = (~trace.masks["enc_self"][:, 0]).sum(1)  # keys not blocked = real tokens
@@ -182,24 +187,17 @@ def test_encoder_decoder_translates_itself_when_no_targets(bundles):
     assert len(trace.targets) == 2 and trace.target_langs == [None, None]
 
 
-def test_ablation_without_head_mask_is_refused(bundles):
+def test_a_model_without_the_recorder_falls_back_to_output_attentions(model_root):
+    bundle = load_checkpoint(model_root / "bert")  # a fresh model: its sites are not known yet
+    bundle.model.set_attn_implementation("eager")
+    trace = capture(bundle, SENTENCES)
+    ref = reference(bundle, trace)
+    assert np.array_equal(trace.attn["enc_self"], torch.stack(ref["enc_self"]).numpy())
+    assert trace.scores == trace.q == trace.k == trace.v == {}
     with pytest.raises(ValueError, match="head ablation is not supported for this model"):
-        capture(bundles["bert"], SENTENCES, ablate={("enc_self", 0, 1)})
+        capture(bundle, SENTENCES, ablate={("enc_self", 0, 1)})
     with pytest.raises(ValueError, match="no attention kind"):
-        capture(bundles["bert"], SENTENCES, ablate="cross:0:0")
-
-
-def test_head_masks_are_built_for_models_that_take_them(bundles):
-    class Takes(torch.nn.Module):
-        def forward(self, input_ids, head_mask=None, decoder_head_mask=None,
-                    cross_attn_head_mask=None):
-            return input_ids
-
-    cfg = bundles["marian"].config
-    masks = _head_masks(Takes(), cfg, frozenset({("enc_self", 1, 0), ("cross", 0, 1)}))
-    assert set(masks) == {"head_mask", "cross_attn_head_mask"}
-    assert masks["head_mask"].tolist() == [[1, 1], [0, 1]]
-    assert masks["cross_attn_head_mask"].tolist() == [[1, 0], [1, 1]]
+        capture(bundle, SENTENCES, ablate="cross:0:0")
 
 
 def test_targets_for_a_model_without_decoder_inputs_are_refused(bundles):
