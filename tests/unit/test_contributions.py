@@ -84,3 +84,28 @@ def test_top_tokens_and_bad_steps(pre):
         (v for _, v in promoted), reverse=True)
     with pytest.raises(ValueError, match="step"):
         head_contributions(pre, SRC, TGT, target_lang="ko", step=99)
+
+
+def _valid(fig):
+    import plotly.graph_objects as go
+
+    return go.Figure(fig.to_dict())  # plotly's own validation of every property
+
+
+def test_figures_for_both_measures_escape_tokens(pre, post):
+    from viz import contributions as vc
+
+    c = head_contributions(pre, SRC, TGT, target_lang="ko", step=1)
+    c.token = "</script><b>x"
+    for measure in ("dla", "knockout"):
+        fig = _valid(vc.heads_figure(c, measure))
+        assert "<b>x" not in fig.layout.title.text and "&lt;/script&gt;" in fig.layout.title.text
+        _valid(vc.top_tokens_figure(c, ("cross", 1, 2), measure))
+    terms = _valid(vc.terms_figure(c))
+    assert sum(terms.data[0].x) == pytest.approx(c.logit, abs=1e-4)
+    c_post = head_contributions(post, SRC, TGT, target_lang="ko", step=1)
+    _valid(vc.heads_figure(c_post, "knockout"))
+    with pytest.raises(ValueError, match="pre-LN"):
+        vc.heads_figure(c_post, "dla")
+    with pytest.raises(ValueError, match="pre-LN"):
+        vc.terms_figure(c_post)

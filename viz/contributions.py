@@ -1,0 +1,109 @@
+"""Head contributions to one predicted token: layers × heads maps, the other terms, top tokens.
+
+Pure: a model.analysis.contributions.Contributions in, plotly Figures out. Every piece passes
+through plotly_text, so tokens never render as markup.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from model.analysis.contributions import Contributions
+
+from .common import DIVERGING, cell_text, half_width, plotly_text, style, token_labels
+from .masks import KIND_NAMES
+
+MEASURES = {
+    "dla": ("direct logit attribution",
+            "head output through the frozen final LayerNorm and the unembedding"),
+    "knockout": ("logit change when knocked out",
+                 "logit with the head's context zeroed − logit without; red = the head "
+                 "raises this token"),
+}
+
+
+def _table(c: Contributions, measure: str) -> dict[str, np.ndarray]:
+    if measure == "dla":
+        if c.dla is None:
+            raise ValueError("direct logit attribution needs a pre-LN model with a final "
+                             "LayerNorm; use the knock-out measure")
+        return c.dla
+    if measure == "knockout":
+        return {k: -v for k, v in c.knockout.items()}  # shown as what the head adds
+    raise ValueError(f"unknown measure {measure!r}; use one of {sorted(MEASURES)}")
+
+
+def heads_figure(c: Contributions, measure: str = "dla") -> go.Figure:
+    """One layers × heads map per attention kind on one symmetric colour range."""
+    tables = _table(c, measure)
+    kinds = list(tables)
+    m = half_width(*tables.values())
+    fig = make_subplots(rows=1, cols=len(kinds), horizontal_spacing=0.08,
+                        subplot_titles=[KIND_NAMES.get(k, plotly_text(k)) for k in kinds])
+    label = "logit" if measure == "dla" else "−Δ logit"
+    for col, kind in enumerate(kinds, start=1):
+        z = np.asarray(tables[kind], dtype=np.float64)
+        fig.add_trace(go.Heatmap(
+            z=z, x=np.arange(z.shape[1]), y=np.arange(z.shape[0]), colorscale=DIVERGING,
+            reversescale=True, zmin=-m, zmax=m, zmid=0, showscale=col == len(kinds),
+            colorbar_title=label, text=cell_text(z, "+.2f"), texttemplate="%{text}",
+            name=kind, hovertemplate=f"{kind} layer %{{y}} head %{{x}}<br>{label} "
+                                     "%{z:+.4f}<extra></extra>"), row=1, col=col)
+    name, how = MEASURES[measure]
+    n_l = max(np.asarray(t).shape[0] for t in tables.values())
+    style(fig, f"{name}: {plotly_text(c.token)} at step {c.step} (logit {c.logit:.2f})"
+               f"<br><sup>{how}</sup>", "head", "layer", height=max(300, 190 + 48 * n_l))
+    fig.update_xaxes(dtick=1)
+    fig.update_yaxes(dtick=1, autorange="reversed")
+    fig.update_layout(margin={"t": 110})
+    return fig
+
+
+def terms_figure(c: Contributions) -> go.Figure:
+    """The whole sum on a pre-LN model: heads per kind and layer, then every other term."""
+    if c.dla is None:
+        raise ValueError("the sum of terms exists only on pre-LN models")
+    names, values = [], []
+    for kind, table in c.dla.items():
+        for layer, row in enumerate(np.asarray(table)):
+            names.append(f"{KIND_NAMES.get(kind, kind)} layer {layer} heads")
+            values.append(float(row.sum()))
+    for name, value in c.other.items():
+        names.append(plotly_text(name))
+        values.append(float(value))
+    m = half_width(np.array(values))
+    fig = go.Figure(go.Bar(
+        x=values, y=names, orientation="h",
+        marker={"color": values, "colorscale": DIVERGING, "reversescale": True, "cmin": -m,
+                "cmax": m, "cmid": 0},
+        hovertemplate="%{y}<br>%{x:+.4f}<extra></extra>"))
+    style(fig, f"Every term of the logit of {plotly_text(c.token)}: Σ = {c.dla_total():.4f}, "
+               f"model {c.logit:.4f}", "contribution to the logit", "",
+          height=max(300, 80 + 22 * len(names)))
+    fig.update_yaxes(autorange="reversed", type="category")
+    return fig
+
+
+def top_tokens_figure(c: Contributions, head: tuple[str, int, int],
+                      measure: str = "dla") -> go.Figure:
+    """What one head pushes the output towards (right) and away from (left)."""
+    tops = c.dla_top if measure == "dla" else c.knockout_top
+    if head not in tops:
+        raise ValueError(f"no top tokens for head {head} with measure {measure!r}")
+    top = tops[head]
+    rows = list(top["promotes"]) + list(top["suppresses"])[::-1]  # largest first
+    labels = token_labels([p for p, _ in rows])
+    values = [v for _, v in rows]
+    colours = ["#b2182b" if v > 0 else "#2166ac" for v in values]
+    fig = go.Figure(go.Bar(x=values, y=labels, orientation="h", marker_color=colours,
+                           hovertemplate="%{y}<br>%{x:+.4f}<extra></extra>"))
+    kind, layer, h = head
+    style(fig, f"{KIND_NAMES.get(kind, plotly_text(kind))} layer {layer} head {h}: tokens "
+               f"promoted (red) and suppressed (blue)<br><sup>{MEASURES[measure][0]} over "
+               "the whole vocabulary</sup>", "effect on the logit", "",
+          height=max(300, 100 + 22 * len(rows)))
+    fig.update_yaxes(type="category", autorange="reversed")
+    fig.update_layout(margin={"t": 90})
+    return fig
