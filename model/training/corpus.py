@@ -90,6 +90,7 @@ from .lexicon import (
     Adjective,
     Noun,
     Verb,
+    read_table,
 )
 from .render import _NP, Pair, _Clause, _finish, _Keys, _Reject
 
@@ -112,12 +113,22 @@ def _english_lemmas() -> list[str]:
     words += [w for t in TIME_WORDS for w in t[0] if w not in ("the", "in", "at", "on")]
     words += [w for w, _ in FREQUENCY_ADVERBS + list(MANNER_ADVERBS.items()) + INTENSIFIERS]
     words += FUNCTION_WORDS
+    # the everyday tables: names, nationalities, numbers, days, months, possessives, location
+    # prepositions, counters' measure words, wh-words and the words of the set phrases
+    words += [r[0] for name in ("names", "nationalities", "days", "months", "possessives",
+                                "locations") for r in read_table(name)]
+    words += [en for en, _, _ in everyday.NUMBERS.values()]
+    words += [w for w in everyday.COUNTER_EN.values() if w]
+    words += ["why", "when", "how", "much", "old", "time", "o'clock", "half", "past", "won",
+              "thousand", "hundred", "year", "weather", "there", "can", "want", "home"]
+    words += [w.strip(".,?!") for p in everyday_wh.PHRASES for w in p.en.split()]
     return sorted({w.lower() for w in words})
 
 
 def lexicon_size() -> int:
     """Number of distinct English lemmas (nouns, places, pronouns, verbs, adjectives, time
-    words, adverbs and function words together)."""
+    words, adverbs, function words and the everyday tables together; a multi-word noun such
+    as "ice cream" counts once)."""
     return len(_english_lemmas())
 
 

@@ -71,23 +71,29 @@ def evaluate_bundle(bundle: Bundle, pairs: Sequence[corpus.Pair], batch: int = 6
 
 
 def evaluate_folder(folder: str | Path, *, seed: int = 0, n_test: int = 2000,
-                    n_train: int = 200_000, n_val: int = 1000) -> dict:
-    """Load a checkpoint and evaluate it on the corpus test split it was trained beside."""
+                    n_train: int = 200_000, n_val: int = 1000, n_everyday: int = 1000) -> dict:
+    """Load a checkpoint and evaluate it on the corpus test split it was trained beside, and on
+    the everyday split (sentences of the everyday constructions only, none seen in training)."""
     bundle = load_checkpoint(folder)
-    pairs = corpus.splits(seed=seed, n_train=n_train, n_val=n_val, n_test=n_test)["test"]
-    result = evaluate_bundle(bundle, pairs)
+    parts = corpus.splits(seed=seed, n_train=n_train, n_val=n_val, n_test=n_test,
+                          n_everyday=n_everyday)
+    result = evaluate_bundle(bundle, parts["test"])
+    everyday = evaluate_bundle(bundle, parts["everyday"])
+    result["everyday"] = {k: everyday[k] for k in ("test_pairs", "en->ko", "ko->en")}
     result["seed_pairs"] = seed_pair_results(bundle)
+    result["everyday_examples"] = seed_pair_results(bundle, corpus.EVERYDAY_EXAMPLES)
     return result
 
 
-def seed_pair_results(bundle: Bundle) -> list[dict]:
-    """The seed documents' example sentences (seen in training) translated both ways: what a
-    lecture shows first, so the card says whether each comes out right."""
+def seed_pair_results(bundle: Bundle, pairs: Sequence[corpus.Pair] | None = None
+                      ) -> list[dict]:
+    """The seed documents' example sentences (or other pairs seen in training) translated both
+    ways: what a lecture shows first, so the card says whether each comes out right."""
+    pairs = corpus.SEED_PAIRS if pairs is None else pairs
     out = []
     for lang, src_of, tgt_of in (("ko", "en", "ko"), ("en", "ko", "en")):
-        srcs = [getattr(p, src_of) for p in corpus.SEED_PAIRS]
-        for p, src, hyp in zip(corpus.SEED_PAIRS, srcs, translate(bundle, srcs, lang),
-                               strict=True):
+        srcs = [getattr(p, src_of) for p in pairs]
+        for p, src, hyp in zip(pairs, srcs, translate(bundle, srcs, lang), strict=True):
             ref = getattr(p, tgt_of)
             out.append({"source": src, "output": hyp.text, "reference": ref,
                         "exact": hyp.text.strip() == ref.strip()})
@@ -105,7 +111,8 @@ def main(argv=None) -> dict:
     metrics = evaluate_folder(args.checkpoint, seed=card.get("corpus_seed", 0),
                               n_test=args.n_test or card.get("test_pairs_per_direction", 2000),
                               n_train=card.get("train_pairs_requested", 200_000),
-                              n_val=card.get("val_pairs_requested", 1000))
+                              n_val=card.get("val_pairs_requested", 1000),
+                              n_everyday=card.get("everyday_pairs_per_direction", 1000))
     print(json.dumps(metrics, indent=1, ensure_ascii=False))
     return metrics
 

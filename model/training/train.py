@@ -29,7 +29,8 @@ from ..checkpoint import save_checkpoint
 from ..config import ModelConfig
 from ..tokenizer import Tokenizer
 from ..transformer import Transformer
-from . import corpus
+from . import corpus, pieces
+from .knowledge import write_corpus_words
 
 VARIANTS = {
     # post-LN, sinusoidal, ReLU: the paper and seeds 000/004
@@ -127,12 +128,11 @@ def load_state(folder: Path, model, opt) -> dict:
 
 
 def build_tokenizer(path: Path, pairs, vocab_size: int) -> Tokenizer:
-    """Load the shared tokenizer, or train it on the training split and save it."""
+    """Load the shared tokenizer, or train it on the training split and save it (see
+    model/training/pieces.py for how the text is prepared so pieces look like words)."""
     if path.is_file():
         return Tokenizer(path)
-    lines = [p.en for p in pairs] + [p.ko for p in pairs]
-    random.Random(0).shuffle(lines)
-    tok = Tokenizer.train(lines, vocab_size)
+    tok = pieces.train_tokenizer([p.en for p in pairs], [p.ko for p in pairs], vocab_size)
     path.parent.mkdir(parents=True, exist_ok=True)
     tok.save(path)
     return tok
@@ -167,7 +167,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                     help="with --max-minutes: decay the learning rate linearly to 0 over the "
                          "last N minutes")
     ap.add_argument("--seed-repeat", type=int, default=20,
-                    help="extra copies of the seed documents' example pairs in training")
+                    help="extra copies of the anchor pairs (the seed documents' sentences, the "
+                         "set phrases, the issue's examples) in training")
     ap.add_argument("--rare-target", type=int, default=0,
                     help="oversample pairs with rare English words to about this many "
                          "sightings per word (0: off); see corpus.rare_copies")
@@ -180,7 +181,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--max-tokens", type=int, default=6000, help="tokens per batch")
     ap.add_argument("--lr", type=float, default=1e-3)
     ap.add_argument("--warmup", type=int, default=600)
-    ap.add_argument("--vocab", type=int, default=3000)
+    ap.add_argument("--vocab", type=int, default=6000)
+    ap.add_argument("--d-model", type=int, default=0, help="model width (0: the variant's)")
+    ap.add_argument("--d-ff", type=int, default=0, help="feed-forward width (0: the variant's)")
     ap.add_argument("--tokenizer", default="runs/tokenizer.model",
                     help="shared tokenizer: loaded if present, else trained and saved here")
     ap.add_argument("--threads", type=int, default=0, help="torch threads (0: leave default)")
@@ -202,11 +205,16 @@ def main(argv=None) -> dict:
                            n_test=args.n_test)
     tok = build_tokenizer(Path(args.tokenizer), splits["train"], args.vocab)
     cfg = replace(VARIANTS[args.variant], vocab_size=tok.vocab_size)
+    if args.d_model:
+        cfg = replace(cfg, d_model=args.d_model)
+    if args.d_ff:
+        cfg = replace(cfg, d_ff=args.d_ff)
     if args.tiny:
         cfg = replace(cfg, d_model=32, n_heads=2, d_ff=64, n_enc_layers=1, n_dec_layers=1,
                       max_len=64)
-    # the seed documents' sentences are what a lecture types first: seen more than once
-    seeded = examples(splits["train"]) + examples(corpus.SEED_PAIRS) * args.seed_repeat
+    # the seed documents' sentences and the set phrases are what a lecture types first: seen
+    # more than once (each is only one sentence among 200k otherwise)
+    seeded = examples(splits["train"]) + examples(corpus.ANCHOR_PAIRS) * args.seed_repeat
     if args.rare_target:
         seeded += examples(corpus.rare_copies(splits["train"], args.rare_target, args.rare_cap))
     train = encode_examples(tok, seeded, cfg.max_len)
@@ -276,15 +284,22 @@ def main(argv=None) -> dict:
         "command": commands[0] if len(commands) == 1 else commands,
         "corpus_seed": args.seed, "train_pairs": len(splits["train"]),
         "train_pairs_requested": args.n_train, "val_pairs_requested": args.n_val,
-        "test_pairs_per_direction": len(splits["test"]), "steps": step,
+        "test_pairs_per_direction": len(splits["test"]),
+        "everyday_pairs_per_direction": len(splits["everyday"]), "steps": step,
         "train_wall_time_s": round(wall, 1), "setup_time_s": round(t_start - t0, 1),
         "parameters": n_params, "machine": f"{platform.machine()}, {torch.get_num_threads()} "
                                              "torch threads, CPU",
         "final_train_loss": float(np.mean(losses[-100:])) if losses else None,
         "val_loss": val_loss(model, tok, val, args.max_tokens),
         "default_target_lang": "auto",
+        "lexicon_lemmas": corpus.lexicon_size(),
+        "tokenizer": {"vocab_size": tok.vocab_size,
+                      "one_piece_share_top500": pieces.one_piece_shares(
+                          tok, [p.en for p in splits["train"]], [p.ko for p in splits["train"]])},
     }
     save_checkpoint(model, tok, out, card)
+    # the words the model saw, for the out-of-lexicon notice (knowledge.unknown_words)
+    write_corpus_words(out, splits["train"])
     if not args.no_eval:
         from .evaluate import evaluate_folder
 

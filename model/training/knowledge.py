@@ -1,0 +1,156 @@
+"""What a model trained on this corpus knows: its lexicon, its constructions, and which typed
+words it never saw (for the out-of-lexicon notice in the tokens and translation views)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from functools import cache
+from pathlib import Path
+
+from . import corpus, everyday, everyday_wh
+from .pieces import split_particles
+
+WORDS_FILE = "corpus_words.txt"  # written next to a checkpoint's card.json by training
+_PUNCT = ".,?!\"'()[]{}:;"
+
+DESCRIPTIONS = {
+    "transitive": "subject, verb and object (SVO <-> SOV), with tense and negation",
+    "intransitive": "subject and verb, with places, companions, means and adverbs",
+    "adjective": "adjective predicates (Winter is cold.)",
+    "weather": "weather with it (It is cold today., It rains.)",
+    "yes_no": "yes/no questions",
+    "wh": "what / who / where questions about actions",
+    "request": "polite requests: Please ... <-> -(으)세요, Please do not ... <-> -지 마세요",
+    "careful": "Please be careful (of ...) <-> 조심하세요",
+    "and": "two clauses with and <-> -고",
+    "but": "two clauses with but <-> -지만",
+    "copula": "N이에요/예요 and 아니에요: I am a student., I am Korean.",
+    "demonstrative": "this / that / that ... over there <-> 이 / 그 / 저; 이것, 그것",
+    "have": "있어요/없어요 of possession: I have a car., with counters",
+    "exist": "있어요/없어요 of place, with 위/아래/안/앞/뒤/옆: The book is on the desk.",
+    "want": "-고 싶어요: I want to eat kimchi.",
+    "progressive": "-고 있어요: She is reading the book.",
+    "can": "-(으)ㄹ 수 있어요/없어요: I can swim.",
+    "for_me": "-아/어 주세요 (Please open the window for me.) and N 주세요",
+    "what_is": "뭐예요: What is this?, What is your name?",
+    "my_name": "My name is ... <-> 제 이름은 ...이에요",
+    "when": "언제예요 and dates: When is your birthday?, The party is on Friday.",
+    "who": "누구예요: Who is that person?",
+    "why": "왜: Why are you tired?",
+    "clock": "몇 시 and the time with native numbers: It is three o'clock. <-> 세 시예요.",
+    "price": "얼마예요 and prices with Sino-Korean numbers: It is five thousand won.",
+    "age": "몇 살 and ages: I am twenty years old. <-> 저는 스무 살이에요.",
+    "today_is": "days of the week: Today is Monday.",
+    "weather_everyday": "날씨: The weather is nice today., How is the weather today?",
+    "phrase": "set phrases: Hello., Thank you., I am sorry., It is okay.",
+}
+
+
+def _normal(word: str) -> str:
+    return word.strip(_PUNCT).lower()
+
+
+def corpus_word_set(pairs: Iterable[corpus.Pair]) -> frozenset[str]:
+    """Every word of the pairs (lowercased, punctuation stripped) and every Korean noun or stem
+    with its particle split off, so 고양이는 counts as known when 고양이가 was seen."""
+    words: set[str] = set()
+    for p in pairs:
+        for w in p.en.split():
+            words.update(_normal(part) for part in w.split("-"))
+            words.add(_normal(w))
+        for w in p.ko.split():
+            w = _normal(w)
+            words.add(w)
+            words.add(split_particles(w)[0])
+    words.discard("")
+    return frozenset(words)
+
+
+def write_corpus_words(folder: str | Path, pairs: Iterable[corpus.Pair]) -> Path:
+    """Save the training corpus's word set next to a checkpoint (one word per line, sorted)."""
+    path = Path(folder) / WORDS_FILE
+    path.write_text("\n".join(sorted(corpus_word_set(pairs))) + "\n", encoding="utf-8")
+    return path
+
+
+@cache
+def _words_of(folder: str | None) -> frozenset[str]:
+    if folder is not None and (Path(folder) / WORDS_FILE).is_file():
+        text = (Path(folder) / WORDS_FILE).read_text(encoding="utf-8")
+        return frozenset(text.split())
+    return corpus_word_set(corpus.splits()["train"])  # ~20 s once: the default corpus
+
+
+def unknown_words(text: str, folder: str | Path | None = None) -> list[str]:
+    """Words of text that the training corpus never contained, in order, each once.
+
+    folder: a checkpoint folder holding corpus_words.txt (written by training); without one,
+    the default corpus (seed 0, 200k training pairs) is used. Case and punctuation are ignored;
+    a Korean noun with a particle it was never seen with still counts as known (고양이는).
+    """
+    known = _words_of(None if folder is None else str(Path(folder).resolve()))
+    out: list[str] = []
+    for raw in re.split(r"\s+", text):
+        w = _normal(raw)
+        if not w or w in out or re.fullmatch(r"[\W\d_]+", w):
+            continue
+        parts = [_normal(p) for p in w.split("-")] if "-" in w else [w]
+        if w in known or all(p in known for p in parts):
+            continue
+        if split_particles(w)[0] in known:
+            continue
+        out.append(w)
+    return out
+
+
+def lexicon_entries() -> dict[str, list[tuple[str, str]]]:
+    """(English, Korean) entries of the lexicon by category, as the grammar uses them."""
+    from .lexicon import (
+        ADJECTIVES,
+        FREQUENCY_ADVERBS,
+        INTENSIFIERS,
+        MANNER_ADVERBS,
+        NOUNS,
+        PRONOUNS,
+        TIME_WORDS,
+        VERBS,
+        WEATHER_STATES,
+    )
+
+    return {
+        "nouns": [(n.en, n.ko) for n in NOUNS if "place" not in n.tags],
+        "places": [(n.en, n.ko) for n in NOUNS if "place" in n.tags],
+        "pronouns": [(p.en, p.ko) for p in PRONOUNS],
+        "verbs": [(v.en, v.ko) for v in VERBS],
+        "adjectives": [(a.en, a.ko) for a in ADJECTIVES],
+        "weather": [(en, ko) for en, ko in WEATHER_STATES],
+        "time words": [(" ".join(t[0]), " ".join(t[1])) for t in TIME_WORDS],
+        "adverbs": FREQUENCY_ADVERBS + list(MANNER_ADVERBS.items()) + INTENSIFIERS,
+        "possessives": list(everyday.POSSESSIVES),
+        "location nouns": list(everyday.LOCATIONS),
+        "names": list(everyday.NAMES),
+        "nationalities": [(en, ko + " 사람") for en, ko in everyday.NATIONALITIES],
+        "numbers": [(en, f"{nat} / {sino}") for en, nat, sino in everyday.NUMBERS.values()],
+        "counters": [(en or "-", ko) for ko, en in everyday.COUNTER_EN.items()],
+        "days": list(everyday_wh.DAYS),
+        "months": list(everyday_wh.MONTHS),
+        "set phrases": [(p.en, p.ko) for p in everyday_wh.PHRASES],
+    }
+
+
+@cache
+def knowledge() -> dict:
+    """The lexicon by category and every construction with a description and three examples
+    in both languages: {"lexicon": {category: [(en, ko), ...]}, "lemmas": int,
+    "constructions": [{"name", "description", "examples": [(en, ko), ...]}]}."""
+    examples: dict[str, list[tuple[str, str]]] = {name: [] for name in corpus.CONSTRUCTIONS}
+    for name, p in corpus.generate_tagged(6000, seed=11):
+        if len(examples[name]) < 3 and (p.en, p.ko) not in examples[name]:
+            examples[name].append((p.en, p.ko))
+    return {
+        "lexicon": lexicon_entries(),
+        "lemmas": corpus.lexicon_size(),
+        "constructions": [{"name": name, "description": DESCRIPTIONS.get(name, name),
+                           "examples": examples[name]} for name in corpus.CONSTRUCTIONS],
+    }
