@@ -199,6 +199,25 @@ def test_model_list_reads_both_environment_variables(models, tmp_path, monkeypat
     assert found["bert"] == tmp_path / "hub" / "bert"
 
 
+def test_model_list_reads_attn_models_as_the_readme_writes_it(models, tmp_path, monkeypatch):
+    """ATTN_MODELS=/path/a:/path/b (README): ':'-separated like PATH, blanks around an entry
+    ignored, missing entries skipped; a shipped name is never replaced by a listed folder."""
+    from ui import catalog
+
+    for name in ("paper", "gpt2", "zeta"):
+        (tmp_path / "extra" / name).mkdir(parents=True)
+        (tmp_path / "extra" / name / "config.json").write_text("{}")
+    monkeypatch.setenv("ATTN_MODELS", f" {tmp_path / 'extra' / 'zeta'} :/no/such/folder:"
+                                      f"{tmp_path / 'extra'}")
+    found = catalog.model_folders()
+    # worked by hand: shipped paper + broken, then zeta (a model folder) and the extra/ folder's
+    # gpt2 and paper, whose name is taken; "paper" first, the rest by name
+    assert list(found) == ["paper", "broken", "gpt2", "zeta"]
+    assert found["paper"] == models / "paper"
+    assert found["gpt2"] == tmp_path / "extra" / "gpt2"
+    assert found["zeta"] == tmp_path / "extra" / "zeta"
+
+
 def test_input_cleaning():
     from ui import common as app
     from ui.text import md
