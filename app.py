@@ -14,6 +14,7 @@ import logging
 import streamlit as st
 
 from model import Bundle, Trace
+from ui import presenter
 from ui.catalog import model_folders
 from ui.common import clean_input, control_flow
 from ui.context import Ctx, Notes
@@ -49,10 +50,11 @@ def empty_prompt() -> None:
 
 
 def main() -> None:
-    st.set_page_config(page_title="Attention lab", layout="wide")
-    st.title("Attention lab")
     notes = Notes()
     url = url_once()
+    present = presenter.setup(url, notes)  # page config; present=1: projector layout
+    if not present:
+        st.title("Attention lab")
     catalog = model_folders()
     if not catalog:
         st.error("No checkpoint found. Train one (python -m model.training.train) or point "
@@ -72,8 +74,11 @@ def main() -> None:
         notes.warnings.append(f"Unknown view {md(repr(url['view']))} in the link; showing "
                               "tokens.")
     seed("view", url.get("view") if url.get("view") in VIEWS else "tokens")
-    view = st.radio("View", list(VIEWS), key="view", horizontal=True, format_func=view_label,
-                    label_visibility="collapsed")
+    if present:  # only the view the link names (the tour, usually): no view bar
+        view = st.session_state["view"]
+    else:
+        view = st.radio("View", list(VIEWS), key="view", horizontal=True,
+                        format_func=view_label, label_visibility="collapsed")
     head_state(bundle, url, notes)
     lines, input_notes = clean_input(inputs["text"])
     notes.warnings += [md(n) for n in input_notes]

@@ -85,4 +85,6 @@ def link_params(name: str, inputs: dict, view: str) -> dict[str, str]:
         params["ablate"] = inputs["ablate"]
     if view == "tour" and "tour_step" in state:  # the tour's step, 1-based in the link
         params["step"] = str(int(state["tour_step"]) + 1)
+    if state.get("present"):  # presenter mode stays on in the link
+        params["present"] = "1"
     return params

@@ -55,10 +55,10 @@ def render(ctx: Ctx) -> None:
     i = state[STATE_KEY]
     title, draw = STEPS[ids[i]]
     left, mid, right = st.columns([1, 4, 1], vertical_alignment="center")
-    left.button("← " + _("Previous"), key="tour_prev", on_click=_move, args=(-1, n),
+    left.button(_("Previous"), key="tour_prev", on_click=_move, args=(-1, n),
                 disabled=i == 0, shortcut="Left", width="stretch")
     mid.markdown("**" + md(_("Step {i} of {n}").format(i=i + 1, n=n)) + "**")
-    right.button(_("Next") + " →", key="tour_next", on_click=_move, args=(1, n),
+    right.button(_("Next"), key="tour_next", on_click=_move, args=(1, n),
                  disabled=i == n - 1, shortcut="Right", width="stretch")
     st.progress((i + 1) / n)
     st.subheader(f"{i + 1}. {md(_(title))}")

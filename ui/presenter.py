@@ -1,0 +1,47 @@
+"""Presenter mode (`present=1` in the link): for a projector in a lecture hall.
+
+The sidebar starts collapsed, the page title and the view bar are left out (only the view the
+link names, usually the tour, is drawn), and the main column is zoomed 1.5×, which enlarges
+text, widgets and every chart with its labels alike: plotly lays a chart out for the column's
+unzoomed width and the browser scales the result. Checked at 1280×720 by
+tests/browser/test_presenter.py (docs/presenter.png).
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from ui.context import Notes
+from ui.text import md
+
+STATE_KEY = "present"
+ZOOM = 1.5
+_CSS = f"""<style>
+[data-testid="stMainBlockContainer"] {{
+  zoom: {ZOOM};
+  padding-top: 3rem;  /* clear of the fixed header (×1.5 = 72 px) */
+  padding-bottom: 1rem;
+  max-width: 100%;
+}}
+</style>"""
+
+
+def presenting() -> bool:
+    """True in presenter mode (decided once per session from the link)."""
+    return bool(st.session_state.get(STATE_KEY, False))
+
+
+def setup(url: dict[str, str], notes: Notes) -> bool:
+    """Page config for this session's mode (first call of the script); True when presenting."""
+    if STATE_KEY not in st.session_state:
+        raw = url.get("present")
+        if raw not in (None, "0", "1"):
+            notes.warnings.append(f"present={md(repr(raw[:20]))} in the link is not 0 or 1; "
+                                  "presenter mode is off.")
+        st.session_state[STATE_KEY] = raw == "1"
+    present = presenting()
+    st.set_page_config(page_title="Attention lab", layout="wide",
+                       initial_sidebar_state="collapsed" if present else "auto")
+    if present:
+        st.html(_CSS)
+    return present
