@@ -20,7 +20,6 @@ from .hooks import KINDS
 from .tokenizer import Tokenizer, TokenizerError
 from .transformer import Transformer
 
-FILES = ("config.json", "model.safetensors", "tokenizer.model", "card.json")
 MAX_HEADER = 100_000_000  # safetensors' own limit on the JSON header
 
 

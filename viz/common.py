@@ -14,6 +14,8 @@ import PIL.Image  # noqa: F401
 import plotly.graph_objects as go
 import plotly.io as pio
 
+from model.transformer import MASK_FILL  # blocked scores; cell_text prints them as "-1e9"
+
 # pandas and PIL.Image are imported here, fully, before any figure is built: plotly's validators
 # and JSON encoder look them up in sys.modules without importing them, so while one session's
 # thread is still importing pandas (st.dataframe does it lazily) another session's figure saw a
@@ -24,7 +26,6 @@ import plotly.io as pio
 SEQUENTIAL = ("Viridis", "Cividis", "Plasma", "Greys")
 DIVERGING = "RdBu"
 MASK_COLOURS = [[0.0, "#f2f2f2"], [1.0, "#3b3b3b"]]  # False light, True (blocked) dark
-MASK_FILL = -1e9  # the model's fill value for blocked scores (model.transformer.MASK_FILL)
 TEXT_MAX = 40  # above this many rows or columns, heatmaps drop per-cell numbers
 HOVER = "query: %{y}<br>key: %{x}<br>value: %{z:.4f}<extra></extra>"
 
@@ -33,23 +34,46 @@ DOWNLOAD_FORMATS = ("svg", "png")
 
 
 def plotly_text(text: str) -> str:
-    """Make a string show literally in plotly, which reads <b>, <s>, <br> and &…; as markup."""
+    """A piece or typed text as plotly shows it literally and visibly.
+
+    Invisible characters (controls, zero-width and bidi marks, unusual spaces: everything
+    str.isprintable rejects) are spelled out as escapes (\\x1b, \\u200b, \\u202e), so a label
+    cannot hide, reorder or fake its neighbours; then <, > and & are escaped, because plotly
+    reads <b>, <s>, <br> and &…; in labels and titles as markup.
+    """
+    text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(text))
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def token_labels(tokens: Sequence[str]) -> list[str]:
-    """Axis labels: pieces as they are (▁ visible), escaped for plotly, repeats made unique.
+def token_labels(tokens: Sequence[str], *, numbered: bool = False) -> list[str]:
+    """Unique axis labels for pieces: shown as they are (▁ visible) through plotly_text.
 
-    Plotly merges equal category names into one row, so the second `▁the` becomes
-    `▁the (2)`, the third `▁the (3)`, and so on.
+    Plotly merges equal category names into one row, so labels must differ. By default the
+    second `▁the` becomes `▁the (2)`, the third `▁the (3)`; an empty piece reads `∅`.
+    numbered=True writes every label as "position:piece" with positions 1..n as the model
+    numbers tokens ("1:&lt;2ko&gt;", "2:▁the"), for views about positions and layers.
     """
+    if numbered:
+        return [f"{i}:{plotly_text(t)}" for i, t in enumerate(tokens, start=1)]
     seen: dict[str, int] = {}
     labels = []
     for token in tokens:
-        text = plotly_text(str(token)) or "∅"
+        text = plotly_text(token) or "∅"
         seen[text] = seen.get(text, 0) + 1
         labels.append(text if seen[text] == 1 else f"{text} ({seen[text]})")
     return labels
+
+
+def half_width(*arrays: np.ndarray) -> float:
+    """Half-width of a colour range centred on 0 that covers every finite value (1.0 when
+    there is none, so the range is never empty)."""
+    m = 0.0
+    for a in arrays:
+        a = np.asarray(a, dtype=np.float64)
+        finite = a[np.isfinite(a)]
+        if finite.size:
+            m = max(m, float(np.abs(finite).max()))
+    return m if m > 0 else 1.0
 
 
 def padded_tokens(tokens: Sequence[str], width: int) -> list[str]:
@@ -196,7 +220,3 @@ def block_labels(labels: Sequence[str], starts: Sequence[int]) -> list[str]:
     ends = list(starts[1:]) + [len(labels)]
     return [f"{a}–{b - 1}: {labels[a]}…" for a, b in zip(starts, ends)]
 
-
-def shown_length(n_real: int, n_padded: int, hide_pad: bool) -> int:
-    """How many positions to show: the real ones, or the whole padded width."""
-    return n_real if hide_pad else n_padded

@@ -12,7 +12,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import sample_colorscale
 
-from viz.positional import MAX_CELL_TEXT, _escape, _finish, _labels
+from .common import TEXT_MAX, plotly_text, token_labels
+from .positional import _finish
 
 _SIDES = {"enc": "encoder", "dec": "decoder"}
 _LAYER_AXIS = "Layer (0 = embeddings + positions)"
@@ -27,7 +28,7 @@ def _sentence(trace, side: str, b: int) -> tuple[np.ndarray, list[str]]:
                          "(capture with 'hidden' in names, on a model with that stack)")
     tokens = trace.src_tokens[b] if side == "enc" else trace.tgt_tokens[b]
     hidden = np.asarray(trace.hidden[side][:, b, : len(tokens)], dtype=np.float64)
-    return hidden, _labels(tokens)
+    return hidden, token_labels(tokens, numbered=True)
 
 
 def _check_layer(layer: int, n_layers: int) -> int:
@@ -58,12 +59,6 @@ def _pca(hidden: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
     return mean, comps, share
 
 
-def pca_basis(hidden: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """One 2-D PCA basis over all vectors (…, D): returns mean (D,) and components (2, D)."""
-    mean, comps, _ = _pca(hidden)
-    return mean, comps
-
-
 def _layer_names(n: int) -> list[str]:
     return ["layer 0 (embeddings)"] + [f"layer {i}" for i in range(1, n)]
 
@@ -87,7 +82,7 @@ def pca_trajectories(trace, side: str, b: int, layer: int | None = None) -> go.F
     for i in range(n_layers):
         picked = i == shown
         faded = layer is not None and not picked
-        text = labels if picked and n <= MAX_CELL_TEXT else None
+        text = labels if picked and n <= TEXT_MAX else None
         fig.add_trace(go.Scatter(
             x=proj[i, :, 0], y=proj[i, :, 1], name=names[i],
             mode="markers+text" if text else "markers", text=text, textposition="top center",
@@ -108,7 +103,7 @@ def cosine_by_layer(trace, side: str, b: int, layer: int) -> go.Figure:
     layer = _check_layer(layer, hidden.shape[0])
     unit = _unit(hidden[layer])
     sim = unit @ unit.T
-    cells = {"texttemplate": "%{z:.2f}"} if len(labels) <= MAX_CELL_TEXT else {}
+    cells = {"texttemplate": "%{z:.2f}"} if len(labels) <= TEXT_MAX else {}
     fig = go.Figure(go.Heatmap(
         z=sim, x=labels, y=labels, colorscale="RdBu", zmin=-1, zmax=1, zmid=0,
         colorbar_title="cosine", **cells,
@@ -122,7 +117,7 @@ def norms_by_layer(trace, side: str, b: int) -> go.Figure:
     """Hidden-state L2 norm per token (columns) per layer (rows)."""
     hidden, labels = _sentence(trace, side, b)
     norms = np.linalg.norm(hidden, axis=-1)  # (L+1, n)
-    cells = {"texttemplate": "%{z:.1f}"} if len(labels) <= MAX_CELL_TEXT else {}
+    cells = {"texttemplate": "%{z:.1f}"} if len(labels) <= TEXT_MAX else {}
     fig = go.Figure(go.Heatmap(
         z=norms, x=labels, y=np.arange(norms.shape[0]), colorscale="Viridis",
         colorbar_title="‖h‖", **cells,
@@ -147,7 +142,7 @@ def layer_change(trace, side: str, b: int, metric: str = "cosine") -> go.Figure:
         z, other, name, other_name = rel, turn, "relative change", "1 − cosine"
     else:
         raise ValueError(f"metric must be 'cosine' or 'relative', got {metric!r}")
-    cells = {"texttemplate": "%{z:.2f}"} if len(labels) <= MAX_CELL_TEXT else {}
+    cells = {"texttemplate": "%{z:.2f}"} if len(labels) <= TEXT_MAX else {}
     fig = go.Figure(go.Heatmap(
         z=z, x=labels, y=np.arange(1, hidden.shape[0]), customdata=other, colorscale="Viridis",
         zmin=0, colorbar_title=name, **cells,
@@ -163,7 +158,7 @@ def logit_lens_figure(lens: dict, k: int = 5) -> go.Figure:
     layers, tokens, top = list(lens["layers"]), list(lens["tokens"]), lens["top"]
     if len(top) != len(layers) or any(len(row) != len(tokens) for row in top):
         raise ValueError("lens['top'] must be a list over layers of a list over positions")
-    labels = _labels(tokens)
+    labels = token_labels(tokens, numbered=True)
     prob = np.full((len(layers), len(tokens)), np.nan)
     best = [["" for _ in tokens] for _ in layers]
     hover = [["" for _ in tokens] for _ in layers]
@@ -172,10 +167,10 @@ def logit_lens_figure(lens: dict, k: int = 5) -> go.Figure:
             cands = list(cands)[:k]
             if cands:
                 prob[i, j] = float(cands[0][1])
-                best[i][j] = _escape(cands[0][0])
-            lines = [f"{_escape(p)}  {float(q):.3f}" for p, q in cands]
+                best[i][j] = plotly_text(cands[0][0])
+            lines = [f"{plotly_text(p)}  {float(q):.3f}" for p, q in cands]
             hover[i][j] = f"layer {layers[i]} · after {labels[j]}<br>" + "<br>".join(lines)
-    small = len(tokens) <= MAX_CELL_TEXT
+    small = len(tokens) <= TEXT_MAX
     fig = go.Figure(go.Heatmap(
         z=prob, x=labels, y=layers, colorscale="Viridis", zmin=0, zmax=1,
         colorbar_title="top-1 prob", customdata=hover,

@@ -1,8 +1,8 @@
 """Heads and compare views: head statistics, importance, ablation, rollout and side-by-side maps.
 
-Pure functions: numpy arrays and dicts from model/heads.py in, plotly Figures out. Token labels
-are "position:piece" with positions 1..n as the model numbers tokens, so repeated pieces stay
-distinct, and <, >, & are escaped so plotly shows pieces like <2ko> instead of reading markup.
+Pure functions: numpy arrays and dicts from model/analysis in, plotly Figures out. Token labels
+are common.token_labels(numbered=True): "position:piece" with positions 1..n as the model
+numbers tokens, escaped by common.plotly_text so pieces like <2ko> show instead of markup.
 """
 
 from __future__ import annotations
@@ -15,42 +15,26 @@ from plotly.subplots import make_subplots
 
 from model.analysis.heads import METRICS, diff_where_tokens_agree
 
-from .common import DIVERGING, plotly_text, style
+from .common import (
+    DIVERGING,
+    SEQUENTIAL,
+    TEXT_MAX,
+    cell_text,
+    half_width,
+    plotly_text,
+    style,
+    token_labels,
+)
 from .masks import KIND_NAMES
 
-SEQUENTIAL = "Viridis"
+SCALE = SEQUENTIAL[0]  # Viridis: every unsigned map here (shares, entropy, rollout)
 SIGNED = DIVERGING  # RdBu, always on a range symmetric about 0
-MAX_CELL_TEXT = 30  # above this many tokens per axis, token maps carry no printed numbers
 _SHARES = {"pad_share", "special_share", "punct_share", "prev_token", "diagonal", "max_weight",
            "alignment"}
 
 
-def escape(text: str) -> str:
-    """A piece as safe, visible plotly text: no markup, no invisible characters."""
-    return plotly_text("".join(c if c.isprintable() else repr(c)[1:-1] for c in str(text)))
-
-
-def token_labels(tokens: Sequence[str]) -> list[str]:
-    """Unique, escaped axis labels: "1:<2ko>" → "1:&lt;2ko&gt;", "3:▁the"."""
-    return [f"{i}:{escape(t)}" for i, t in enumerate(tokens, start=1)]
-
-
 def _kind_name(kind: str) -> str:
-    return KIND_NAMES.get(kind, escape(kind))
-
-
-def _half_width(*arrays: np.ndarray) -> float:
-    """Half-width of a colour range centred on 0 that covers every finite value."""
-    m = 0.0
-    for a in arrays:
-        a = np.asarray(a, dtype=np.float64)
-        if a.size and np.isfinite(a).any():
-            m = max(m, float(np.nanmax(np.abs(a[np.isfinite(a)]))))
-    return m if m > 0 else 1.0
-
-
-def _cell_text(z: np.ndarray, fmt: str = "{:.2f}") -> list[list[str]]:
-    return [["" if not np.isfinite(v) else fmt.format(v) for v in row] for row in z]
+    return KIND_NAMES.get(kind, plotly_text(kind))
 
 
 def _layers_heads_axes(fig: go.Figure, **where) -> None:
@@ -75,11 +59,11 @@ def stats_heatmaps(stats: dict[str, np.ndarray], kind: str,
         n_l, n_h = z.shape
         rng = {"zmin": 0.0, "zmax": 1.0} if metric in _SHARES else {}
         fig = go.Figure(go.Heatmap(
-            z=z, x=np.arange(n_h), y=np.arange(n_l), colorscale=SEQUENTIAL, colorbar_title=metric,
-            text=_cell_text(z), texttemplate="%{text}",
+            z=z, x=np.arange(n_h), y=np.arange(n_l), colorscale=SCALE, colorbar_title=metric,
+            text=cell_text(z), texttemplate="%{text}",
             hovertemplate=f"{kind} layer %{{y}} head %{{x}}<br>{metric} %{{z:.4f}}<extra></extra>",
             **rng))
-        title = f"{_kind_name(kind)}: {metric}<br><sup>{escape(defs.get(metric, ''))}</sup>"
+        title = f"{_kind_name(kind)}: {metric}<br><sup>{plotly_text(defs.get(metric, ''))}</sup>"
         style(fig, title, "head", "layer", height=max(220, 110 + 48 * n_l))
         _layers_heads_axes(fig)
         fig.update_layout(meta={"kind": kind, "metric": metric})
@@ -97,7 +81,7 @@ def importance_figure(scan: dict[str, np.ndarray],
     kinds = list(scan)
     if not kinds:
         raise ValueError("the scan is empty")
-    m = _half_width(*scan.values())
+    m = half_width(*scan.values())
     fig = make_subplots(rows=1, cols=len(kinds), horizontal_spacing=0.08,
                         subplot_titles=[_kind_name(k) for k in kinds])
     for col, kind in enumerate(kinds, start=1):
@@ -105,12 +89,12 @@ def importance_figure(scan: dict[str, np.ndarray],
         fig.add_trace(go.Heatmap(
             z=z, x=np.arange(z.shape[1]), y=np.arange(z.shape[0]), colorscale=SIGNED,
             reversescale=True, zmin=-m, zmax=m, zmid=0, showscale=col == len(kinds),
-            colorbar_title="Δ loss (nats)", text=_cell_text(z, "{:+.3f}"),
+            colorbar_title="Δ loss (nats)", text=cell_text(z, "+.3f"),
             texttemplate="%{text}", name=kind,
             hovertemplate=f"{kind} layer %{{y}} head %{{x}}<br>Δ loss %{{z:+.4f}}"
                           "<extra></extra>"), row=1, col=col)
     n_l = max(np.asarray(z).shape[0] for z in scan.values())
-    style(fig, f"{escape(title)}<br><sup>mean NLL per target token, teacher-forced on the "
+    style(fig, f"{plotly_text(title)}<br><sup>mean NLL per target token, teacher-forced on the "
                "un-ablated translation; red = the model needs the head</sup>", "head", "layer",
           height=max(300, 190 + 48 * n_l))
     fig.update_layout(margin={"t": 110})  # room for the subtitle above the subplot titles
@@ -124,9 +108,10 @@ def ablation_figure(effect: dict, b: int = 0) -> go.Figure:
     change = np.asarray(effect["logp_change"][b], dtype=np.float64)
     before = np.asarray(effect["logp_before"][b], dtype=np.float64)
     after = np.asarray(effect["logp_after"][b], dtype=np.float64)
-    m = _half_width(change)
+    m = half_width(change)
     fig = go.Figure(go.Bar(
-        x=token_labels(tokens), y=change, customdata=np.stack([before, after], axis=-1),
+        x=token_labels(tokens, numbered=True), y=change,
+        customdata=np.stack([before, after], axis=-1),
         marker={"color": change, "colorscale": SIGNED, "cmin": -m, "cmax": m, "cmid": 0,
                 "colorbar": {"title": "Δ log p"}},
         hovertemplate="%{x}<br>log p before %{customdata[0]:.3f}<br>after "
@@ -134,7 +119,7 @@ def ablation_figure(effect: dict, b: int = 0) -> go.Figure:
     spec = effect.get("ablate_spec") or "nothing"
     loss = (f"loss {effect['sentence_loss_before'][b]:.3f} → "
             f"{effect['sentence_loss_after'][b]:.3f} nats/token")
-    style(fig, f"Ablating {escape(spec)}: change in log-probability of each target token"
+    style(fig, f"Ablating {plotly_text(spec)}: change in log-probability of each target token"
                f"<br><sup>teacher-forced on the un-ablated translation; {loss}</sup>",
           "target token (position:piece)", "Δ log p (after − before)")
     fig.update_xaxes(type="category")
@@ -148,14 +133,15 @@ def rollout_figure(r: np.ndarray, q_tokens: Sequence[str], k_tokens: Sequence[st
     r = np.asarray(r, dtype=np.float64)
     if r.shape != (len(q_tokens), len(k_tokens)):
         raise ValueError(f"map of shape {r.shape} for {len(q_tokens)} × {len(k_tokens)} tokens")
-    small = max(r.shape) <= MAX_CELL_TEXT
+    small = max(r.shape) <= TEXT_MAX
     top = float(r.max()) if r.size and r.max() > 0 else 1.0
     fig = go.Figure(go.Heatmap(
-        z=r, x=token_labels(k_tokens), y=token_labels(q_tokens), colorscale=SEQUENTIAL,
-        zmin=0.0, zmax=top, colorbar_title="share", text=_cell_text(r) if small else None,
+        z=r, x=token_labels(k_tokens, numbered=True), y=token_labels(q_tokens, numbered=True),
+        colorscale=SCALE,
+        zmin=0.0, zmax=top, colorbar_title="share", text=cell_text(r) if small else None,
         texttemplate="%{text}" if small else None,
         hovertemplate="%{y} ← %{x}<br>share %{z:.3f}<extra></extra>"))
-    style(fig, escape(title), "input token (key)", "output token (query)",
+    style(fig, plotly_text(title), "input token (key)", "output token (query)",
           height=int(min(900, max(320, 140 + 24 * r.shape[0]))))
     fig.update_xaxes(type="category")
     fig.update_yaxes(type="category", autorange="reversed")
@@ -170,11 +156,12 @@ def rollout_bars(r: np.ndarray, tokens: Sequence[str], query_index: int,
         raise ValueError(f"query_index must be in 0..{r.shape[0] - 1}, got {query_index}")
     if r.shape[1] != len(tokens):
         raise ValueError(f"{r.shape[1]} key columns for {len(tokens)} tokens")
-    q_labels = token_labels(query_tokens if query_tokens is not None else tokens)
+    q_labels = token_labels(query_tokens if query_tokens is not None else tokens,
+                            numbered=True)
     query = q_labels[query_index] if query_index < len(q_labels) else str(query_index + 1)
     fig = go.Figure(go.Bar(
-        x=token_labels(tokens), y=r[query_index],
-        marker={"color": r[query_index], "colorscale": SEQUENTIAL, "cmin": 0.0, "cmax": 1.0},
+        x=token_labels(tokens, numbered=True), y=r[query_index],
+        marker={"color": r[query_index], "colorscale": SCALE, "cmin": 0.0, "cmax": 1.0},
         hovertemplate="%{x}<br>share %{y:.3f}<extra></extra>"))
     style(fig, f"Rollout for query {query}: where its information comes from",
           "input token (key)", "share (row sums to 1)")
@@ -191,8 +178,8 @@ def compare_figure(a: np.ndarray, b: np.ndarray, q_a: Sequence[str], k_a: Sequen
     for name, z, q, k in (("left", a, q_a, k_a), ("right", b, q_b, k_b)):
         if z.shape != (len(q), len(k)):
             raise ValueError(f"{name} map has shape {z.shape} for {len(q)} × {len(k)} tokens")
-    left, right = (escape(t) for t in titles[:2])
-    overall = escape(titles[2]) if len(titles) > 2 else "Attention compared"
+    left, right = (plotly_text(t) for t in titles[:2])
+    overall = plotly_text(titles[2]) if len(titles) > 2 else "Attention compared"
     diff, reason = diff_where_tokens_agree((q_a, k_a), (q_b, k_b), a, b)
     both = diff is not None
     specs = [[{}, {}], [{"colspan": 2}, None]] if both else [[{}, {}]]
@@ -201,20 +188,21 @@ def compare_figure(a: np.ndarray, b: np.ndarray, q_a: Sequence[str], k_a: Sequen
                         horizontal_spacing=0.12, vertical_spacing=0.16)
     top = max([float(z.max()) for z in (a, b) if z.size] + [0.0]) or 1.0
     bar = {"title": "weight", "len": 0.42 if both else 1.0, "y": 0.79 if both else 0.5}
-    layout: dict = {"coloraxis": {"colorscale": SEQUENTIAL, "cmin": 0.0, "cmax": top,
+    layout: dict = {"coloraxis": {"colorscale": SCALE, "cmin": 0.0, "cmax": top,
                                   "colorbar": bar}}
     panels = [(1, 1, a, q_a, k_a, "coloraxis", "weight %{z:.3f}"),
               (1, 2, b, q_b, k_b, "coloraxis", "weight %{z:.3f}")]
     if both:
-        m = _half_width(diff)
+        m = half_width(diff)
         layout["coloraxis2"] = {"colorscale": SIGNED, "cmin": -m, "cmax": m, "cmid": 0,
                                 "colorbar": {"title": "Δ", "len": 0.42, "y": 0.21}}
         panels.append((2, 1, diff, q_a, k_a, "coloraxis2", "right − left %{z:+.3f}"))
         note = "difference shown because both inputs have the same tokens"
     else:
-        note = f"no difference map: {escape(reason)}"
+        note = f"no difference map: {plotly_text(reason)}"
     for row, col, z, q, k, axis, value in panels:
-        fig.add_trace(go.Heatmap(z=z, x=token_labels(k), y=token_labels(q), coloraxis=axis,
+        fig.add_trace(go.Heatmap(z=z, x=token_labels(k, numbered=True),
+                                 y=token_labels(q, numbered=True), coloraxis=axis,
                                  hovertemplate=f"%{{y}} → %{{x}}<br>{value}<extra></extra>"),
                       row=row, col=col)
     style(fig, f"{overall}<br><sup>{note}</sup>", "key", "query", height=900 if both else 480)

@@ -6,11 +6,12 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from model.transformer import MASK_FILL
+
 from .common import (
     DIVERGING,
     HOVER,
     MASK_COLOURS,
-    MASK_FILL,
     cell_text,
     heatmap,
     padded_tokens,

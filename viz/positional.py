@@ -7,31 +7,19 @@ position (tokens are numbered 1..n, pad slots get 0; see model/positional.py).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-TEMPLATE = "plotly_white"
-MAX_CELL_TEXT = 40  # above this many tokens per axis, cells carry no printed numbers
+from .common import half_width, plotly_text, token_labels
+
+WHITE = "plotly_white"  # these views' look (the other views use common.TEMPLATE)
 PAD_NOTE = "row 0 = pad position; tokens use positions 1..n"
 _SIDES = {"enc": "encoder", "dec": "decoder"}
 
 
-def _escape(text: str) -> str:
-    """Make a piece safe and visible as plotly text: no pseudo-HTML, no invisible characters."""
-    text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(text))
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def _labels(tokens: Sequence[str]) -> list[str]:
-    """Unique axis labels "1:▁the" (position 1..n, as the model numbers tokens)."""
-    return [f"{i}:{_escape(t)}" for i, t in enumerate(tokens, start=1)]
-
-
 def _finish(fig: go.Figure, title: str, x_title: str, y_title: str, **layout) -> go.Figure:
-    fig.update_layout(title=title, template=TEMPLATE, xaxis_title=x_title,
+    fig.update_layout(title=title, template=WHITE, xaxis_title=x_title,
                       yaxis_title=y_title, **layout)
     return fig
 
@@ -45,12 +33,6 @@ def _rows(table: np.ndarray, n_positions: int | None) -> np.ndarray:
     if n < 1:
         raise ValueError(f"n_positions must be at least 1, got {n_positions}")
     return table[: min(n, table.shape[0])]
-
-
-def _symmetric(*arrays: np.ndarray) -> float:
-    """Half-width of a colour range centred on 0 that covers every value."""
-    m = max((float(np.nanmax(np.abs(a))) for a in arrays if a.size), default=1.0)
-    return m if m > 0 else 1.0
 
 
 def _is_sinusoidal(table: np.ndarray) -> bool:
@@ -68,13 +50,13 @@ def table_heatmap(pos_table: np.ndarray, n_positions: int | None = None,
                   title: str = "Positional table") -> go.Figure:
     """Position × depth heatmap, diverging RdBu centred on 0 (seed 000's pcolormesh)."""
     z = _rows(pos_table, n_positions)
-    m = _symmetric(z)
+    m = half_width(z)
     fig = go.Figure(go.Heatmap(
         z=z, x=np.arange(z.shape[1]), y=np.arange(z.shape[0]), colorscale="RdBu",
         zmin=-m, zmax=m, zmid=0, colorbar_title="value",
         hovertemplate="position %{y}<br>dimension %{x}<br>value %{z:.4f}<extra></extra>"))
     shape = f"{z.shape[0]} positions × {z.shape[1]} dimensions"
-    return _finish(fig, f"{_escape(title)}<br><sup>{shape}; {PAD_NOTE}</sup>",
+    return _finish(fig, f"{plotly_text(title)}<br><sup>{shape}; {PAD_NOTE}</sup>",
                    "Depth (dimension)", "Position")
 
 
@@ -107,7 +89,7 @@ def position_similarity(pos_table: np.ndarray, n_positions: int,
     rows = _rows(pos_table, n_positions).astype(np.float64)
     if metric == "dot":
         sim = rows @ rows.T
-        m = _symmetric(sim)
+        m = half_width(sim)
         name = "dot product"
     elif metric == "cosine":
         unit = rows / np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-12)
@@ -133,7 +115,7 @@ def term_sizes(trace, b: int, side: str = "enc") -> go.Figure:
         raise ValueError(f"the trace lacks {missing}; capture with names including {list(names)}")
     tokens = trace.src_tokens[b] if side == "enc" else trace.tgt_tokens[b]
     n = len(tokens)
-    labels = _labels(tokens)
+    labels = token_labels(tokens, numbered=True)
     fig = go.Figure()
     for name, legend in zip(names, ("token embedding × √d_model", "positional term")):
         norms = np.linalg.norm(np.asarray(trace.acts[name][b, :n], dtype=np.float64), axis=-1)
@@ -149,18 +131,18 @@ def compare_tables(a: np.ndarray, b: np.ndarray, names: tuple[str, str],
                    n_positions: int) -> go.Figure:
     """Two position tables side by side on one symmetric colour range."""
     za, zb = _rows(a, n_positions), _rows(b, n_positions)
-    m = _symmetric(za, zb)
+    m = half_width(za, zb)
     fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.06,
-                        subplot_titles=[_escape(n) for n in names])
+                        subplot_titles=[plotly_text(n) for n in names])
     for col, z in ((1, za), (2, zb)):
         fig.add_trace(go.Heatmap(
             z=z, x=np.arange(z.shape[1]), y=np.arange(z.shape[0]), colorscale="RdBu",
             zmin=-m, zmax=m, zmid=0, showscale=col == 2, colorbar_title="value",
-            name=_escape(names[col - 1]),
+            name=plotly_text(names[col - 1]),
             hovertemplate="position %{y}<br>dimension %{x}<br>value %{z:.4f}<extra></extra>"),
             row=1, col=col)
         fig.update_xaxes(title_text="Depth (dimension)", row=1, col=col)
     fig.update_yaxes(title_text="Position", row=1, col=1)
     fig.update_layout(title=f"Positional tables compared<br><sup>{PAD_NOTE}</sup>",
-                      template=TEMPLATE)
+                      template=WHITE)
     return fig

@@ -15,8 +15,9 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from model.hooks import attn_prefix
+from model.transformer import MASK_FILL
 
-from .common import DIVERGING, MASK_FILL, cell_text, heatmap, style, token_labels
+from .common import DIVERGING, cell_text, heatmap, style, token_labels
 from .masks import KIND_NAMES, axis_tokens
 
 ACT_HOOKS = ("hook_in", "hook_context", "hook_out")

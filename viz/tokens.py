@@ -7,6 +7,8 @@ import html
 import numpy as np
 import plotly.graph_objects as go
 
+from model.tokenizer import is_special
+
 from .common import heatmap, padded_tokens, plotly_text
 
 SIDES = {"src": ("encoder input (source)", "enc"), "tgt": ("decoder input (target)", "dec")}
@@ -22,11 +24,6 @@ def _side(trace, side: str) -> tuple[list[list[str]], np.ndarray, np.ndarray]:
     if side == "src":
         return trace.src_tokens, trace.src_ids, trace.positions.get("enc")
     return trace.tgt_tokens, trace.tgt_ids, trace.positions.get("dec")
-
-
-def is_special(piece: str) -> bool:
-    """<s>, </s>, <pad>, <2ko> …: pieces that are markers rather than text."""
-    return piece.startswith("<") and piece.endswith(">") and len(piece) > 2
 
 
 def chips_html(tokens: list[str], ids: list[int] | np.ndarray) -> str:
@@ -102,16 +99,6 @@ def lengths_rows(trace) -> list[dict]:
                                 else None) or "—",
         })
     return rows
-
-
-def source_rows(trace, b: int) -> list[dict]:
-    """Sentence b's encoder input, one row per position (padding included)."""
-    ids = trace.src_ids[b]
-    pos = trace.positions.get("enc")
-    toks = padded_tokens(trace.src_tokens[b], ids.shape[0])
-    return [{"position": j, "piece": toks[j], "id": int(ids[j]),
-             "position id": int(pos[b, j]) if pos is not None else None,
-             "padding": j >= len(trace.src_tokens[b])} for j in range(ids.shape[0])]
 
 
 def decoder_rows(trace, b: int, eos: str = "</s>") -> list[dict]:

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..capture import Trace
 from ..dispatch import capture
+from ..tokenizer import is_special
 from .alignment import alignment_agreement
 
 Progress = Callable[[float], None] | None
@@ -28,7 +29,8 @@ METRICS: dict[str, str] = {
                 "(ViT, seed 001); cross attention: distance to the proportional source position",
     "max_weight": "mean of each query's largest attention weight",
     "pad_share": "share of attention on padding keys (must be 0: pad keys are masked)",
-    "special_share": "share of attention on special tokens (<s>, </s>, <2ko>, <2en>)",
+    "special_share": "share of attention on special tokens (<s>, </s>, <2ko>, <2en>, [CLS] …; "
+                     "byte pieces like <0x41> count as text)",
     "punct_share": "share of attention on punctuation pieces (., ?, !, ,)",
     "prev_token": "mean weight on the previous position (key = query − 1), over queries that "
                   "have one; self-attention only",
@@ -39,13 +41,6 @@ METRICS: dict[str, str] = {
 }
 
 _SIDES = {"enc_self": ("src", "src"), "dec_self": ("tgt", "tgt"), "cross": ("tgt", "src")}
-
-
-def is_special(piece: str) -> bool:
-    """<s>, </s>, <pad>, <2ko> … or [CLS]-style pieces; byte pieces like <0x41> are content."""
-    if len(piece) > 2 and piece[0] == "<" and piece[-1] == ">":
-        return not piece.startswith("<0x")
-    return len(piece) > 2 and piece[0] == "[" and piece[-1] == "]" and piece[1:-1].isupper()
 
 
 def is_punct(piece: str) -> bool:

@@ -172,20 +172,29 @@ def test_tokens_are_drawn_with_text_not_html():
 
 
 def test_page_is_at_most_a_fifth_of_bertvizs_own():
-    torch = pytest.importorskip("torch")
+    """The README target, like for like: 128 tokens, 6 layers × 8 heads of encoder, decoder and
+    cross attention, and bertviz given exactly the values our page carries (3 decimals)."""
+    import torch
     from bertviz import head_view
 
-    tr = synthetic_trace(128, 128)
-    ours = bertviz_html(tr, 0, "head")
+    tr = synthetic_trace(128, 128, n_layers=6, n_heads=8)
+    ours = bertviz_html(tr, 0, "head")  # within the app's own limits
+    rounded = {}
+    for entry, kind in zip(params_of(ours)["attention"], ("enc_self", "dec_self", "cross")):
+        sent = np.asarray(entry["attn"])  # (L, H, Q, K) in thousandths
+        assert np.abs(sent - tr.attn[kind][:, 0] * 1000).max() <= 0.5 + 1e-3  # 3 decimals
+        rounded[kind] = (sent / 1000)[:, None]  # (L, 1, H, Q, K): what our page carries
 
     def layers(kind):
-        return [torch.from_numpy(a) for a in tr.attn[kind]]  # each (1, H, Q, K)
+        return [torch.from_numpy(a) for a in rounded[kind]]  # each (1, H, Q, K), float64
 
     theirs = head_view(encoder_attention=layers("enc_self"),
                        decoder_attention=layers("dec_self"),
                        cross_attention=layers("cross"),
                        encoder_tokens=tr.src_tokens[0], decoder_tokens=tr.tgt_tokens[0],
                        html_action="return").data
+    assert re.search(r"0\.\d{3}[,\]]", theirs)
+    assert not re.search(r"\d\.\d{4}", theirs)  # bertviz too sends 3 decimals, no more
     assert len(ours.encode()) * 5 <= len(theirs.encode())
 
 

@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 import pytest
 import torch
 
-from model import Trace, capture
+from model import Trace, capture, translate
 from model.analysis.ablation import ablation_effect, all_heads, importance_scan
 from model.analysis.alignment import alignment_agreement
 from model.analysis.heads import (
@@ -21,11 +21,12 @@ from model.analysis.heads import (
     gold_alignment_for,
     head_stats,
     is_punct,
-    is_special,
     validation_stats,
 )
 from model.analysis.rollout import cross_rollout, rollout
+from model.tokenizer import is_special
 from model.training.corpus import generate
+from viz.common import token_labels
 from viz.heads import (
     ablation_figure,
     compare_figure,
@@ -33,7 +34,6 @@ from viz.heads import (
     rollout_bars,
     rollout_figure,
     stats_heatmaps,
-    token_labels,
 )
 
 SENTS = ["Winter is cold.", "The big dog eats the fish in the park today."]
@@ -119,10 +119,33 @@ def test_padding_rows_do_not_count_and_shares_follow_the_pieces():
 
 
 def test_piece_classes():
-    assert all(map(is_special, ["<s>", "</s>", "<2ko>", "<2en>", "<pad>", "[CLS]"]))
-    assert not any(map(is_special, ["<0x41>", "▁<", "▁the", "<>"]))
     assert all(map(is_punct, [".", "▁.", "?!", "▁,"]))
     assert not any(map(is_punct, ["▁", "▁a.", "요", "<s>"]))
+
+
+def test_is_special_by_hand():
+    """Markers are special; byte-fallback pieces (<0x41> = "A") are text, so not special."""
+    markers = ["<s>", "</s>", "<pad>", "<unk>", "<2ko>", "<2en>", "<|endoftext|>",
+               "<extra_id_0>", "<mask>", "[CLS]", "[SEP]", "[PAD]", "[MASK]", "[UNK]"]
+    text = ["<0x41>", "<0x0A>", "<0xEC>", "<0xff>", "▁<", "▁the", "<>", "<", "[]", "[cls]",
+            "▁[CLS]", "[CLS", "", "▁"]
+    assert [p for p in markers if not is_special(p)] == []
+    assert [p for p in text if is_special(p)] == []
+
+
+def test_is_special_agrees_with_sentencepiece(tokenizer):
+    """Over the whole vocabulary, is_special (which sees only the piece) says what
+    SentencePiece's own piece types say: control, unknown and user-defined pieces are markers,
+    byte pieces and ordinary pieces are text."""
+    from sentencepiece import sentencepiece_model_pb2
+
+    proto = sentencepiece_model_pb2.ModelProto.FromString(tokenizer.proto)
+    kinds = proto.SentencePiece.Type
+    marker = {kinds.Value(k) for k in ("CONTROL", "UNKNOWN", "USER_DEFINED")}
+    pieces = [(p.piece, p.type) for p in proto.pieces]
+    assert sum(t == kinds.Value("BYTE") for _, t in pieces) == 256  # byte fallback is on
+    assert sum(t in marker for _, t in pieces) == 6  # pad unk bos eos <2en> <2ko>
+    assert [p for p, t in pieces if is_special(p) != (t in marker)] == []
 
 
 # ---- statistics, ablation and rollout on a real (random) model --------------------------------
@@ -230,6 +253,23 @@ def test_importance_scan_on_the_models_own_translation(bundle):
     assert all(np.isfinite(v).all() for v in scan.values())
 
 
+def _forced_logp(bundle, source: str, decoded, ablate=()) -> np.ndarray:
+    """Oracle for ablation_effect: log p of each output piece (translation + </s>), from
+    capture()'s logits teacher-forced on the given greedy decode's ids, log-softmax in numpy.
+
+    capture(decoded=...) feeds exactly those ids; with `ablate` the heads are knocked out in
+    that forward while the ids stay the un-ablated translation's.
+    """
+    tr = capture(bundle, [source], target_lang="ko", decoded=decoded, ablate=ablate,
+                 names=["logits"])
+    n = tr.length("tgt", 0)
+    out = [*tr.tgt_ids[0, 1:n].tolist(), bundle.tokenizer.eos_id]  # position t predicts t + 1
+    logits = tr.logits[0, :n].astype(np.float64)  # (T, V)
+    shifted = logits - logits.max(-1, keepdims=True)
+    logp = shifted - np.log(np.exp(shifted).sum(-1, keepdims=True))
+    return logp[np.arange(n), out]
+
+
 def test_ablation_effect(bundle, effect):
     same = ablation_effect(bundle, [SENTS[0]], ())
     assert same["loss_change"] == 0.0 and not any(same["changed"])
@@ -240,18 +280,38 @@ def test_ablation_effect(bundle, effect):
             "sentence_loss_after", "loss_before", "loss_after", "loss_change"}
     assert keys <= set(eff)
     assert eff["ablate_spec"] == LAST_CROSS and eff["sources"] == [SENTS[0]]
-    n_tok = 0
-    for b, before in enumerate(eff["before"]):
-        assert eff["tokens"][b] == [*before.pieces, "</s>"]
-        assert np.allclose(eff["logp_change"][b], eff["logp_after"][b] - eff["logp_before"][b])
-        assert eff["sentence_loss_before"][b] == pytest.approx(-eff["logp_before"][b].mean())
-        n_tok += len(eff["tokens"][b])
-    assert eff["loss_change"] == pytest.approx(eff["loss_after"] - eff["loss_before"])
-    total = -sum(x.sum() for x in eff["logp_after"]) / n_tok
-    assert eff["loss_after"] == pytest.approx(total)
+    heads = {("cross", 1, h) for h in range(4)}
+    before = _forced_logp(bundle, SENTS[0], eff["before"])
+    after = _forced_logp(bundle, SENTS[0], eff["before"], ablate=heads)
+    assert eff["tokens"][0] == [*eff["before"][0].pieces, "</s>"]
+    assert len(eff["tokens"][0]) == len(before)
+    np.testing.assert_allclose(eff["logp_before"][0], before, atol=1e-5)
+    np.testing.assert_allclose(eff["logp_after"][0], after, atol=1e-5)
+    np.testing.assert_allclose(eff["logp_change"][0], after - before, atol=1e-5)
+    assert eff["sentence_loss_before"][0] == pytest.approx(-before.mean(), abs=1e-5)
+    assert eff["sentence_loss_after"][0] == pytest.approx(-after.mean(), abs=1e-5)
+    assert eff["loss_before"] == pytest.approx(-before.mean(), abs=1e-5)
+    assert eff["loss_after"] == pytest.approx(-after.mean(), abs=1e-5)
+    assert eff["loss_change"] == pytest.approx(before.mean() - after.mean(), abs=1e-5)
     assert eff["loss_change"] != 0.0
+    again = translate(bundle, SENTS[0], "ko", ablate=heads)
+    assert [t.text for t in eff["after"]] == [t.text for t in again]
+    assert eff["changed"] == [eff["after"][0].text != eff["before"][0].text]
     with pytest.raises(ValueError, match="heads are numbered"):
         ablation_effect(bundle, SENTS[0], "cross:0:9")
+
+
+def test_ablation_effect_on_a_batch(bundle):
+    """Two sentences ablated at once: each sentence's changes and the loss over all tokens."""
+    eff = ablation_effect(bundle, SENTS, "enc_self:0:0,cross:0:2", "ko")
+    heads = {("enc_self", 0, 0), ("cross", 0, 2)}
+    per = [(_forced_logp(bundle, s, [t]), _forced_logp(bundle, s, [t], ablate=heads))
+           for s, t in zip(SENTS, eff["before"])]
+    for b, (before, after) in enumerate(per):
+        np.testing.assert_allclose(eff["logp_change"][b], after - before, atol=1e-5)
+    pooled = [np.concatenate([p[i] for p in per]) for i in (0, 1)]
+    assert eff["loss_before"] == pytest.approx(-pooled[0].mean(), abs=1e-5)
+    assert eff["loss_change"] == pytest.approx(pooled[0].mean() - pooled[1].mean(), abs=1e-5)
 
 
 # ---- corpus alignments ---------------------------------------------------------------------
@@ -273,19 +333,86 @@ def test_alignment_agreement_on_a_hand_made_cross_map():
     assert np.array_equal(agree, [[1.0, 0.0], [1.0, 0.0]])
 
 
-def test_alignment_and_validation_stats(bundle):
+def _agreement_by_hand(bundle, pair, lang: str) -> np.ndarray:
+    """Oracle for one corpus pair, one direction: (L, H) share of its gold-aligned target words
+    whose cross attention (mean over the decoder rows that predict the word's pieces, summed
+    over each source word's pieces) peaks on one of the word's gold source words.
+
+    Word numbers come from the ids and pieces alone: SentencePiece's markers (pad, bos, eos,
+    language tags) belong to no word, and a piece starting with ▁ opens the next word.
+    """
+    src_is_en = lang == "ko"
+    src_text, tgt_text = (pair.en, pair.ko) if src_is_en else (pair.ko, pair.en)
+    tr = capture(bundle, [src_text], [tgt_text], target_lang=lang, names=["attn"])
+    tok = bundle.tokenizer
+    markers = {tok.pad_id, tok.bos_id, tok.eos_id, *tok.lang_ids.values()}
+
+    def words(ids: list[int], pieces: list[str]) -> list[int | None]:
+        out, word = [], -1
+        for i, p in zip(ids, pieces):
+            if i in markers:
+                out.append(None)
+                continue
+            word += p.startswith("▁") or word < 0
+            out.append(word)
+        return out
+
+    n_src = tr.length("src", 0)
+    src_w = words(tr.src_ids[0, :n_src].tolist(), tr.src_tokens[0])
+    n_tgt = tr.length("tgt", 0)
+    out_ids = [*tr.tgt_ids[0, 1:n_tgt].tolist(), tok.eos_id]  # row t predicts input t + 1
+    out_w = words(out_ids, [*tr.tgt_tokens[0][1:], "</s>"])
+    gold: dict[int, set[int]] = {}
+    for en_i, ko_i in pair.align:
+        s_i, t_i = (en_i, ko_i) if src_is_en else (ko_i, en_i)
+        gold.setdefault(t_i, set()).add(s_i)
+    cross = tr.attn["cross"][:, 0].astype(np.float64)  # (L, H, T, S)
+    n_words = max(w for w in src_w if w is not None) + 1
+    hits, counted = np.zeros(cross.shape[:2]), 0
+    for t_word, s_words in gold.items():
+        rows = [t for t, w in enumerate(out_w) if w == t_word]
+        if not rows:
+            continue
+        a = cross[:, :, rows, :].mean(axis=2)  # (L, H, S)
+        per_word = np.stack([a[..., [j for j, w in enumerate(src_w) if w == word]].sum(-1)
+                             for word in range(n_words)], axis=-1)  # (L, H, words)
+        hits += np.isin(per_word.argmax(-1), sorted(s_words))
+        counted += 1
+    assert counted, "every pair has aligned words"
+    return hits / counted
+
+
+def test_alignment_stats_against_a_recomputation(bundle):
     pairs = generate(6, seed=3)
-    agree = alignment_stats(bundle, pairs, batch=4)
-    assert agree.shape == (2, 4) and np.all((agree >= 0) & (agree <= 1))
+    by_hand = {lang: np.mean([_agreement_by_hand(bundle, p, lang) for p in pairs], axis=0)
+               for lang in ("ko", "en")}
+    both = (by_hand["ko"] + by_hand["en"]) / 2
+    assert not np.allclose(by_hand["ko"], by_hand["en"])  # the directions really differ
+    # one pair per batch: the mean over pairs (and over both directions when asked for both)
+    np.testing.assert_allclose(alignment_stats(bundle, pairs, batch=1), both, atol=1e-12)
+    for lang in ("ko", "en"):
+        np.testing.assert_allclose(alignment_stats(bundle, pairs, target_lang=lang, batch=1),
+                                   by_hand[lang], atol=1e-12)
     seen: list[float] = []
-    stats = validation_stats(bundle, pairs, seen.append, batch=4)
+    stats = validation_stats(bundle, pairs, seen.append, batch=1)
     assert seen[0] == 0.0 and seen[-1] == pytest.approx(1.0) and seen == sorted(seen)
+    np.testing.assert_allclose(stats["cross"]["alignment"], both, atol=1e-12)
+
+
+def test_validation_stats_pool_query_rows_over_the_corpus(bundle):
+    """validation_stats over chunks of 4 = head_stats of one capture holding every pair: both
+    average over all real query rows, whatever the chunking."""
+    pairs = generate(6, seed=3)
+    stats = validation_stats(bundle, pairs, batch=4, target_lang="ko")
     assert set(stats) == set(bundle.kinds)
-    assert np.allclose(stats["cross"]["alignment"], agree)
-    for kind, s in stats.items():
-        assert np.all(s["pad_share"] == 0.0) and s["entropy"].shape == (2, 4), kind
-    one_way = alignment_stats(bundle, pairs, target_lang="en")
-    assert one_way.shape == (2, 4)
+    whole = capture(bundle, [p.en for p in pairs], [p.ko for p in pairs], target_lang="ko",
+                    names=["attn"])
+    for kind in bundle.kinds:
+        want = head_stats(whole, kind)
+        for metric, value in want.items():
+            np.testing.assert_allclose(stats[kind][metric], value, atol=1e-9,
+                                       err_msg=f"{kind} {metric}")
+        assert np.all(stats[kind]["pad_share"] == 0.0)
 
 
 def test_gold_alignment_lookup(bundle):
@@ -321,7 +448,7 @@ def _titled(fig: go.Figure) -> None:
 
 
 def test_figures(trace, bundle, effect):
-    labels = token_labels(["<2ko>", "▁the", "▁the", "a&b"])
+    labels = token_labels(["<2ko>", "▁the", "▁the", "a&b"], numbered=True)
     assert labels == ["1:&lt;2ko&gt;", "2:▁the", "3:▁the", "4:a&amp;b"]
     figs = stats_heatmaps(head_stats(trace, "cross"), "cross")
     assert len(figs) == 7
@@ -337,7 +464,7 @@ def test_figures(trace, bundle, effect):
     assert len(fig.data) == 3 and fig.data[0].zmin == -fig.data[0].zmax == -4
     fig = ablation_figure(effect)
     _titled(fig)
-    assert list(fig.data[0].x) == token_labels(effect["tokens"][0])
+    assert list(fig.data[0].x) == token_labels(effect["tokens"][0], numbered=True)
     r = rollout(trace, 1)
     fig = rollout_figure(r, trace.src_tokens[1], trace.src_tokens[1], "Encoder rollout")
     _titled(fig)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib
 import math
+import types
 
 import numpy as np
 import pytest
@@ -284,18 +286,68 @@ def test_buffers_are_written_in_place_and_leave_nothing_behind(bundle):
     assert np.array_equal(given[names[1]].numpy(), tr.scores["enc_self"][0])
 
 
-def test_full_capture_slabs_hold_each_layer(bundle):
-    """Every layer of every recorded group is filled (no slab slot left uninitialised)."""
-    tr = capture(bundle, SENTS, names=["attn", "scores", "q", "k", "v", "hidden"])
-    ref = capture(bundle, SENTS[:1] * 1 + SENTS[1:], names=["attn"])
-    assert np.array_equal(tr.attn["cross"], ref.attn["cross"])
-    for group in ("attn", "scores", "q", "k", "v"):
-        for kind, arr in getattr(tr, group).items():
-            assert np.isfinite(arr).all(), (group, kind)
-            assert arr.flags.c_contiguous and arr.flags.writeable
-    for side in ("enc", "dec"):
-        assert np.isfinite(tr.hidden[side]).all()
-        assert not np.array_equal(tr.hidden[side][0], tr.hidden[side][1])
+class _NanEmpty(types.ModuleType):
+    """model.capture's view of torch, except that torch.empty gives NaN-filled tensors: a slab
+    slot that capture() never writes then stays NaN instead of holding whatever was in memory."""
+
+    def __init__(self) -> None:
+        super().__init__("torch")
+        self.made: list[tuple[int, ...]] = []
+
+    def __getattr__(self, name):
+        return getattr(torch, name)
+
+    def empty(self, *shape, **kw) -> torch.Tensor:
+        size = tuple(shape[0]) if len(shape) == 1 and not isinstance(shape[0], int) else shape
+        self.made.append(size)
+        return torch.full(size, float("nan"), **kw)
+
+
+def test_full_capture_slabs_hold_each_layer(bundle, monkeypatch):
+    """Every layer of every recorded group holds that layer's tensor: slabs start as NaN, and
+    each (group, kind, layer) is compared with the tensor its hook saw in a plain forward."""
+    nan_torch = _NanEmpty()
+    monkeypatch.setattr(importlib.import_module("model.capture"), "torch", nan_torch)
+    targets = ["겨울은 추워요.", "큰 개가 오늘 공원에서 생선을 먹어요."]
+    tr = capture(bundle, SENTS, targets, target_lang="ko",
+                 names=["attn", "scores", "q", "k", "v", "hidden"])
+    monkeypatch.undo()
+    assert len(nan_torch.made) == 5 * 3 + 2  # a slab per group and kind, one per hidden side
+
+    # oracle: the tensors each hook point passes on in a plain forward of the same ids
+    seen: dict[str, np.ndarray] = {}
+    names = [n for n in bundle.model.hook_names()
+             if n.endswith((".hook_probs", ".hook_scores", ".hook_q", ".hook_k", ".hook_v",
+                            ".hook_embed", ".hook_resid_post"))]
+    with torch.inference_mode(), hooks(
+            {n: lambda x, name: seen.__setitem__(name, x.clone().numpy()) for n in names}):
+        bundle.model(torch.from_numpy(tr.src_ids), torch.from_numpy(tr.tgt_ids))
+    stacks = {"enc_self": "encoder.layers.{}.self_attn", "dec_self": "decoder.layers.{}.self_attn",
+              "cross": "decoder.layers.{}.cross_attn"}
+    hook = {"attn": "probs", "scores": "scores", "q": "q", "k": "k", "v": "v"}
+    checked = 0
+    for group, short in hook.items():
+        for kind, prefix in stacks.items():
+            arr = getattr(tr, group)[kind]
+            assert arr.shape[0] == 2 and arr.flags.c_contiguous and arr.flags.writeable
+            for layer in range(arr.shape[0]):
+                want = seen[f"{prefix.format(layer)}.hook_{short}"]
+                np.testing.assert_allclose(arr[layer], want, rtol=0, atol=1e-6,
+                                           err_msg=f"{group} {kind} layer {layer}")
+                checked += 1
+    for side, stack in (("enc", "encoder"), ("dec", "decoder")):
+        layers = [f"{stack}.hook_embed"] + [f"{stack}.layers.{i}.hook_resid_post"
+                                              for i in range(2)]
+        assert tr.hidden[side].shape[0] == len(layers)
+        for i, name in enumerate(layers):
+            np.testing.assert_allclose(tr.hidden[side][i], seen[name], rtol=0, atol=1e-6,
+                                       err_msg=f"hidden {side} {i}")
+            checked += 1
+    assert checked == 5 * 3 * 2 + 2 * 3
+    # recording only the attention gives the very same attention
+    alone = capture(bundle, SENTS, targets, target_lang="ko", names=["attn"])
+    for kind in stacks:
+        assert np.array_equal(alone.attn[kind], tr.attn[kind]), kind
 
 
 def test_prefix_cache_decodes_like_the_full_prefix(variant_bundle):

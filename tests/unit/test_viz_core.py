@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import re
 
 import numpy as np
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from model import capture, translate
 from model.analysis.inspect import head_weights
 from model.capture import GROUPS
+from model.transformer import MASK_FILL
 from viz import attention, common, masks, steps, tokens, translation
 
 SOURCES = ["겨울은 추워요.", "The big dog eats the fish in the park."]
@@ -45,6 +47,19 @@ def test_token_labels_keep_pieces_and_make_repeats_unique():
     # plotly decodes the entities, so what is shown is the piece itself, ▁ included
     assert [html.unescape(x) for x in labels[:4]] == pieces[:4]
     assert html.unescape(labels[5]) == "<s>" and html.unescape(labels[6]) == "a&b"
+    assert common.token_labels(["", ""]) == ["∅", "∅ (2)"]
+
+
+def test_token_labels_numbered_and_invisible_characters_spelled_out():
+    pieces = ["<2ko>", "▁the", "a\x1b[31m", "\u202eevil", "zero\u200bwidth", "nb\xa0sp", "▁the"]
+    want = ["1:&lt;2ko&gt;", "2:▁the", "3:a\\x1b[31m", "4:\\u202eevil", "5:zero\\u200bwidth",
+            "6:nb\\xa0sp", "7:▁the"]
+    assert common.token_labels(pieces, numbered=True) == want
+    plain = common.token_labels(pieces)
+    assert plain[2:6] == [w.split(":", 1)[1] for w in want[2:6]] and plain[6] == "▁the (2)"
+    for label in plain + common.token_labels(pieces, numbered=True):
+        assert label.isprintable(), repr(label)
+    assert common.plotly_text("<b>\n</b>") == "&lt;b&gt;\\n&lt;/b&gt;"
 
 
 def test_block_mean_keeps_shape_bounds_and_averages():
@@ -147,7 +162,7 @@ def test_steps_recompute_the_model(bundle, trace, kind):
             assert not recorded.any()  # the knocked-out head's context was zeroed
         else:
             np.testing.assert_allclose(walk.context, recorded, **tol)
-        assert (walk.masked[walk.blocked] == common.MASK_FILL).all()
+        assert (walk.masked[walk.blocked] == MASK_FILL).all()
     np.testing.assert_allclose(walk.out, trace.acts[f"{prefix}.hook_out"][b], **tol)
     shown = steps.steps(walk, trace, hide_pad=False)
     assert [s.name for s in shown] == ["X", "Q", "K", "V", "QKᵀ", "÷√d_k", "masked", "softmax",
@@ -194,6 +209,10 @@ def test_token_views(trace):
     np.testing.assert_array_equal(np.asarray(pos.data[0].z), trace.positions["dec"])
     chips = tokens.chips_html(["<2en>", "▁겨울", "<b>x</b>"], [4, 17, 99])
     assert "&lt;2en&gt;" in chips and "▁겨울" in chips and "<b>x" not in chips
+    # markers are grey, text (byte-fallback pieces included) blue: the one is_special decides
+    marked = tokens.chips_html(["<s>", "[CLS]", "<0x41>", "▁a"], [2, 5, 70, 9])
+    colours = re.findall(r"background:(#[0-9a-f]{6})", marked)
+    assert colours == ["#e8e8e8", "#e8e8e8", "#dbe9f6", "#dbe9f6"], colours
     rows = tokens.lengths_rows(trace)
     assert [r["source pieces"] for r in rows] == [len(t) for t in trace.src_tokens]
     dec = tokens.decoder_rows(trace, 0)

@@ -117,24 +117,37 @@ def test_compare_tables_share_symmetric_range():
 
 # --- embeddings ---------------------------------------------------------------------------
 
+def _pca_by_eigh(hidden: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    """Oracle: the top-2 principal axes from the eigenvectors of the covariance matrix (not an
+    SVD of the data), each signed so its largest-magnitude entry is positive, and the share of
+    variance they explain."""
+    x = hidden.reshape(-1, hidden.shape[-1])
+    mean = x.sum(axis=0) / len(x)
+    cov = (x - mean).T @ (x - mean)
+    values, vectors = np.linalg.eigh(cov)  # ascending
+    top = vectors[:, ::-1][:, :2].T.copy()  # (2, D)
+    for c in top:
+        c *= np.sign(c[np.argmax(np.abs(c))])
+    return mean, top, float(values[::-1][:2].sum() / values.sum())
+
+
 @pytest.mark.parametrize("side", ["enc", "dec"])
-def test_pca_projection_uses_one_basis(trace, side):
+def test_pca_projection_against_an_eigendecomposition(trace, side):
     b = 1
     hidden, tokens = _unpadded(trace, side, b)
-    mean, comps = embeddings.pca_basis(hidden)
-    assert mean.shape == (hidden.shape[-1],) and comps.shape == (2, hidden.shape[-1])
-    np.testing.assert_allclose(comps @ comps.T, np.eye(2), atol=1e-9)
-    again = embeddings.pca_basis(hidden.copy())
-    np.testing.assert_array_equal(again[1], comps)  # deterministic, signs included
+    mean, axes, share = _pca_by_eigh(hidden)
     for layer in (None, 0, hidden.shape[0] - 1):
         fig = embeddings.pca_trajectories(trace, side, b, layer=layer)
         points = fig.data[1:]  # fig.data[0] draws the paths
         assert len(points) == hidden.shape[0]
-        for i, pts in enumerate(points):
-            want = (hidden[i] - mean) @ comps.T
-            np.testing.assert_allclose(pts.x, want[:, 0], atol=1e-9)
-            np.testing.assert_allclose(pts.y, want[:, 1], atol=1e-9)
-    assert "explained variance" in fig.layout.title.text
+        for i, pts in enumerate(points):  # layer i: every token in the one shared plane
+            want = (hidden[i] - mean) @ axes.T
+            np.testing.assert_allclose(pts.x, want[:, 0], atol=1e-6)
+            np.testing.assert_allclose(pts.y, want[:, 1], atol=1e-6)
+        path = np.asarray(fig.data[0].x, dtype=np.float64)  # token 0's path through layers
+        np.testing.assert_allclose(path[: hidden.shape[0]],
+                                   (hidden[:, 0] - mean) @ axes[0], atol=1e-6)
+    assert f"explained variance {share * 100:.1f}%" in fig.layout.title.text
     shown = [t.replace("<", "&lt;").replace(">", "&gt;") for t in tokens]  # "<s>", "</s>"
     assert list(points[-1].text) == [f"{i}:{t}" for i, t in enumerate(shown, 1)]
     _check_style(fig)
