@@ -1,0 +1,109 @@
+"""The information-flow graph: routes into one output token through depths and heads.
+
+Pure: a model.analysis.flow.FlowGraph in, a plotly Figure out. Columns are depths (embeddings,
+then each layer's output); the encoder stack sits on the left, the decoder stack on the right,
+and cross-attention edges run from the encoder's last column into the decoder. Line width and
+opacity follow an edge's share of what flows into its node.
+"""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from model.analysis.flow import FlowGraph, Node
+
+from .common import base_layout, plotly_text
+
+COLOURS = {"residual": "#9e9e9e", "enc_self": "#1b9e77", "dec_self": "#d95f02",
+           "cross": "#7570b3"}
+NAMES = {"residual": "residual", "enc_self": "encoder self-attention",
+         "dec_self": "decoder self-attention", "cross": "cross-attention"}
+BINS = (0.1, 0.25, 0.5, 1.01)  # edge weights drawn in four line widths
+SIDE_NAMES = {"enc": "encoder", "dec": "decoder"}
+
+
+def _columns(graph: FlowGraph) -> dict[str, float]:
+    """x of each stack's depth 0: the encoder at 0, the decoder two columns after it."""
+    if "enc" in graph.depths and "dec" in graph.depths:
+        return {"enc": 0.0, "dec": graph.depths["enc"] + 2.0}
+    return {side: 0.0 for side in graph.depths}
+
+
+def _xy(node: Node, cols: dict[str, float]) -> tuple[float, float]:
+    side, depth, pos = node
+    return cols[side] + depth, float(pos)
+
+
+def _label(graph: FlowGraph, node: Node) -> str:
+    side, depth, pos = node
+    pieces = graph.tokens.get(side, [])
+    piece = plotly_text(pieces[pos]) if pos < len(pieces) else "?"
+    return f"{SIDE_NAMES[side]} depth {depth} · {pos + 1}:{piece}"
+
+
+def flow_figure(graph: FlowGraph, title: str | None = None) -> go.Figure:
+    """Nodes of both stacks (faint), route nodes (dark), and edges by kind and weight."""
+    cols = _columns(graph)
+    traces: list[go.Scatter] = []
+    for side, depth in graph.depths.items():
+        n = len(graph.tokens[side])
+        xs = [cols[side] + d for d in range(depth + 1) for _ in range(n)]
+        ys = [float(p) for _ in range(depth + 1) for p in range(n)]
+        traces.append(go.Scatter(
+            x=xs, y=ys, mode="markers", marker={"size": 5, "color": "#e0e0e0"},
+            hoverinfo="skip", showlegend=False))
+        traces.append(go.Scatter(  # the tokens, left of each stack's embedding column
+            x=[cols[side] - 0.15] * n, y=[float(p) for p in range(n)], mode="text",
+            text=[f"{p + 1}:{plotly_text(t)}" for p, t in enumerate(graph.tokens[side])],
+            textposition="middle left", hoverinfo="skip", showlegend=False))
+    shown: set[str] = set()
+    for kind, colour in COLOURS.items():
+        lo = 0.0
+        for width, hi in enumerate(BINS, start=1):
+            xs, ys = [], []
+            for e in graph.edges:
+                if e.kind == kind and lo <= e.weight < hi:
+                    (x0, y0), (x1, y1) = _xy(e.src, cols), _xy(e.dst, cols)
+                    xs += [x0, x1, None]
+                    ys += [y0, y1, None]
+            if xs:
+                shown_now = kind in shown
+                shown.add(kind)
+                traces.append(go.Scatter(
+                    x=xs, y=ys, mode="lines", hoverinfo="skip", legendgroup=kind,
+                    name=NAMES[kind], showlegend=not shown_now,
+                    line={"color": colour, "width": 1.2 * width ** 1.5},
+                    opacity=0.35 + 0.15 * width))
+            lo = hi
+    mids = [((_xy(e.src, cols)[0] + _xy(e.dst, cols)[0]) / 2,
+             (_xy(e.src, cols)[1] + _xy(e.dst, cols)[1]) / 2,
+             f"{NAMES[e.kind]}{'' if e.head < 0 else f' head {e.head}'}: "
+             f"{e.weight:.3f}<br>from {_label(graph, e.src)}<br>into {_label(graph, e.dst)}")
+            for e in graph.edges]
+    if mids:
+        traces.append(go.Scatter(
+            x=[m[0] for m in mids], y=[m[1] for m in mids], mode="markers",
+            marker={"size": 7, "color": "rgba(0,0,0,0)"}, text=[m[2] for m in mids],
+            hovertemplate="%{text}<extra></extra>", showlegend=False))
+    nodes = sorted(graph.nodes)
+    traces.append(go.Scatter(
+        x=[_xy(n, cols)[0] for n in nodes], y=[_xy(n, cols)[1] for n in nodes],
+        mode="markers", text=[_label(graph, n) for n in nodes],
+        marker={"size": [13 if n == graph.target else 8 for n in nodes],
+                "color": ["#c62828" if n == graph.target else "#263238" for n in nodes]},
+        hovertemplate="%{text}<extra></extra>", showlegend=False))
+    n_rows = max((len(t) for t in graph.tokens.values()), default=1)
+    ticks = [(cols[s] + d, f"{SIDE_NAMES[s]} {'emb' if d == 0 else f'L{d - 1}'}")
+             for s in graph.depths for d in range(graph.depths[s] + 1)]
+    head = title or (f"Information flow into {_label(graph, graph.target)} "
+                     f"(edges ≥ {graph.threshold:.2f} of a node's input)")
+    layout = base_layout(head, height=int(min(1400, max(380, 140 + 26 * n_rows))))
+    left = min(cols.values()) - 2.2
+    layout.update(
+        xaxis={"tickvals": [t[0] for t in ticks], "ticktext": [t[1] for t in ticks],
+               "range": [left, max(t[0] for t in ticks) + 0.5], "zeroline": False,
+               "showgrid": False},
+        yaxis={"autorange": "reversed", "showticklabels": False, "zeroline": False,
+               "showgrid": False, "title": {"text": "position"}},
+        legend={"orientation": "h", "y": -0.08}, plot_bgcolor="white")
+    return go.Figure(data=traces, layout=layout)
