@@ -1,0 +1,32 @@
+"""The sidebar's "Download this Trace": the Trace on screen as one .npz (arrays + trace.json,
+no pickle; model.trace_io) that `Trace.load()` reads back, and its trace.json alone."""
+
+from __future__ import annotations
+
+import re
+
+import streamlit as st
+
+from model import Trace
+from model.trace_io import json_text, to_bytes
+from ui.i18n import _
+
+
+def file_stem(name: str) -> str:
+    """trace-<checkpoint>, with anything but letters, digits, '.', '_' and '-' replaced."""
+    return "trace-" + (re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip(".-") or "model")
+
+
+def trace_download(trace: Trace, name: str) -> None:
+    """Two download buttons; the files are built only when a button is pressed."""
+    stem = file_stem(name)
+    with st.expander(_("Download this Trace")):
+        st.caption(_("Every recorded array as one .npz (NumPy's zip of .npy files, with "
+                     "trace.json inside; no pickle). In Python: Trace.load(path)."))
+        # a callable is run on click, on its own thread: reruns never serialise the Trace
+        st.download_button(_("Trace (.npz)"), data=lambda: to_bytes(trace),
+                           file_name=f"{stem}.npz", mime="application/zip", key="dl_trace_npz",
+                           on_click="ignore")
+        st.download_button(_("Tokens and settings (.json)"), data=lambda: json_text(trace),
+                           file_name=f"{stem}.json", mime="application/json",
+                           key="dl_trace_json", on_click="ignore")
