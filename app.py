@@ -15,10 +15,10 @@ import streamlit as st
 
 from model import Bundle, Trace
 from ui import presenter
+from ui.admission import refusal
 from ui.catalog import model_folders
 from ui.common import clean_input, control_flow
 from ui.context import Ctx, Notes
-from ui.download import trace_download
 from ui.runtime import cached_capture
 from ui.sidebar import checkpoint_ui, input_ui, preset_buttons, sentence_ui, share_ui
 from ui.state import head_state, link_params, seed, url_once, write_url
@@ -40,6 +40,9 @@ def render_view(view: str, ctx: Ctx) -> None:
     except Exception as exc:
         if control_flow(exc):
             raise
+        if refusal(exc):  # a second input (compare view) turned away by the admission gate
+            st.warning(refusal(exc))
+            return
         LOG.exception("view %s failed", view)
         st.error(f"The {entry.label} view could not be drawn ({type(exc).__name__}: "
                  f"{md(str(exc)[:200])}). The details are in the server log.")
@@ -101,8 +104,6 @@ def main() -> None:
             return
         trace = run_model(bundle, key, lines, targets, inputs)
         if trace is not None:
-            with st.sidebar:
-                trace_download(trace, name)
             render_view(view, Ctx(bundle=bundle, key=key, trace=trace, lines=tuple(lines),
                                   targets=targets, lang=inputs["lang"], ablate=inputs["ablate"],
                                   b=b, hide_pad=inputs["hide_pad"], numbers=inputs["numbers"],
@@ -123,6 +124,9 @@ def run_model(bundle: Bundle, key: str, lines: list[str], targets: tuple[str, ..
     except Exception as exc:
         if control_flow(exc):
             raise
+        if refusal(exc):  # the admission gate: busy, or too large for the server's budget
+            st.warning(refusal(exc))
+            return None
         LOG.exception("capture failed")
         st.error(f"The model could not run on this input ({type(exc).__name__}: "
                  f"{md(str(exc)[:200])}).")

@@ -20,6 +20,8 @@ from model.analysis.heads import alignment_for_input, head_stats
 from model.analysis.inspect import head_weights
 from model.analysis.lens import logit_lens
 from model.capture import GROUPS, freeze, nbytes
+from model.dispatch import estimate_capture
+from ui.admission import admitted
 from viz import bertviz_embed
 from viz import steps as viz_steps
 from viz import tour as viz_tour
@@ -97,7 +99,11 @@ def cached_capture(_bundle: Bundle, key: str, lines: tuple[str, ...],
     every rerun (a 16-line input's Trace is ~600 MB; pickling took the server past 2 GB)."""
     store, cache_key = trace_cache(), (key, lines, targets, lang, ablate)
     trace = store.get(cache_key)
-    if trace is None:
+    if trace is not None:  # cached inputs never wait for the admission gate
+        return trace
+    names = capture_names(_bundle)
+
+    def run() -> Trace:
         # the greedy decode is shared with the translation and heads views, not run twice
         decoded = (cached_translate(_bundle, key, lines, lang, ablate)
                    if targets is None and _bundle.kind == "native" and "cross" in _bundle.kinds
@@ -105,10 +111,13 @@ def cached_capture(_bundle: Bundle, key: str, lines: tuple[str, ...],
         with st.spinner("Running the model…"):
             trace = freeze(capture(_bundle, list(lines),
                                    list(targets) if targets is not None else None,
-                                   target_lang=lang, ablate=ablate,
-                                   names=capture_names(_bundle), decoded=decoded))
-        trace = store.put(cache_key, trace)
-    return trace
+                                   target_lang=lang, ablate=ablate, names=names,
+                                   decoded=decoded))
+        return store.put(cache_key, trace)
+
+    # its peak memory, from the shapes, is what it asks of the gate (ui/admission.py)
+    est = estimate_capture(_bundle, list(lines), targets, target_lang=lang, names=names)
+    return admitted(est, lambda: store.get(cache_key), run)
 
 
 @st.cache_data(max_entries=24, show_spinner="Decoding step by step…")

@@ -1,0 +1,254 @@
+"""Admission control under a crowd (issue 19): many large inputs at once queue, say so, and are
+turned away with the busy message rather than taking the server down.
+
+The crowd test runs a stand-in for the server in a child process (benchmarks/bench_admission:
+child): 30 threads call ui.runtime.cached_capture, the function every page calls, at the same
+moment, each with its own largest accepted input (16 lines, each cut to 519 pieces). Streamlit
+runs every session's script in a thread of one process in the same way; the browser and the
+websocket add nothing to the model's memory. The model is of the lab's type at the shipped
+models' length (max_len 520), with 1+1 layers of width 64: per layer the same (16, 4, 519, 519)
+tensors as `paper`, in a fraction of its CPU time. The page side (messages, the text kept) is
+checked through AppTest on a tiny checkpoint.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+from streamlit import config
+from streamlit.testing.v1 import AppTest
+
+import ui.admission as admission
+from benchmarks.bench_admission import run_child
+from model.budget import BUSY, Dims, Estimate, Gate
+from tests.app.conftest import APP
+
+SENTENCE = "The cat eats the fish."
+
+
+def test_thirty_sessions_with_largest_inputs_stay_under_budget():
+    budget_x = 2.5  # room for two largest runs at once, not three
+    r = run_child(30, "gate", "tiny", env={
+        "ATTN_INFLIGHT_X": str(budget_x), "ATTN_RUNS": "2", "ATTN_QUEUE": "12",
+        "ATTN_QUEUE_TIMEOUT_S": "20", "ATTN_TRACE_CACHE_MB": "1", "OMP_NUM_THREADS": "1"},
+        timeout_s=400)
+    sessions = r["sessions"]
+    outcomes = [s["outcome"] for s in sessions]
+    print(f"\n30 sessions: peak RSS {r['peak_mb']:.0f} MB over a {r['base_mb']:.0f} MB baseline "
+          f"(budget {r['budget_mb']:.0f} MB, one run estimated {r['estimate_mb']:.0f} MB, "
+          f"admitted at most {r['admitted_peak_mb']:.0f} MB); {outcomes.count('result')} "
+          f"results, {outcomes.count('Busy')} busy, in {r['wall_s']:.1f} s")
+    assert r["budget_mb"] == pytest.approx(budget_x * r["estimate_mb"])
+    assert r["peak_mb"] - r["base_mb"] <= 1.2 * r["budget_mb"], r
+    assert r["admitted_peak_mb"] <= r["budget_mb"]
+    assert set(outcomes) <= {"result", "Busy"}, sessions  # no error, nobody else's result
+    assert all(s["message"] == BUSY for s in sessions if s["outcome"] == "Busy")
+    assert outcomes.count("result") >= 2  # the runs admitted at once always finish
+    assert outcomes.count("Busy") >= 30 - 2 - 12  # beyond running + queue: busy at once
+    assert all(s["src"] == 519 for s in sessions if s["outcome"] == "result")
+
+
+# ---- the page side -----------------------------------------------------------------------
+
+
+@pytest.fixture
+def gate_env(monkeypatch, checkpoints):
+    """Set the gate's environment for one test; the process's gate is rebuilt before and
+    after, and torch's thread count restored."""
+    import torch
+
+    threads = torch.get_num_threads()
+
+    def make(**env) -> Gate:
+        for key, value in env.items():
+            monkeypatch.setenv(key, str(value))
+        admission.server_gate.clear()
+        return admission.server_gate()
+
+    yield make
+    monkeypatch.undo()
+    admission.server_gate.clear()
+    torch.set_num_threads(threads)
+
+
+def _app(text: str, view: str = "tokens") -> AppTest:
+    at = AppTest.from_file(str(APP), default_timeout=60)
+    at.query_params["text"] = text
+    at.query_params["view"] = view
+    config.set_option("client.showErrorDetails", "full")
+    return at.run(timeout=60)
+
+
+def _hold(gate: Gate) -> tuple[threading.Event, threading.Thread]:
+    """Another session's run holding the gate's only slot until released."""
+    release = threading.Event()
+
+    def run():
+        with gate.admit(1):
+            release.wait(30)
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    deadline = time.monotonic() + 5
+    while gate.snapshot()["running"] == 0 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return release, t
+
+
+def _texts(at: AppTest, kind: str) -> list[str]:
+    return [e.value for e in getattr(at, kind)]
+
+
+def test_busy_keeps_the_text_in_the_box_and_the_link(gate_env):
+    gate = gate_env(ATTN_RUNS=1, ATTN_QUEUE=0, ATTN_INFLIGHT_MB=512)
+    text = "The big dog reads a book in the park.\nWinter is cold."
+    release, t = _hold(gate)
+    try:
+        at = _app(text)
+    finally:
+        release.set()
+        t.join(5)
+    assert not at.exception
+    assert BUSY in _texts(at, "warning")
+    assert not _texts(at, "error")
+    assert [a.value for a in at.sidebar.text_area][0] == text
+    assert at.query_params["text"] == text
+    assert gate.snapshot() == {"running": 0, "waiting": 0, "in_use": 0}
+
+
+def test_a_wait_past_the_timeout_is_busy_and_leaves_no_ticket(gate_env):
+    gate = gate_env(ATTN_RUNS=1, ATTN_QUEUE=4, ATTN_QUEUE_TIMEOUT_S=0.5, ATTN_INFLIGHT_MB=512)
+    release, t = _hold(gate)
+    try:
+        at = _app(SENTENCE + " Again.")
+    finally:
+        release.set()
+        t.join(5)
+    assert BUSY in _texts(at, "warning")
+    assert not any("Waiting for the model" in v for v in _texts(at, "info"))  # cleared
+    assert gate.snapshot() == {"running": 0, "waiting": 0, "in_use": 0}
+
+
+def test_an_input_too_large_for_the_budget_says_how_to_shrink_it(gate_env):
+    gate_env(ATTN_INFLIGHT_MB=0.05)  # ~52 KB: one short line fits, four long ones do not
+    text = "\n".join([" ".join(["The big dog reads a book in the park."] * 3)] * 4)
+    at = _app(text)
+    warnings = " ".join(_texts(at, "warning"))
+    assert "more than this server's whole budget" in warnings, warnings
+    assert "fewer lines or shorter lines" in warnings
+    assert not _texts(at, "error") and not at.exception
+    assert [a.value for a in at.sidebar.text_area][0] == text
+
+
+def test_cached_inputs_never_wait(gate_env):
+    gate = gate_env(ATTN_RUNS=1, ATTN_QUEUE=0, ATTN_INFLIGHT_MB=512)
+    text = "My friend drinks water."
+    first = _app(text)
+    assert BUSY not in _texts(first, "warning")
+    release, t = _hold(gate)  # the server is now full: a new input would be busy
+    try:
+        again = _app(text)
+        other = _app("A child is cold.")
+    finally:
+        release.set()
+        t.join(5)
+    assert BUSY not in _texts(again, "warning") and not again.exception
+    assert BUSY in _texts(other, "warning")
+
+
+def _estimate(nbytes: int) -> Estimate:
+    d = Dims(batch=1, src=4, tgt=4, layers={"enc_self": 1}, heads=1, d_head=4, d_model=4,
+             d_ff=4, vocab=10)
+    return Estimate(nbytes, {"attn": nbytes}, d)
+
+
+class _Slot:
+    """Stands in for st.empty(): records what the page would show."""
+
+    def __init__(self, log: list[str]) -> None:
+        self.log = log
+
+    def info(self, text: str) -> None:
+        self.log.append(text)
+
+    def empty(self) -> None:
+        self.log.append("")
+
+
+def test_waiting_shows_k_ahead_as_it_changes(gate_env, monkeypatch):
+    gate = gate_env(ATTN_RUNS=1, ATTN_QUEUE=8, ATTN_QUEUE_TIMEOUT_S=20, ATTN_INFLIGHT_MB=512)
+    shown: list[str] = []
+    monkeypatch.setattr(admission.st, "empty", lambda: _Slot(shown))
+    first, t1 = _hold(gate)
+    second = threading.Event()
+
+    def queued():  # a second session queued behind the first
+        with gate.admit(1):
+            second.wait(30)
+
+    t2 = threading.Thread(target=queued, daemon=True)
+    t2.start()
+    while gate.snapshot()["waiting"] < 1:
+        time.sleep(0.01)
+    done: list[str] = []
+    t3 = threading.Thread(target=lambda: done.append(admission.admitted(
+        _estimate(1), lambda: None, lambda: "ran")), daemon=True)
+    t3.start()
+    while not shown:
+        time.sleep(0.01)
+    first.set()
+    t1.join(5)
+    while not any("1 ahead" in s for s in shown):
+        time.sleep(0.01)
+    second.set()
+    t2.join(5)
+    t3.join(5)
+    assert done == ["ran"]
+    waits = [s for s in shown if s]
+    assert waits[0].startswith("Waiting for the model: 2 ahead")
+    assert any(s.startswith("Waiting for the model: 1 ahead") for s in waits)
+    assert shown[-1] == ""  # the message goes once the run starts
+
+
+def test_a_session_that_closes_while_waiting_leaves_the_queue(gate_env, monkeypatch):
+    gate = gate_env(ATTN_RUNS=1, ATTN_QUEUE=8, ATTN_QUEUE_TIMEOUT_S=20, ATTN_INFLIGHT_MB=512)
+    monkeypatch.setattr(admission.st, "empty", lambda: _Slot([]))
+
+    class StopException(Exception):  # what Streamlit raises in a stopped session's script
+        pass
+
+    calls = []
+
+    def yield_check():
+        calls.append(1)
+        if len(calls) >= 3:
+            raise StopException
+
+    monkeypatch.setattr(admission, "get_run_yield_check", lambda: yield_check)
+    release, t = _hold(gate)
+    try:
+        with pytest.raises(StopException):
+            admission.admitted(_estimate(1), lambda: None, lambda: "never")
+        assert gate.snapshot()["waiting"] == 0
+    finally:
+        release.set()
+        t.join(5)
+    assert gate.snapshot() == {"running": 0, "waiting": 0, "in_use": 0}
+
+
+def test_a_result_cached_meanwhile_ends_the_wait(gate_env, monkeypatch):
+    gate = gate_env(ATTN_RUNS=1, ATTN_QUEUE=8, ATTN_QUEUE_TIMEOUT_S=20, ATTN_INFLIGHT_MB=512)
+    monkeypatch.setattr(admission.st, "empty", lambda: _Slot([]))
+    cache: list[str] = []
+    release, t = _hold(gate)
+    try:
+        threading.Timer(0.3, lambda: cache.append("another session's trace")).start()
+        got = admission.admitted(_estimate(1), lambda: cache[0] if cache else None,
+                                 lambda: "ran again")
+    finally:
+        release.set()
+        t.join(5)
+    assert got == "another session's trace"
+    assert gate.snapshot()["waiting"] == 0

@@ -1,0 +1,103 @@
+"""The page side of admission control (model/budget.py holds the gate itself).
+
+A run whose Trace is not cached asks the server's one Gate for room before it starts. While it
+waits, the page shows "Waiting for the model: k ahead" and the wait checks, every poll, whether
+the session has gone (tab closed) or has newer input (a rerun): either ends the wait and its
+place in the queue goes to the next. A run too large for the whole budget, a full queue and a
+wait past the timeout raise TooLarge / Busy, which the caller shows as a message; the typed
+text stays in the box and the link.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+
+import streamlit as st
+import torch
+from streamlit.runtime.scriptrunner_utils.script_run_context import (
+    get_run_yield_check,
+    get_script_run_ctx,
+)
+
+from model.budget import (
+    BUSY,
+    Busy,
+    Estimate,
+    Gate,
+    TooLarge,
+    Withdrawn,
+    gate_from_env,
+    return_freed_memory,
+    threads_per_run,
+    too_large_message,
+)
+
+T = TypeVar("T")
+__all__ = ["BUSY", "Busy", "TooLarge", "admitted", "server_gate"]
+
+
+@st.cache_resource
+def server_gate() -> Gate:
+    """The process's gate (ATTN_INFLIGHT_MB, ATTN_QUEUE, ATTN_QUEUE_TIMEOUT_S, ATTN_RUNS).
+
+    Thread policy: at most `runs` captures run at once and torch gets at most cores ÷ runs
+    intra-op threads (a process-wide setting), so runs × threads never exceeds the cores.
+    """
+    gate = gate_from_env()
+    # never more than cores ÷ runs; fewer if the operator asked (OMP_NUM_THREADS=1)
+    torch.set_num_threads(min(torch.get_num_threads(), threads_per_run(gate.runs)))
+    return_freed_memory()  # freed Traces and activations go back to the kernel at once
+    return gate
+
+
+def _session() -> object | None:
+    ctx = get_script_run_ctx(suppress_warning=True)
+    return ctx.session_id if ctx is not None else None
+
+
+def admitted(est: Estimate, lookup: Callable[[], T | None], run: Callable[[], T]) -> T:
+    """run() once the gate admits est.bytes; lookup()'s result instead whenever the input is
+    found cached (before, while waiting, or once admitted: another session ran it)."""
+    gate = server_gate()
+    if est.bytes > gate.budget:
+        raise TooLarge(too_large_message(est, gate.budget))
+    check = get_run_yield_check()  # raises StopException / RerunException: session gone/newer
+    slot, shown = None, None
+
+    def on_wait(ahead: int) -> bool:
+        nonlocal slot, shown
+        if check is not None:
+            check()
+        if lookup() is not None:
+            return True
+        if ahead != shown:
+            slot = slot or st.empty()
+            slot.info(f"Waiting for the model: {ahead} ahead. You can change the text "
+                      "meanwhile; the newest input is the one that runs.")
+            shown = ahead
+        return False
+
+    try:
+        with gate.admit(est.bytes, owner=_session(), on_wait=on_wait):
+            if slot is not None:
+                slot.empty()
+            found = lookup()
+            return found if found is not None else run()
+    except Withdrawn:
+        found = lookup()
+        if found is None:  # evicted again in between: very unlikely; wait once more
+            return admitted(est, lookup, run)
+        return found
+    finally:
+        if slot is not None:
+            slot.empty()
+
+
+def refusal(exc: BaseException) -> str | None:
+    """The message for a run the gate turned away, or None for any other failure."""
+    if isinstance(exc, Busy):
+        return BUSY
+    if isinstance(exc, TooLarge):
+        return str(exc)
+    return None
