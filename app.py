@@ -19,6 +19,7 @@ from ui.admission import refusal
 from ui.catalog import model_folders
 from ui.common import clean_input, control_flow
 from ui.context import Ctx, Notes
+from ui.download import trace_download
 from ui.runtime import cached_capture
 from ui.sidebar import checkpoint_ui, input_ui, preset_buttons, sentence_ui, share_ui
 from ui.state import head_state, link_params, seed, url_once, write_url
@@ -104,6 +105,8 @@ def main() -> None:
             return
         trace = run_model(bundle, key, lines, targets, inputs)
         if trace is not None:
+            with st.sidebar:
+                trace_download(trace, name)
             render_view(view, Ctx(bundle=bundle, key=key, trace=trace, lines=tuple(lines),
                                   targets=targets, lang=inputs["lang"], ablate=inputs["ablate"],
                                   b=b, hide_pad=inputs["hide_pad"], numbers=inputs["numbers"],
