@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import streamlit as st
 
 from model import Bundle, Trace, parse_ablate
@@ -24,20 +26,27 @@ def chart(fig, ctx: Ctx, key: str | None = None) -> None:
     st.plotly_chart(fig, config=chart_config(ctx.fmt), key=key)
 
 
-def head_picker(ctx: Ctx, kinds: tuple[str, ...] | None = None) -> tuple[str, int, int]:
-    """kind / layer / head selectors, shared by the views and kept in the URL."""
-    kinds = kinds or ctx.trace.kinds
+def pick_head(kinds: list[str], n_layers: Callable[[str], int], n_heads: int
+              ) -> tuple[str, int, int]:
+    """kind / layer / head selectors kept in the shared (URL) state, clamped to what exists."""
     state = st.session_state
     if state["kind"] not in kinds:
         state["kind"] = kinds[0]
     c1, c2, c3 = st.columns(3)
-    kind = sticky(c1.selectbox, "kind", "Attention", options=list(kinds),
-                  format_func=KIND_LABELS.get)
-    n_layers = ctx.trace.n_layers(kind)
-    if state["layer"] >= n_layers:
+    kind = sticky(c1.selectbox, "kind", "Attention", options=kinds, format_func=KIND_LABELS.get)
+    if state["layer"] >= n_layers(kind):
         state["layer"] = 0
-    layer = sticky(c2.selectbox, "layer", "Layer", options=list(range(n_layers)))
-    head = sticky(c3.selectbox, "head", "Head", options=list(range(ctx.bundle.config.n_heads)))
+    layer = sticky(c2.selectbox, "layer", "Layer", options=list(range(n_layers(kind))))
+    if state["head"] >= n_heads:
+        state["head"] = 0
+    head = sticky(c3.selectbox, "head", "Head", options=list(range(n_heads)))
+    return kind, layer, head
+
+
+def head_picker(ctx: Ctx, kinds: tuple[str, ...] | None = None) -> tuple[str, int, int]:
+    """kind / layer / head of this model, shared by the views and kept in the URL."""
+    kind, layer, head = pick_head(list(kinds or ctx.trace.kinds), ctx.trace.n_layers,
+                                  ctx.bundle.config.n_heads)
     if (kind, layer, head) in parse_ablate(ctx.ablate):
         st.info("This head is knocked out: its context is zeroed before W_O.")
     return kind, layer, head

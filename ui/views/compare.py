@@ -8,33 +8,16 @@ import streamlit as st
 
 from model import Bundle, CheckpointError
 from ui.catalog import model_folders, open_folder
-from ui.common import chart, clean_input, side_tokens
+from ui.common import chart, clean_input, pick_head, side_tokens
 from ui.context import Ctx
 from ui.runtime import cached_capture
-from ui.state import seed, sticky
+from ui.state import seed
 from ui.text import KIND_LABELS, md
 from viz import heads as viz_heads
 from viz import positional as viz_positional
 
 COMPARE_MODES = {"inputs": "two inputs, same checkpoint",
                  "checkpoints": "two checkpoints, same input"}
-
-
-def pair_head_picker(kinds: list[str], n_layers: dict[str, int], n_heads: int
-                     ) -> tuple[str, int, int]:
-    """kind / layer / head valid for both sides, kept in the shared (URL) state."""
-    state = st.session_state
-    if state["kind"] not in kinds:
-        state["kind"] = kinds[0]
-    c1, c2, c3 = st.columns(3)
-    kind = sticky(c1.selectbox, "kind", "Attention", options=kinds, format_func=KIND_LABELS.get)
-    if state["layer"] >= n_layers[kind]:
-        state["layer"] = 0
-    layer = sticky(c2.selectbox, "layer", "Layer", options=list(range(n_layers[kind])))
-    if state["head"] >= n_heads:
-        state["head"] = 0
-    head = sticky(c3.selectbox, "head", "Head", options=list(range(n_heads)))
-    return kind, layer, head
 
 
 def other_checkpoint(name: str, folder: Path) -> tuple[Bundle, str] | None:
@@ -58,7 +41,7 @@ def render(ctx: Ctx) -> None:
         return
     n_layers = {k: min(trace_a.n_layers(k), trace_b.n_layers(k)) for k in kinds}
     n_heads = min(trace_a.attn[kinds[0]].shape[2], trace_b.attn[kinds[0]].shape[2])
-    kind, layer, head = pair_head_picker(kinds, n_layers, n_heads)
+    kind, layer, head = pick_head(kinds, n_layers.__getitem__, n_heads)
     q_a, k_a = side_tokens(trace_a, kind, b_a)
     q_b, k_b = side_tokens(trace_b, kind, b_b)
     a = trace_a.attn[kind][layer, b_a, head, :len(q_a), :len(k_a)]
