@@ -59,3 +59,12 @@ def checkpoints(tmp_path_factory, hostile_tokenizer):
         mp.setenv("ATTN_CHECKPOINTS_DIR", str(root))
         mp.delenv("ATTN_MODELS", raising=False)
         yield root
+
+
+@pytest.fixture(scope="session")
+def hf_families(tmp_path_factory) -> dict:
+    """Tiny random GPT-2, BERT and Marian folders (and GPT-2 without a pad token), built once
+    (tests/hostile/families.py); {name: folder}, their parent is a valid ATTN_MODELS entry."""
+    from tests.hostile.families import build_all
+
+    return build_all(tmp_path_factory.mktemp("hf_families"))

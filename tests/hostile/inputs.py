@@ -172,6 +172,19 @@ CASES: list[Hostile] = [
              literal="<script>"),
 ]
 
+# --- zero tokens and position limits (issue 17): what other tokenizers make of text --------
+# A BERT-style normalizer (clean_text, strip_accents) removes format characters and combining
+# marks, so these reach some Hugging Face models as no tokens at all; OVER_POSITIONS is one
+# sentence of ~600 words, past every position table here (32, 40) and the shipped 520.
+OVER_POSITIONS = " ".join(["Winter is cold and the big dog eats the fish."] * 60)
+ZERO_TOKEN_NAMES = ("only_zero_width", "only_combining", "format_only", "zero_width_lines")
+CASES += [
+    T("only_combining", "\u0301\u0300\u0302\u0308\u0327"),
+    T("format_only", "\u00ad\u2060\u200e\u200f\u2061"),
+    T("zero_width_lines", "\u200b\n\u00ad\u0301\nWinter is cold."),
+    T("over_positions", OVER_POSITIONS, note="too long"),
+]
+
 BY_NAME = {c.name: c for c in CASES}
 EVERY_VIEW = [c for c in CASES if c.every_view]
 BROWSER = [c for c in CASES if c.browser]
