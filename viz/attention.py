@@ -47,7 +47,13 @@ def panel_grid(n_rows: int, n_cols: int, titles: list[str], *, hgap: float = 0.0
                vgap: float = 0.05, row_titles: list[str] | None = None,
                col_titles: list[str] | None = None) -> dict:
     """Layout for an n_rows × n_cols grid of heatmap panels (what make_subplots builds, in one
-    pass: make_subplots plus per-panel updates cost ~0.3 s for a 6 × 8 grid)."""
+    pass: make_subplots plus per-panel updates cost ~0.3 s for a 6 × 8 grid).
+
+    Gaps shrink so that together they take at most 30 % of each axis (30 layers × 0.03 would
+    leave panels no room), and domains are clipped to [0, 1]: the last row's lower edge
+    computes to about -1e-16, which plotly refuses."""
+    hgap = min(hgap, 0.3 / max(1, n_cols - 1))
+    vgap = min(vgap, 0.3 / max(1, n_rows - 1))
     width = (1 - hgap * (n_cols - 1)) / n_cols
     height = (1 - vgap * (n_rows - 1)) / n_rows
     layout: dict = {"annotations": []}
@@ -56,9 +62,9 @@ def panel_grid(n_rows: int, n_cols: int, titles: list[str], *, hgap: float = 0.0
             i = r * n_cols + c + 1
             x0, y1 = c * (width + hgap), 1 - r * (height + vgap)
             sfx = "" if i == 1 else str(i)
-            layout[f"xaxis{sfx}"] = {"domain": [x0, x0 + width], "anchor": f"y{sfx}",
+            layout[f"xaxis{sfx}"] = {"domain": _unit(x0, x0 + width), "anchor": f"y{sfx}",
                                      "type": "category", "showticklabels": False}
-            layout[f"yaxis{sfx}"] = {"domain": [y1 - height, y1], "anchor": f"x{sfx}",
+            layout[f"yaxis{sfx}"] = {"domain": _unit(y1 - height, y1), "anchor": f"x{sfx}",
                                      "type": "category", "showticklabels": False,
                                      "autorange": "reversed"}
             if c == 0 and row_titles:
@@ -70,6 +76,11 @@ def panel_grid(n_rows: int, n_cols: int, titles: list[str], *, hgap: float = 0.0
                 "yref": "paper", "xanchor": "center", "yanchor": "bottom", "showarrow": False,
                 "font": {"size": 12}})
     return layout
+
+
+def _unit(lo: float, hi: float) -> list[float]:
+    """A plotly domain: both ends inside [0, 1] despite float rounding."""
+    return [min(1.0, max(0.0, lo)), min(1.0, max(0.0, hi))]
 
 
 def _panel(trace, kind, layer, b, head, hide_pad, max_size, colorscale, showscale, hover, i):

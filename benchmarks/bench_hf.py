@@ -1,0 +1,137 @@
+"""Hugging Face models through the lab's recorder (issue 12), on a GPT-2-small-shaped random
+model (12 layers x 12 heads, 768 wide, GPT-2's 50,257-token vocabulary) at 512 tokens:
+
+(a) capture time / the plain forward pass of the same model (tokenize + forward, nothing
+    recorded), for a full capture and for names=["attn"] (what the attention view asks for);
+    also beside transformers' own sdpa attention, the fastest plain forward it offers here;
+(b) peak RSS (VmHWM) of a fresh process that loads the model and captures once, target <= 2 GB;
+(c) the attention view's server time (AppTest, the model listed through ATTN_MODELS), first
+    run (load + capture) and a rerun with the Trace cached, target <= 3 s.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+
+from benchmarks.common import ROOT, Report, median_times
+
+N_TOKENS = 512
+WORDS = ("the cat eats fish every day winter is cold but summer is hot a dog runs in the park "
+         "with my friend who reads books").split()
+
+
+def text(n: int = N_TOKENS) -> str:
+    """n words of the word-level tokenizer below: n tokens for GPT-2's template (no specials)."""
+    return " ".join(WORDS[i % len(WORDS)] for i in range(n))
+
+
+def build(folder: Path) -> Path:
+    """Save a random GPT-2-small-shaped model and a word-level tokenizer into folder."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
+
+    torch.manual_seed(0)
+    cfg = GPT2Config(n_embd=768, n_layer=12, n_head=12, n_positions=1024, vocab_size=50257)
+    GPT2LMHeadModel(cfg).save_pretrained(folder, safe_serialization=True)
+    vocab = {w: i for i, w in enumerate(["<|endoftext|>", "<unk>", *dict.fromkeys(WORDS)])}
+    tk = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
+    tk.pre_tokenizer = pre_tokenizers.Whitespace()
+    PreTrainedTokenizerFast(tokenizer_object=tk, unk_token="<unk>", eos_token="<|endoftext|>",
+                            bos_token="<|endoftext|>").save_pretrained(folder)
+    return folder
+
+
+def _speed(folder: Path) -> tuple[list[str], dict]:
+    from transformers import GPT2LMHeadModel
+
+    from model import capture, load_checkpoint
+
+    bundle = load_checkpoint(folder)
+    sdpa = GPT2LMHeadModel.from_pretrained(folder, attn_implementation="sdpa").eval()
+    line = text()
+    tok = bundle.tokenizer
+
+    def plain(model=bundle.model):
+        ids = torch.tensor([tok(line)["input_ids"]])
+        with torch.inference_mode():
+            model(input_ids=ids, attention_mask=torch.ones_like(ids), use_cache=False)
+
+    t_plain, t_sdpa, t_full, t_attn = median_times(
+        [plain, lambda: plain(sdpa), lambda: capture(bundle, [line]),
+         lambda: capture(bundle, [line], names=["attn"])], repeat=5, warmup=1)
+    n = len(capture(bundle, [line], names=["attn"]).tgt_tokens[0])
+    lines = [f"GPT-2-small shape (12 x 12, 768 wide, vocab 50257), {n} tokens, torch threads "
+             f"{torch.get_num_threads()}",
+             f"plain forward {t_plain * 1e3:.0f} ms (transformers sdpa {t_sdpa * 1e3:.0f} ms); "
+             f"full capture {t_full * 1e3:.0f} ms = {t_full / t_plain:.2f}x plain "
+             f"({t_full / t_sdpa:.2f}x sdpa), target <= 2x; attention only "
+             f"{t_attn * 1e3:.0f} ms = {t_attn / t_plain:.2f}x"]
+    return lines, {"tokens": n, "plain_ms": round(t_plain * 1e3, 1),
+                   "sdpa_ms": round(t_sdpa * 1e3, 1), "capture_ms": round(t_full * 1e3, 1),
+                   "attn_only_ms": round(t_attn * 1e3, 1),
+                   "capture_over_plain": round(t_full / t_plain, 3),
+                   "attn_only_over_plain": round(t_attn / t_plain, 3)}
+
+
+_RSS = """
+import sys
+from model import capture, load_checkpoint
+from benchmarks.bench_hf import text
+def hwm():
+    for row in open("/proc/self/status"):
+        if row.startswith("VmHWM"):
+            return int(row.split()[1]) / 1024
+bundle = load_checkpoint(sys.argv[1])
+loaded = hwm()
+trace = capture(bundle, [text()])
+print(loaded, hwm())
+"""
+
+
+def _rss(folder: Path) -> tuple[list[str], dict]:
+    out = subprocess.run([sys.executable, "-c", _RSS, str(folder)], cwd=ROOT, check=True,
+                         capture_output=True, text=True, env={**os.environ, "PYTHONPATH": "."})
+    loaded, peak = map(float, out.stdout.split()[-2:])
+    return ([f"peak RSS of a process that loads it and captures everything: {peak:.0f} MiB "
+             f"(after loading {loaded:.0f} MiB), target <= 2048 MiB"],
+            {"loaded_mib": round(loaded), "peak_mib": round(peak)})
+
+
+def _view(folder: Path) -> tuple[list[str], dict]:
+    from benchmarks.bench_app import _app_test
+
+    at = _app_test({"ATTN_MODELS": str(folder)}, ckpt=folder.name, view="attention",
+                   text=text())
+    t0 = time.perf_counter()
+    at.run()
+    first = time.perf_counter() - t0
+    errors = [e.value for e in at.error] + [str(e.value) for e in at.exception]
+    t0 = time.perf_counter()
+    at.run()
+    again = time.perf_counter() - t0
+    lines = [f"attention view, server side (AppTest): first run {first:.2f} s (model load + "
+             f"capture), rerun {again:.2f} s, target <= 3 s"
+             + (f"; ERRORS: {errors}" if errors else "")]
+    return lines, {"first_s": round(first, 2), "rerun_s": round(again, 2),
+                   "errors": len(errors)}
+
+
+PARTS = {"speed": _speed, "rss": _rss, "view": _view}
+
+
+def main(parts: list[str] | None = None) -> Report:
+    report = Report([])
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = build(Path(tmp) / "gpt2-small-random")
+        for name in parts or list(PARTS):
+            lines, figures = PARTS[name](folder)
+            report.lines += lines
+            report.figures[name] = figures
+    return report
