@@ -1,7 +1,8 @@
 """Run benchmarks/bench_*.py modules' main() in name order, print what they report, and keep
 their figures in benchmarks/results.json.
 
-    python -m benchmarks                          # every bench_*.py
+    python -m benchmarks                          # every bench_*.py but the soak
+    python -m benchmarks bench_soak               # the soak (make soak)
     python -m benchmarks bench_bertviz            # one module
     python -m benchmarks bench_app:attention_512  # some parts of a module (main(parts=[...]))
 
@@ -17,12 +18,16 @@ from pathlib import Path
 
 from benchmarks.common import Report, save_results
 
+# Run only when named: the soak is 2,000 inputs (make soak), too long for every make bench.
+ON_DEMAND = {"bench_soak"}
+
 
 def _selection(args: list[str]) -> list[tuple[str, list[str] | None]]:
-    """(module name, parts or None for all) for each argument, or every bench_*.py."""
+    """(module name, parts or None for all) for each argument, or every bench_*.py except
+    the ON_DEMAND ones."""
     names = sorted(p.stem for p in Path(__file__).parent.glob("bench_*.py"))
     if not args:
-        return [(name, None) for name in names]
+        return [(name, None) for name in names if name not in ON_DEMAND]
     picked = []
     for arg in args:
         name, _, parts = arg.partition(":")

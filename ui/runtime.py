@@ -4,6 +4,25 @@ Streamlit runs app.py afresh on every rerun; each st.cache_* decorator there wou
 function's source again (inspect.getsource), about a tenth of a rerun. Defined here, in a
 module imported once per server process, they cost nothing per rerun and their caches are the
 same objects for every session. (This was app_runtime.py.)
+
+Every cache here is bounded, so a server's memory levels off however many different inputs a
+class types (benchmarks/bench_soak.py checks it; README "Limits and deployment"):
+
+    cache                   entries  bytes (pickled for st.cache_data)
+    trace_cache             24       ATTN_TRACE_CACHE_MB (default 2048); the newest always kept
+    load_bundle             6        one model each (the catalog's checkpoints)
+    cached_translate        24       32 MB    cached_logit_lens   32   16 MB
+    cached_weights          64       32 MB    cached_vocab         8   16 MB
+    cached_bertviz          16       48 MB    cached_head_stats   32   16 MB
+    cached_ablation         32       16 MB    cached_alignment    32    8 MB
+    lookup_pairs            2        ~20,000 corpus pairs each
+    validation_pairs        2        one validation split each
+    shared_results          64       button-started results (validation average, scan)
+    tour_steps._vocab       8        one vocabulary list each (ui/views/tour_steps.py)
+
+A byte bound evicts least recently used entries until a new value fits; a single value larger
+than the bound is kept alone. Nothing is kept per session: a session's state is Streamlit's
+and goes with the session (a disconnected one is kept at most 2 minutes, 128 at most).
 """
 
 from __future__ import annotations
@@ -120,25 +139,25 @@ def cached_capture(_bundle: Bundle, key: str, lines: tuple[str, ...],
     return admitted(est, lambda: store.get(cache_key), run)
 
 
-@st.cache_data(max_entries=24, show_spinner="Decoding step by step…")
+@st.cache_data(max_entries=24, max_size="32MB", show_spinner="Decoding step by step…")
 def cached_translate(_bundle: Bundle, key: str, lines: tuple[str, ...], lang: str,
                      ablate: str) -> list:
     return translate(_bundle, list(lines), lang, top_k=5, ablate=ablate)
 
 
-@st.cache_data(max_entries=32)
+@st.cache_data(max_entries=32, max_size="16MB")
 def cached_logit_lens(_bundle: Bundle, _trace: Trace, tkey: tuple, b: int, k: int = 5) -> dict:
     """The decoder's logit lens for sentence b: a vocabulary projection per layer, so cached
     like the Trace it reads (a 512-piece typed target is ~0.5 GFLOP)."""
     return logit_lens(_bundle, _trace, b, k=k)
 
 
-@st.cache_data(max_entries=64)
+@st.cache_data(max_entries=64, max_size="32MB")  # a 768-wide layer's weights are ~9 MB
 def cached_weights(_bundle: Bundle, key: str, kind: str, layer: int) -> dict:
     return head_weights(_bundle, kind, layer)
 
 
-@st.cache_data(max_entries=8)
+@st.cache_data(max_entries=8, max_size="16MB")
 def cached_vocab(_bundle: Bundle, key: str) -> list[str]:
     tok = _bundle.tokenizer
     return [tok.id_to_piece(i) for i in range(tok.vocab_size)]
@@ -168,25 +187,28 @@ def result_put(key: tuple, value, max_items: int = 64) -> None:
             store["items"].popitem(last=False)
 
 
-@st.cache_data(max_entries=16, show_spinner="Building the bertviz page…")
+@st.cache_data(max_entries=16, max_size="48MB",  # pages are at most 8 MB (bertviz_embed)
+               show_spinner="Building the bertviz page…")
 def cached_bertviz(_trace: Trace, tkey: tuple, b: int, view: str, layers: tuple[int, ...]
                    ) -> str:
     # looked up on the module at call time, so a test can replace it
     return bertviz_embed.bertviz_html(_trace, b, view, layers=list(layers))
 
 
-@st.cache_data(max_entries=32)
+@st.cache_data(max_entries=32, max_size="16MB")
 def cached_head_stats(_trace: Trace, tkey: tuple, kind: str, b: int | None) -> dict:
     return head_stats(_trace, kind, b)
 
 
-@st.cache_data(max_entries=32, show_spinner="Translating with and without those heads…")
+@st.cache_data(max_entries=32, max_size="16MB",
+               show_spinner="Translating with and without those heads…")
 def cached_ablation(_bundle: Bundle, key: str, lines: tuple[str, ...], lang: str,
                     ablate: str) -> dict:
     return ablation_effect(_bundle, list(lines), ablate, target_lang=lang)
 
 
-@st.cache_resource(show_spinner="Loading corpus sentences for the gold alignments…")
+@st.cache_resource(max_entries=2,
+                   show_spinner="Loading corpus sentences for the gold alignments…")
 def lookup_pairs(seed: int) -> list:
     """The corpus's seed sentences and LOOKUP_SAMPLE generated pairs (seconds, once)."""
     from model.training import corpus
@@ -194,7 +216,8 @@ def lookup_pairs(seed: int) -> list:
     return list(corpus.SEED_PAIRS) + corpus.generate(LOOKUP_SAMPLE, seed=seed)
 
 
-@st.cache_resource(show_spinner="Generating the validation split (10–20 s, once)…")
+@st.cache_resource(max_entries=2,
+                   show_spinner="Generating the validation split (10–20 s, once)…")
 def validation_pairs(seed: int, n_train: int, n_val: int, n_test: int) -> list:
     """The validation split the checkpoint was trained beside (model.training.corpus.splits)."""
     from model.training import corpus
@@ -202,7 +225,7 @@ def validation_pairs(seed: int, n_train: int, n_val: int, n_test: int) -> list:
     return corpus.splits(seed=seed, n_train=n_train, n_val=n_val, n_test=n_test)["val"]
 
 
-@st.cache_data(max_entries=32, show_spinner="Checking the gold alignment…")
+@st.cache_data(max_entries=32, max_size="8MB", show_spinner="Checking the gold alignment…")
 def cached_alignment(_bundle: Bundle, key: str, text: str, lang: str) -> object:
     pairs = lookup_pairs(corpus_args(_bundle)[0])
     return alignment_for_input(_bundle, text, pairs, target_lang=lang)

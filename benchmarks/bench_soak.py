@@ -1,0 +1,343 @@
+"""Soak: one process, many sessions, thousands of distinct inputs; does memory level off?
+
+    python -m benchmarks bench_soak                 # make soak: 2,000 inputs
+    python -m benchmarks.bench_soak --inputs 200 --every 20 --max-lines 3 --max-words 30 --json
+
+How: this process plays the server. Sessions are Streamlit AppTest sessions of app.py, all in
+this one process, so they share exactly what a server's sessions share: the imported runtime
+module, st.cache_data / st.cache_resource (process-wide), the Trace cache and the loaded
+models. What AppTest leaves out is the tornado/websocket layer, which keeps no results (only
+each connection's outgoing message queue), so it is not what a soak must watch. Eight sessions
+are open at a time; every 25 inputs the oldest closes (dropped, its session state
+weak-referenced) and a new one opens, so closed sessions can be checked for leftovers.
+
+Each input is new text (corpus sentences, Korean and English, glued to random lengths), on a
+random view, checkpoint (paper / seed001) and, for a fifth of them, random knocked-out heads.
+Nine in ten are classroom-sized (1-3 lines of up to 30 words); one in ten is drawn up to the
+input limits (up to 16 lines, up to 520 words a line, log-uniform). RSS (VmRSS after
+gc.collect) is recorded every `every` inputs.
+
+Pass: after warm-up (the first tenth of the inputs) RSS stays within ATTN_TRACE_CACHE_MB + 600
+MB, and the least-squares slope of RSS over the last half of the inputs (the last 1,000 of
+2,000) is near zero: |slope| <= SLOPE_LIMIT_MB MB per 100 inputs. Also every cache stays within
+its own bound, and no closed session's state is still alive.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import importlib
+import json
+import math
+import os
+import random
+import sys
+import time
+import weakref
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+APP = ROOT / "app.py"
+CHECKPOINTS = ("paper", "seed001")
+HEADROOM_MB = 600  # the issue's allowance above the Trace cache budget
+SLOPE_LIMIT_MB = 5.0  # per 100 inputs: 50 MB over the last 1,000 inputs
+KINDS = ("enc_self", "dec_self", "cross")
+
+
+@dataclass
+class SoakConfig:
+    inputs: int = 2_000
+    every: int = 100  # RSS sample interval, in inputs
+    sessions: int = 8  # open at a time
+    churn: int = 25  # one session closes and a new one opens every `churn` inputs
+    max_lines: int = 16
+    max_words: int = 520  # words per line at most (pieces are cut at 519 anyway)
+    stress_share: float = 0.1  # inputs drawn up to the limits; the rest are classroom-sized
+    ablate_share: float = 0.2
+    trace_cache_mb: float | None = None  # None: ATTN_TRACE_CACHE_MB or the app's default
+    seed: int = 0
+
+
+@dataclass
+class SoakResult:
+    config: dict
+    samples: list[tuple[int, float]] = field(default_factory=list)  # (inputs done, RSS MB)
+    trace_cache_mb: float = 0.0
+    warmup: int = 0
+    peak_after_warmup_mb: float = 0.0
+    slope_mb_per_100: float = 0.0
+    caches: dict = field(default_factory=dict)  # name -> {entries, bytes, bound}
+    cache_violations: list[str] = field(default_factory=list)
+    closed_sessions: int = 0
+    closed_alive: int = 0
+    latency_s: list[float] = field(default_factory=list)
+    errors: dict[str, int] = field(default_factory=dict)  # view -> inputs with an error box
+    exceptions: list[str] = field(default_factory=list)
+    wall_s: float = 0.0
+
+    @property
+    def passed(self) -> bool:
+        return (self.peak_after_warmup_mb <= self.trace_cache_mb + HEADROOM_MB
+                and abs(self.slope_mb_per_100) <= SLOPE_LIMIT_MB
+                and not self.cache_violations and self.closed_alive == 0
+                and not self.exceptions)
+
+
+def rss_mb() -> float:
+    """Resident set size of this process (VmRSS), in MB, after a full collection."""
+    gc.collect()
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmRSS line")
+
+
+def runtime_module():
+    """The app's runtime module (ui/runtime.py; app_runtime.py before the ui split)."""
+    for name in ("ui.runtime", "app_runtime"):
+        try:
+            return importlib.import_module(name)
+        except ImportError:
+            continue
+    raise ImportError("neither ui.runtime nor app_runtime")
+
+
+# --- inputs --------------------------------------------------------------------------------
+
+
+class Inputs:
+    """Distinct inputs made of corpus sentences, glued to random lengths."""
+
+    def __init__(self, cfg: SoakConfig) -> None:
+        from model.training import corpus
+
+        self.cfg, self.rng = cfg, random.Random(cfg.seed)
+        pairs = corpus.generate(4_000, seed=cfg.seed + 1)
+        self.sentences = sorted({s for p in pairs for s in (p.en, p.ko)})
+        self.seen: set[str] = set()
+
+    def _log_uniform(self, high: int) -> int:
+        return max(1, int(math.exp(self.rng.uniform(0, math.log(high + 1)))))
+
+    def _line(self, words: int) -> str:
+        out: list[str] = []
+        while sum(len(s.split()) for s in out) < words:
+            out.append(self.rng.choice(self.sentences))
+        return " ".join(" ".join(out).split()[:words])
+
+    def next(self) -> str:
+        cfg = self.cfg
+        while True:
+            if self.rng.random() < cfg.stress_share:
+                n_lines = self._log_uniform(cfg.max_lines)
+                sizes = [self._log_uniform(cfg.max_words) for _ in range(n_lines)]
+            else:
+                n_lines = self.rng.randint(1, min(3, cfg.max_lines))
+                sizes = [self.rng.randint(3, min(30, cfg.max_words)) for _ in range(n_lines)]
+            text = "\n".join(self._line(n) for n in sizes)
+            if text not in self.seen:
+                self.seen.add(text)
+                return text
+
+    def ablation(self, n_layers: int = 3, n_heads: int = 4) -> str:
+        if self.rng.random() >= self.cfg.ablate_share:
+            return ""
+        heads = {f"{self.rng.choice(KINDS)}:{self.rng.randrange(n_layers)}:"
+                 f"{self.rng.randrange(n_heads)}" for _ in range(self.rng.randint(1, 3))}
+        return ",".join(sorted(heads))
+
+
+# --- caches --------------------------------------------------------------------------------
+
+
+def cache_report(runtime) -> tuple[dict, list[str]]:
+    """Every cache the app keeps, its size now and its bound; and the bounds it exceeds."""
+    from streamlit.runtime.caching import get_data_cache_stats_provider
+
+    caches: dict[str, dict] = {}
+    problems: list[str] = []
+    store = runtime.trace_cache()
+    with store.lock:
+        caches["trace_cache"] = {"entries": len(store.items), "bytes": store.bytes,
+                                 "bound": f"{store.max_entries} entries, "
+                                          f"{store.max_bytes / 2**20:.0f} MB"}
+        if len(store.items) > store.max_entries or (len(store.items) > 1
+                                                     and store.bytes > store.max_bytes):
+            problems.append(f"trace cache over its bound: {caches['trace_cache']}")
+    per_fn: dict[str, dict] = {}
+    for stat in get_data_cache_stats_provider().get_stats().get("st_cache_data", []):
+        name = stat.cache_name.rsplit(".", 1)[-1]
+        entry = per_fn.setdefault(name, {"entries": 0, "bytes": 0})
+        entry["entries"] += 1
+        entry["bytes"] += stat.byte_length
+    for name, entry in per_fn.items():
+        fn = getattr(runtime, name, None)
+        bound = _data_bound(fn)
+        entry["bound"] = bound
+        max_entries, max_size = bound.get("max_entries"), bound.get("max_size")
+        if max_entries is not None and entry["entries"] > max_entries:
+            problems.append(f"{name}: {entry['entries']} entries > {max_entries}")
+        if max_size is not None and entry["entries"] > 1 and entry["bytes"] > max_size:
+            problems.append(f"{name}: {entry['bytes']} bytes > {max_size}")
+        caches[f"cache_data.{name}"] = entry
+    results = runtime.shared_results()
+    with results["lock"]:
+        caches["shared_results"] = {"entries": len(results["items"]), "bound": "64 entries"}
+    return caches, problems
+
+
+def _data_bound(fn) -> dict:
+    """max_entries / max_size of an st.cache_data function, when it is one of ours."""
+    info = getattr(fn, "_info", None)
+    if info is None:
+        return {}
+    size = getattr(info, "max_size_bytes", None)
+    return {"max_entries": getattr(info, "max_entries", None), "max_size": size}
+
+
+# --- sessions ------------------------------------------------------------------------------
+
+
+def open_session():
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(APP), default_timeout=600)
+    at.run()
+    return at
+
+
+def one_input(at, text: str, ckpt: str, view: str, ablate: str) -> None:
+    """Everything a student changes for one new input, applied in one rerun."""
+    if at.selectbox(key="ckpt").value != ckpt:
+        at.selectbox(key="ckpt").select(ckpt)
+    at.text_area(key="text").input(text)
+    at.text_input(key="ablate").input(ablate)
+    at.radio(key="view").set_value(view)
+    at.run()
+
+
+def run_soak(cfg: SoakConfig, log=print) -> SoakResult:
+    """Drive cfg.inputs distinct inputs through rotating sessions; sample RSS and caches."""
+    if cfg.trace_cache_mb is not None:
+        os.environ["ATTN_TRACE_CACHE_MB"] = str(cfg.trace_cache_mb)
+    os.environ.setdefault("ATTN_CHECKPOINTS_DIR", str(ROOT / "checkpoints"))
+    from benchmarks.common import share_script_cache
+
+    share_script_cache()  # compile app.py once, as a server does
+    runtime = runtime_module()
+    res = SoakResult(config=asdict(cfg))
+    res.trace_cache_mb = float(os.environ.get("ATTN_TRACE_CACHE_MB", "2048"))
+    res.warmup = max(cfg.every, cfg.inputs // 10)
+    inputs, rng = Inputs(cfg), random.Random(cfg.seed + 2)
+    start = time.monotonic()
+    sessions = [open_session() for _ in range(cfg.sessions)]
+    views = list(sessions[0].radio(key="view").options)
+    closed: list[weakref.ref] = []
+    res.samples.append((0, rss_mb()))
+    for i in range(cfg.inputs):
+        if i and i % cfg.churn == 0:  # the oldest tab closes, a new one opens
+            old = sessions.pop(0)
+            closed.append(weakref.ref(old.session_state))
+            del old
+            sessions.append(open_session())
+        at = sessions[i % cfg.sessions]
+        view = rng.choice(views)
+        t0 = time.perf_counter()
+        one_input(at, inputs.next(), rng.choice(CHECKPOINTS), view, inputs.ablation())
+        res.latency_s.append(time.perf_counter() - t0)
+        if at.exception:
+            res.exceptions.append(f"input {i} on {view}: {at.exception[0].value}"[:300])
+        if at.error:
+            res.errors[view] = res.errors.get(view, 0) + 1
+        if (i + 1) % cfg.every == 0:
+            res.samples.append((i + 1, rss_mb()))
+            caches, problems = cache_report(runtime)
+            res.cache_violations += [f"after {i + 1}: {p}" for p in problems]
+            res.caches = caches
+            log(f"  {i + 1:5d} inputs  RSS {res.samples[-1][1]:7.0f} MB  trace cache "
+                f"{caches['trace_cache']['entries']:2d} entries "
+                f"{caches['trace_cache']['bytes'] / 2**20:6.0f} MB  "
+                f"{time.monotonic() - start:6.0f} s")
+    sessions.clear()
+    gc.collect()
+    res.closed_sessions = len(closed)
+    res.closed_alive = sum(ref() is not None for ref in closed)
+    res.wall_s = time.monotonic() - start
+    after = [(n, r) for n, r in res.samples if n >= res.warmup]
+    res.peak_after_warmup_mb = max(r for _, r in after)
+    tail = [(n, r) for n, r in res.samples if n >= cfg.inputs - cfg.inputs // 2]
+    if len(tail) >= 2:
+        x, y = np.array([n for n, _ in tail], float), np.array([r for _, r in tail])
+        res.slope_mb_per_100 = float(np.polyfit(x, y, 1)[0] * 100)
+    return res
+
+
+def summary(res: SoakResult) -> list[str]:
+    cfg = res.config
+    lat = np.array(res.latency_s)
+    lines = [
+        f"{cfg['inputs']} distinct inputs, {cfg['sessions']} sessions open at a time "
+        f"({res.closed_sessions} closed on the way), one process, "
+        f"ATTN_TRACE_CACHE_MB={res.trace_cache_mb:g}; {res.wall_s:.0f} s",
+        "RSS every {} inputs (MB): {}".format(
+            cfg["every"], " ".join(f"{r:.0f}" for _, r in res.samples)),
+        f"peak RSS after warm-up ({res.warmup} inputs): {res.peak_after_warmup_mb:.0f} MB, "
+        f"bound {res.trace_cache_mb + HEADROOM_MB:.0f} MB "
+        f"(ATTN_TRACE_CACHE_MB + {HEADROOM_MB})",
+        f"slope over the last {cfg['inputs'] // 2} inputs: {res.slope_mb_per_100:+.2f} MB per "
+        f"100 inputs (limit ±{SLOPE_LIMIT_MB:g})",
+        f"rerun per input: p50 {np.percentile(lat, 50):.2f} s, p95 "
+        f"{np.percentile(lat, 95):.2f} s, max {lat.max():.2f} s",
+        "caches at the end: " + "; ".join(
+            f"{k} {v['entries']}" + (f" ({v['bytes'] / 2**20:.1f} MB)" if "bytes" in v else "")
+            for k, v in sorted(res.caches.items())),
+        f"closed sessions still alive: {res.closed_alive} of {res.closed_sessions}; cache "
+        f"bound violations: {len(res.cache_violations)}; exceptions: {len(res.exceptions)}; "
+        f"inputs with an error box: {sum(res.errors.values())} {res.errors or ''}",
+        "PASS" if res.passed else "FAIL",
+    ]
+    return lines + res.cache_violations[:5] + res.exceptions[:5]
+
+
+def main(parts: list[str] | None = None):
+    """The full soak (make soak); prints the RSS series, the slope and PASS/FAIL."""
+    from benchmarks.common import Report
+
+    res = run_soak(SoakConfig(), log=lambda line: print(line, flush=True))
+    figures = {"soak": {"inputs": res.config["inputs"], "rss_mb": [r for _, r in res.samples],
+                        "peak_after_warmup_mb": round(res.peak_after_warmup_mb),
+                        "slope_mb_per_100_inputs": round(res.slope_mb_per_100, 2),
+                        "trace_cache_mb": res.trace_cache_mb, "passed": res.passed}}
+    return Report(summary(res), figures)
+
+
+def _cli(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--inputs", type=int, default=2_000)
+    p.add_argument("--every", type=int, default=100)
+    p.add_argument("--sessions", type=int, default=8)
+    p.add_argument("--churn", type=int, default=25)
+    p.add_argument("--max-lines", type=int, default=16)
+    p.add_argument("--max-words", type=int, default=520)
+    p.add_argument("--stress-share", type=float, default=0.1)
+    p.add_argument("--trace-cache-mb", type=float, default=None)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", action="store_true", help="print the result as one JSON line")
+    a = p.parse_args(argv)
+    cfg = SoakConfig(inputs=a.inputs, every=a.every, sessions=a.sessions, churn=a.churn,
+                     max_lines=a.max_lines, max_words=a.max_words, stress_share=a.stress_share,
+                     trace_cache_mb=a.trace_cache_mb, seed=a.seed)
+    res = run_soak(cfg, log=(lambda line: None) if a.json else (lambda s: print(s, flush=True)))
+    if a.json:
+        print(json.dumps({**asdict(res), "passed": res.passed, "summary": summary(res)}))
+    else:
+        print("\n".join(summary(res)))
+    return 0 if res.passed else 1
+
+
+if __name__ == "__main__":
+    sys.exit(_cli(sys.argv[1:]))
