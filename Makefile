@@ -14,7 +14,7 @@ hash = $(shell cat $(1) | sha256sum | cut -c1-16)
 RUN_STAMP := $(VENV)/.installed-run-$(call hash,requirements.txt)
 DEV_STAMP := $(VENV)/.installed-dev-$(call hash,requirements.txt requirements-dev.txt)
 
-.PHONY: run test lint bench soak clean
+.PHONY: run test lint locales messages bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -28,11 +28,27 @@ $(DEV_STAMP): | $(PY)
 	$(PIP) -r requirements-dev.txt
 	rm -f $(VENV)/.installed-* && touch $@ $(RUN_STAMP)
 
-run: $(RUN_STAMP)
+# Interface translations: locales/<lang>/LC_MESSAGES/attention_lab.po is the committed source;
+# the .mo files are compiled here (Babel, pinned in requirements.txt) and not committed.
+MO_FILES := $(patsubst %.po,%.mo,$(wildcard locales/*/LC_MESSAGES/*.po))
+
+locales: $(MO_FILES)
+
+locales/%.mo: locales/%.po | $(RUN_STAMP)
+	$(VENV)/bin/pybabel compile -i $< -o $@
+
+# After changing messages in the code: collect them again and merge them into every .po.
+messages: $(RUN_STAMP)
+	$(VENV)/bin/pybabel extract -k N_ --no-wrap --sort-by-file -o locales/attention_lab.pot \
+		app.py ui
+	$(VENV)/bin/pybabel update --no-wrap -i locales/attention_lab.pot -d locales \
+		-D attention_lab
+
+run: $(RUN_STAMP) locales
 	$(PY) -m streamlit run app.py --server.headless true --server.port $(PORT) \
 		--server.address localhost --browser.gatherUsageStats false
 
-test: lint
+test: lint locales
 	$(PY) -m pytest -v
 
 lint: $(DEV_STAMP)
@@ -40,11 +56,6 @@ lint: $(DEV_STAMP)
 
 bench: $(DEV_STAMP)
 	@if [ -f benchmarks/__init__.py ]; then $(PY) -m benchmarks; else echo "no benchmarks/ package"; fi
-
-# One process, 2,000 distinct inputs through rotating sessions: prints RSS every 100 inputs,
-# the slope over the last 1,000 and PASS/FAIL (benchmarks/bench_soak.py; tens of minutes).
-soak: $(DEV_STAMP)
-	$(PY) -m benchmarks bench_soak
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache
