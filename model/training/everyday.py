@@ -15,9 +15,21 @@ from __future__ import annotations
 
 import random
 
-from .hangul import _infinitive, _pred_words, _prospective, _stem, has_batchim, particle
+from .hangul import _infinitive, _pred_words, _prospective, _stem, particle
 from .lexicon import ADJECTIVES, NOUNS, PRONOUNS, VERBS, Noun, Verb, read_table
 from .render import Pair, _finish, _Keys, _pred_keys, _Reject
+from .words import (  # noqa: F401 (re-exported: the everyday helpers live in words.py)
+    COUNTER_EN,
+    NUMBERS,
+    agree_be,
+    agree_do,
+    agree_have,
+    copula,
+    counter,
+    en_ing,
+    en_number,
+    native,
+)
 
 # ------------------------------------------------------------------------------- tables
 
@@ -25,8 +37,6 @@ POSSESSIVES = [(r[0], r[1]) for r in read_table("possessives")]
 NAMES = [(r[0], r[1]) for r in read_table("names")]
 NATIONALITIES = [(r[0], r[1]) for r in read_table("nationalities")]
 LOCATIONS = [(r[0], r[1]) for r in read_table("locations")]
-NUMBERS = {int(r[0]): (r[1], r[2], r[3]) for r in read_table("numbers")}
-COUNTER_EN = {r[0]: r[1] for r in read_table("counters")}
 
 JOBS = [n for n in NOUNS if "job" in n.tags]
 KIN = [n for n in NOUNS if "family" in n.tags and n.en not in ("king", "queen", "baby")]
@@ -59,62 +69,6 @@ FORM_VERBS = [v for v in FORM_VERBS if v.base not in _STATIVE]
 FOR_ME_VERBS = [v for v in FORM_VERBS if v.obj_nouns and v.base in (
     "open", "close", "read", "write", "make", "buy", "bring", "fix", "draw", "wash", "turn",
     "cook", "bake", "clean", "cut", "choose", "send", "order", "teach")]
-_EN_ING_DOUBLE = {"run", "swim", "sit", "shop", "get", "cut", "stop", "plan", "jog", "put",
-                  "begin", "win"}
-
-
-def en_ing(base: str) -> str:
-    """eat -> eating, make -> making, run -> running, see -> seeing, lie -> lying."""
-    if base in _EN_ING_DOUBLE:
-        return base + base[-1] + "ing"
-    if base.endswith("ie"):
-        return base[:-2] + "ying"
-    if base.endswith("e") and not base.endswith(("ee", "ye", "oe")) and len(base) > 2:
-        return base[:-1] + "ing"
-    return base + "ing"
-
-
-def native(n: int) -> str:
-    """Native Korean number before a counter: 1 -> 한, 20 -> 스무, 23 -> 스물세."""
-    if n in NUMBERS:
-        return NUMBERS[n][1]
-    tens, units = divmod(n, 10)
-    head = {1: "열", 2: "스물", 3: "서른"}[tens]
-    return head + NUMBERS[units][1]
-
-
-def en_number(n: int) -> str:
-    """English number word: 7 -> seven, 23 -> twenty-three."""
-    if n in NUMBERS:
-        return NUMBERS[n][0]
-    tens, units = divmod(n, 10)
-    if tens == 1:
-        return {3: "thirteen", 4: "fourteen", 5: "fifteen", 6: "sixteen", 7: "seventeen",
-                8: "eighteen", 9: "nineteen"}[units]
-    return NUMBERS[tens * 10][0] + "-" + NUMBERS[units][0]
-
-
-def counter(noun: Noun) -> str:
-    """The counter word a noun takes: cnt:X tag, else 명 people, 마리 animals, 잔 drinks, 개."""
-    for t in noun.tags:
-        if t.startswith("cnt:"):
-            return t[4:]
-    if "person" in noun.tags:
-        return "명"
-    if "animal" in noun.tags:
-        return "마리"
-    if "drink" in noun.tags:
-        return "잔"
-    return "개"
-
-
-def copula(word: str, tense: str = "present") -> str:
-    """N이에요 / N예요 (past N이었어요 / N였어요)."""
-    if tense == "past":
-        return word + ("이었어요" if has_batchim(word) else "였어요")
-    return word + ("이에요" if has_batchim(word) else "예요")
-
-
 def _pick(r: random.Random, items: list):
     return items[int(r.random() * len(items))]
 
@@ -217,21 +171,6 @@ def count_np(r: random.Random, noun: Noun, keys: _Keys, n: int | None = None
             raise _Reject
     en = [(en_number(n), kn)] + [(w, kn) for w in measure.split()] + [(w, k) for w in words]
     return en, [(native(n), kn), (cnt, kn)], k
-
-
-def agree_be(person: str, tense: str) -> str:
-    """am / is / are / was / were."""
-    if tense == "past":
-        return "was" if person in ("1s", "3s") else "were"
-    return {"1s": "am", "3s": "is"}.get(person, "are")
-
-
-def agree_do(person: str, tense: str) -> str:
-    return "did" if tense == "past" else "does" if person == "3s" else "do"
-
-
-def agree_have(person: str, tense: str) -> str:
-    return "had" if tense == "past" else "has" if person == "3s" else "have"
 
 
 def _cap_question(en: list, question: bool, aux_index: int) -> list:

@@ -1,4 +1,4 @@
-"""The shipped checkpoints load and translate the seed examples."""
+"""The shipped checkpoints load, translate the seed and everyday examples, and show whole words."""
 
 from __future__ import annotations
 
@@ -7,31 +7,32 @@ import json
 import pytest
 
 from model import capture, load_checkpoint, translate
+from model.training.knowledge import unknown_words
 from tests.conftest import ROOT
 
 SHIPPED = ["paper", "seed001"]
+# the issue's first sentences of a learner, both ways
+EVERYDAY = [("I am a student.", "저는 학생이에요."),
+            ("The weather is nice today.", "오늘 날씨가 좋아요."),
+            ("Thank you very much.", "정말 감사합니다."), ("Hello.", "안녕하세요.")]
 
 
-@pytest.mark.parametrize("name", SHIPPED)
-def test_shipped_checkpoint_translates(name):
-    folder = ROOT / "checkpoints" / name
-    assert sum(f.stat().st_size for f in folder.iterdir()) < 25 * 2**20
+@pytest.fixture(scope="module", params=SHIPPED)
+def shipped(request):
+    folder = ROOT / "checkpoints" / request.param
+    card = json.loads((folder / "card.json").read_text(encoding="utf-8"))
+    return request.param, folder, load_checkpoint(folder), card
+
+
+def test_shipped_checkpoint_translates(shipped):
+    name, folder, bundle, card = shipped
+    assert sum(f.stat().st_size for f in folder.iterdir()) < 50 * 2**20
     assert not list(folder.glob("*.pt")) and not list(folder.glob("*.bin"))
-    bundle = load_checkpoint(folder)
     out = translate(bundle, ["Winter is cold.", "겨울은 추워요.", "The big dog eats fish."])
     assert out[0].text == "겨울은 추워요."
     assert out[1].text == "Winter is cold."
     assert out[2].text == "큰 개가 생선을 먹어요."
-    card = json.loads((folder / "card.json").read_text(encoding="utf-8"))
-    assert card["variant"] == name and card["train_wall_time_s"] <= 45 * 60 + 1
-    for direction in ("en->ko", "ko->en"):
-        assert card["metrics"][direction]["exact_match"] >= 90
-        assert card["metrics"][direction]["chrf"] >= 95
-    assert card["metrics"]["best_alignment_head"]["agreement"] >= 80
-    seeds = card["metrics"]["seed_pairs"]  # the seed documents' sentences, both directions
-    missed = [(p["source"], p["output"]) for p in seeds if not p["exact"]]
-    # seed001 writes "sumer" in one of the 14 (Winter is cold but summer is hot.)
-    assert len(seeds) == 14 and len(missed) <= (0 if name == "paper" else 1), missed
+    assert card["variant"] == name and card["train_wall_time_s"] <= 60 * 60
     seed_000 = translate(bundle, ["감기 조심하세요.", "Please be careful of colds."])
     assert [t.text for t in seed_000] == ["Please be careful of colds.", "감기 조심하세요."]
     cfg = bundle.config
@@ -41,3 +42,39 @@ def test_shipped_checkpoint_translates(name):
     tr = capture(bundle, ["겨울은 추워요.", "감기 조심하세요."], target_lang="en")
     assert tr.src_ids[0, -1] == 0  # the shorter sentence is padded with id 0, as in seed 000
     assert tr.positions["enc"][0, -1] == 0
+
+
+def test_shipped_card_figures(shipped):
+    name, _, bundle, card = shipped
+    metrics = card["metrics"]
+    for direction in ("en->ko", "ko->en"):
+        assert metrics[direction]["exact_match"] >= 97, direction
+        assert metrics[direction]["chrf"] >= 99, direction
+        assert metrics["everyday"][direction]["exact_match"] >= 90, direction
+    assert metrics["best_alignment_head"]["agreement"] >= 90
+    seeds = metrics["seed_pairs"]  # the seed documents' sentences, both directions
+    missed = [(p["source"], p["output"]) for p in seeds if not p["exact"]]
+    assert len(seeds) == 14 and not missed, missed
+    assert card["tokenizer"]["vocab_size"] == bundle.tokenizer.vocab_size
+
+
+def test_shipped_everyday_examples(shipped):
+    _, _, bundle, _ = shipped
+    en, ko = [e for e, _ in EVERYDAY], [k for _, k in EVERYDAY]
+    assert [t.text for t in translate(bundle, en, "ko")] == ko
+    assert [t.text for t in translate(bundle, ko, "en")] == en
+
+
+def test_shipped_tokens_are_whole_words(shipped):
+    _, folder, bundle, card = shipped
+    tok = bundle.tokenizer
+    assert tok.pieces("겨울은 추워요.") == ["▁겨울", "은", "▁추워요", "."]  # as seed 000
+    assert tok.pieces("Winter is cold.") == ["▁Winter", "▁is", "▁cold", "."]
+    assert tok.pieces("winter") == ["▁winter"]
+    for letter in "GNOQUVXZ":  # once missing from the vocabulary (byte fallback)
+        assert not tok.pieces(letter)[-1].startswith("<0x"), letter
+    shares = card["tokenizer"]["one_piece_share_top500"]
+    assert shares["en_lower"] >= 95 and shares["en_capitalised"] >= 95
+    assert shares["ko_stems"] >= 95
+    assert unknown_words("Winter is cold. 겨울은 추워요.", folder) == []
+    assert unknown_words("The zebra is cold.", folder) == ["zebra"]
