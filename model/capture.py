@@ -45,7 +45,8 @@ class Trace:
     ablate: frozenset[Head] = frozenset()
     acts: dict[str, np.ndarray] = field(default_factory=dict)  # extra hooks asked for by name
     # int64 (H,): the key/value head each query head reads (grouped-query attention), identity
-    # otherwise; k and v are stored per query head, so k[..., h, :, :] is kv head kv_groups[h]
+    # otherwise; k and v hold one row per key/value head, (L, B, Hkv, n, Dh), so query head h
+    # reads k[:, :, kv_groups[h]]
     kv_groups: np.ndarray | None = None
     norms: dict[str, np.ndarray] = field(default_factory=dict)  # (L, B, H, Q, K) ‖α·f(x)‖
 

@@ -169,8 +169,8 @@ def capture_hf(bundle: Bundle, sources: Sequence[str], targets: Sequence[str] | 
     """One forward pass of a Hugging Face model, recorded like the lab's own model.
 
     Fills src/tgt tokens (the model's own tokenizer, specials included), ids, masks (the masks
-    the model itself used: padding, causal, sliding window), attn, scores, q, k, v (k/v per
-    query head; kv_groups maps query heads to key/value heads), hidden, logits (where the
+    the model itself used: padding, causal, sliding window), attn, scores, q, k, v (k/v one row
+    per key/value head; kv_groups maps query heads to them), hidden, logits (where the
     model has an LM head), pos_table (the model's position embedding, or zeros (1, D) without
     one, e.g. rotary models and T5) and positions (row of pos_table used, -1 for pad).
     Encoder-only models put the text on the source side, decoder-only models on the target
@@ -234,7 +234,7 @@ def capture_hf(bundle: Bundle, sources: Sequence[str], targets: Sequence[str] | 
         else:
             src_lists, src, src_mask, tgt_lists, tgt, tgt_mask = [], empty, None, texts, ids, mask
     if slabs is not None:
-        per_group = {g: slabs.group(g) for g in _ATTN_HOOK}  # (L, B, H, Q, K) / (L, B, H, n, Dh)
+        per_group = {g: slabs.group(g) for g in _ATTN_HOOK}  # (L,B,H,Q,K) / (L,B,H or Hkv,n,Dh)
         # the masks the model itself applied (sliding windows included), where it had any
         masks.update({k: m.numpy().copy() for k, m in seen.items()})
         kv_groups = found.kv_groups.copy()

@@ -14,8 +14,9 @@ Mistral's `sliding_window`, which the mask already carries). `lab_attention` is 
 Every intermediate passes a `HookPoint` named like the lab's own model
 (`decoder.layers.3.self_attn.hook_probs`), so `model.hooks.hooks()`, `buffers()`,
 `ablation_hooks()` and the Trace slabs work unchanged, per context (ContextVar), thread-safe.
-k and v are handed to hooks repeated per query head, (B, H, K, Dh), like q; `kv_groups(model)`
-says which key/value head each query head reads.
+k and v reach their hooks as the model made them, before grouped-query repetition: (B, Hkv, K,
+Dh), one row per key/value head; `Sites.kv_groups` (Trace.kv_groups) says which key/value head
+each query head reads.
 
 Which module is which (kind, layer) is learned once per model by running a 3-token source and
 a 2-token target through it and watching the calls (`sites`): encoder self-attention sees 3×3,
@@ -121,6 +122,8 @@ def lab_attention(module: nn.Module, query: torch.Tensor, key: torch.Tensor,
     pts = site.points if site is not None else None
     if scaling is None:
         scaling = query.size(-1) ** -0.5
+    if pts is not None:  # k and v as the model made them: one row per key/value head
+        query, key, value = pts["hook_q"](query), pts["hook_k"](key), pts["hook_v"](value)
     n_rep = query.size(1) // key.size(1)
     if n_rep > 1:  # grouped-query attention: query head h reads kv head h // n_rep
         key, value = key.repeat_interleave(n_rep, 1), value.repeat_interleave(n_rep, 1)
@@ -130,8 +133,6 @@ def lab_attention(module: nn.Module, query: torch.Tensor, key: torch.Tensor,
     # a recorder may hand out slab memory for the quadratic tensors (HookPoint.buffer); only
     # usable when the model computes in float32 on the CPU, where the slabs live
     direct = pts is not None and query.dtype == torch.float32 and query.device.type == "cpu"
-    if pts is not None:
-        query, key, value = pts["hook_q"](query), pts["hook_k"](key), pts["hook_v"](value)
     out = pts["hook_scores"].buffer(shape) if direct else None
     scores = torch.matmul(query, key.transpose(2, 3), out=out)  # (B, H, Q, K)
     if scaling != 1.0:
@@ -233,3 +234,9 @@ def sites(model: nn.Module, family: str) -> Sites | None:
         found = Sites(layers=layers, n_heads=int(n_heads), kv_groups=groups)
         _SITES[model] = found
         return found
+
+
+def instrumented(bundle) -> bool:
+    """True when a Hugging Face bundle's attention runs through lab_attention (q/k/v, scores,
+    ablation available); False for models that fell back to output_attentions."""
+    return sites(bundle.model, bundle.config.family) is not None

@@ -161,7 +161,8 @@ def test_probabilities_are_softmax_of_the_masked_scores(bundles, family):
 def test_scores_are_scaled_q_dot_k(bundles, family):
     trace = capture(bundles[family], SENTENCES, _targets(family))
     for kind in trace.kinds:
-        q, k = trace.q[kind].astype(np.float64), trace.k[kind].astype(np.float64)
+        q = trace.q[kind].astype(np.float64)
+        k = trace.k[kind][:, :, trace.kv_groups].astype(np.float64)  # per query head
         want = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
         np.testing.assert_allclose(trace.scores[kind], want, atol=1e-5)
 
@@ -202,12 +203,15 @@ def test_grouped_query_heads_share_their_keys_and_values(bundles):
         trace = capture(bundles[family], SENTENCES)
         assert trace.kv_groups.tolist() == [0, 0, 0, 1, 1, 1]
         k, v, q = trace.k["dec_self"], trace.v["dec_self"], trace.q["dec_self"]
-        assert k.shape == v.shape == q.shape == (2, 3, 6, trace.tgt_ids.shape[1], 4)
-        for h in range(6):
-            first = 3 * trace.kv_groups[h]
-            assert np.array_equal(k[:, :, h], k[:, :, first])
-            assert np.array_equal(v[:, :, h], v[:, :, first])
-        assert not np.array_equal(k[:, :, 0], k[:, :, 3])
+        n = trace.tgt_ids.shape[1]
+        assert q.shape == (2, 3, 6, n, 4) and k.shape == v.shape == (2, 3, 2, n, 4)
+        # the model's own k_proj/v_proj of its layer-0 input, rows 0-3 and 4-7 = kv heads 0, 1
+        attn = bundles[family].model.model.layers[0]
+        ids = torch.from_numpy(trace.tgt_ids)
+        with torch.no_grad():
+            x = attn.input_layernorm(bundles[family].model.model.embed_tokens(ids))
+            v0 = attn.self_attn.v_proj(x).view(3, n, 2, 4).transpose(1, 2).numpy()
+        np.testing.assert_allclose(v[0], v0, atol=1e-6)
     assert capture(bundles["gpt2"], SENTENCES).kv_groups.tolist() == [0, 1, 2, 3]
 
 
