@@ -75,8 +75,9 @@ def literals(case: Hostile) -> list[str]:
     return found
 
 
-def check_page(at: AppTest, case: Hostile, view: str) -> None:
-    """What every hostile page must satisfy."""
+def check_page(at: AppTest, case: Hostile, view: str, tokenizer=None) -> None:
+    """What every hostile page must satisfy. With the checkpoint's tokenizer, the tokens view
+    must also show the first sentence's pieces (so the checks below saw rendered text)."""
     where = f"{case.name} on {view}"
     assert not at.exception, (where, [e.value for e in at.exception])
     assert [t.value for t in at.title][:1] == ["Attention lab"], where
@@ -97,6 +98,17 @@ def check_page(at: AppTest, case: Hostile, view: str) -> None:
     for text in literals(case):
         for body in rendered:
             assert text not in body, (where, "user text reached markup unescaped", text, body)
+    lines, _ = clean_lines(at.text_area(key="text").value or "")
+    if tokenizer is not None and view == "tokens" and lines:
+        # the first sentence in the box really reached the page: its pieces, as the tokenizer
+        # cuts them, are the chips' text once the HTML escapes are undone (cut at max_len,
+        # never empty). A link's text over Streamlit's limit never reaches the box.
+        want = tokenizer.pieces(lines[0])
+        chips = at.get("html")[0].proto.body
+        shown = [html.unescape(p) for p in re.findall(r">([^<>]*)<sub", chips)]
+        body = shown[1:-1] if shown[:1] and shown[0].startswith("<2") else shown[:-1]
+        assert shown[-1:] == ["</s>"] and body == want[: len(body)], (where, shown, want)
+        assert body or not want, (where, "the sentence's pieces are not on the page", shown)
     if case.literal and case.text is not None:  # shown literally where the user typed it
         assert case.literal in at.text_area(key="text").value
 
@@ -127,30 +139,30 @@ def session(checkpoints) -> AppTest:
 
 
 @pytest.mark.parametrize("case", TYPED, ids=str)
-def test_typed_hostile_input(session, normal_pieces, case):
+def test_typed_hostile_input(session, normal_pieces, hostile_tokenizer, case):
     """Typed into the sentence box of a session that has already seen the cases before it."""
     session.radio(key="view").set_value("tokens")
     session.text_area(key="text").input(case.wire_text).run()
-    check_page(session, case, "tokens")
+    check_page(session, case, "tokens", hostile_tokenizer)
     check_normal_input(session, "tokens", normal_pieces)
 
 
 @pytest.mark.parametrize("case", LINKS, ids=str)
-def test_hostile_link(checkpoints, normal_pieces, case):
+def test_hostile_link(checkpoints, normal_pieces, hostile_tokenizer, case):
     """Opened from a link in a fresh session; then a normal sentence in the same session."""
     at = start(case)
-    check_page(at, case, at.radio(key="view").value)
+    check_page(at, case, at.radio(key="view").value, hostile_tokenizer)
     at.radio(key="view").set_value("tokens")
     check_normal_input(at, "tokens", normal_pieces)
 
 
 @pytest.mark.parametrize("case", EVERY_VIEW, ids=str)
-def test_hostile_input_on_every_view(checkpoints, normal_pieces, case):
+def test_hostile_input_on_every_view(checkpoints, normal_pieces, hostile_tokenizer, case):
     """Typed into the box (the widget path), then every view in turn, then a normal input."""
     at = fresh("tokens")
     at.text_area(key="text").input(case.wire_text).run()
     for view in VIEWS:
         at.radio(key="view").set_value(view).run()
-        check_page(at, case, view)
+        check_page(at, case, view, hostile_tokenizer)
     at.radio(key="view").set_value("tokens").run()
     check_normal_input(at, "tokens", normal_pieces)
