@@ -20,6 +20,7 @@ from ..checkpoint import Bundle
 from ..decode import checked_heads
 from ..hooks import Head, ablation_hooks, attn_prefix, buffers, hooks
 from .load import _POS_NAMES
+from .projections import hf_norms
 from .recorder import Sites, sites, watch_masks
 
 _ATTN_HOOK = {"attn": "hook_probs", "scores": "hook_scores",
@@ -198,7 +199,8 @@ def capture_hf(bundle: Bundle, sources: Sequence[str], targets: Sequence[str] | 
     ids, mask = _padded(texts, cfg.pad_id, device)
     seq2seq, encoder = cfg.family == "seq2seq", cfg.family == "encoder"
     pos_table, offset = _pos_table(model, cfg.d_model)
-    slabs = _Slabs(found, groups) if found is not None else None
+    recorded = groups | ({"attn", "v"} if "norms" in groups else set())  # norms need both
+    slabs = _Slabs(found, recorded) if found is not None else None
     fallback = found is None and "attn" in groups
     run = dict(output_attentions=fallback, output_hidden_states="hidden" in groups,
                return_dict=True)
@@ -264,4 +266,6 @@ def capture_hf(bundle: Bundle, sources: Sequence[str], targets: Sequence[str] | 
         targets=[tok.decode(t, skip_special_tokens=True) for t in tgt_lists] if seq2seq else [],
         target_langs=[None] * n, positions=positions, src_cut=cuts, ablate=heads,
         kv_groups=kv_groups,
+        norms=hf_norms(bundle, per_group["attn"], per_group["v"], kv_groups, heads)
+        if "norms" in groups else {},  # ‖α·f(x)‖ where the output projection is known
     )

@@ -277,3 +277,49 @@ def test_evaluate_stores_both_tables_and_the_table_reads_them(tokenizer):
     tables = alignment_table.card_tables({"metrics": metrics})
     np.testing.assert_allclose(tables[1], norms / 100)
     assert alignment_table.card_tables({"metrics": {"alignment_per_head": [[1]]}}) is None
+
+
+# ---- through capture() and the Hugging Face recorder ---------------------------------------
+
+
+def _folder(tmp_path, model):
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    words = ["<pad>", "<s>", "</s>", "<unk>"] + "the cat eats fish every day winter is cold".split()
+    tk = Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, unk_token="<unk>"))
+    tk.pre_tokenizer = pre_tokenizers.Whitespace()
+    tok = PreTrainedTokenizerFast(tokenizer_object=tk, pad_token="<pad>", unk_token="<unk>",
+                                  bos_token="<s>", eos_token="</s>")
+    model.save_pretrained(tmp_path, safe_serialization=True)
+    tok.save_pretrained(tmp_path)
+    return tmp_path
+
+
+@pytest.mark.parametrize("make", [_gpt2, _llama])
+def test_hf_capture_records_norms_that_sum_to_the_projection_output(make, tmp_path):
+    from model import load_checkpoint
+
+    bundle = load_checkpoint(_folder(tmp_path, make(64, 4, 2) if make is _gpt2 else make()))
+    texts = ["the cat eats fish every day", "winter is cold"]
+    mods = projection_modules(bundle.model, "decoder")["dec_self"]
+    outs: list[np.ndarray] = []
+    handles = [m.register_forward_hook(lambda _m, _i, o: outs.append(o.detach().float().numpy()))
+               for m in mods]
+    try:
+        tr = capture(bundle, texts, names=["attn", "v", "norms"])
+    finally:
+        for h in handles:
+            h.remove()
+    groups = [int(g) for g in tr.kv_groups]
+    outs = outs[-len(mods):]  # the recorded forward is the last one
+    for layer, (w_o, bias) in enumerate(output_projections(bundle)["dec_self"]):
+        vec = key_vectors(tr.attn["dec_self"][layer], tr.v["dec_self"][layer], w_o, groups)
+        total = vec.sum(axis=(1, 3)) + (0.0 if bias is None else bias)
+        n = [len(t) for t in tr.tgt_tokens]
+        for b, length in enumerate(n):  # real positions (padding rows are the model's own)
+            assert np.abs(total[b, :length] - outs[layer][b, :length]).max() <= 1e-4
+        np.testing.assert_allclose(tr.norms["dec_self"][layer], np.linalg.norm(vec, axis=-1),
+                                   rtol=1e-4, atol=1e-5)
+    only = capture(bundle, texts, names=["norms"])
+    np.testing.assert_array_equal(only.norms["dec_self"], tr.norms["dec_self"])
