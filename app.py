@@ -17,7 +17,7 @@ from model import Bundle, Trace
 from ui import presenter
 from ui.admission import refusal
 from ui.catalog import model_folders
-from ui.common import clean_input, control_flow
+from ui.common import can_ablate, clean_input, control_flow
 from ui.context import Ctx, Notes
 from ui.download import trace_download
 from ui.runtime import cached_capture
@@ -71,9 +71,10 @@ def main() -> None:
             notes.show()
             return
         inputs = input_ui(url, notes, bundle)
-    if inputs["ablate"] and bundle.kind != "native":
-        notes.warnings.append("Knocking out heads is not supported for this model (it needs one "
-                              "of this project's checkpoints); every head is left in.")
+    if inputs["ablate"] and not can_ablate(bundle):
+        notes.warnings.append("Knocking out heads is not supported for this model (its "
+                              "attention does not run through the lab's recorder); every head "
+                              "is left in.")
         inputs["ablate"] = ""
     if url.get("view", "tokens") not in VIEWS:
         notes.warnings.append(f"Unknown view {md(repr(url['view']))} in the link; showing "

@@ -26,8 +26,8 @@ def chart(fig, ctx: Ctx, key: str | None = None) -> None:
     st.plotly_chart(fig, config=chart_config(ctx.fmt), key=key)
 
 
-def pick_head(kinds: list[str], n_layers: Callable[[str], int], n_heads: int
-              ) -> tuple[str, int, int]:
+def pick_head(kinds: list[str], n_layers: Callable[[str], int], n_heads: int,
+              label: Callable[[int], str] = str) -> tuple[str, int, int]:
     """kind / layer / head selectors kept in the shared (URL) state, clamped to what exists."""
     state = st.session_state
     if state["kind"] not in kinds:
@@ -39,14 +39,16 @@ def pick_head(kinds: list[str], n_layers: Callable[[str], int], n_heads: int
     layer = sticky(c2.selectbox, "layer", "Layer", options=list(range(n_layers(kind))))
     if state["head"] >= n_heads:
         state["head"] = 0
-    head = sticky(c3.selectbox, "head", "Head", options=list(range(n_heads)))
+    head = sticky(c3.selectbox, "head", "Head", options=list(range(n_heads)), format_func=label)
     return kind, layer, head
 
 
 def head_picker(ctx: Ctx, kinds: tuple[str, ...] | None = None) -> tuple[str, int, int]:
     """kind / layer / head of this model, shared by the views and kept in the URL."""
     kind, layer, head = pick_head(list(kinds or ctx.trace.kinds), ctx.trace.n_layers,
-                                  ctx.bundle.config.n_heads)
+                                  ctx.bundle.config.n_heads, lambda h: head_label(ctx.trace, h))
+    if kv_note(ctx.trace, head):  # grouped-query attention: say which heads share K and V
+        st.caption(kv_note(ctx.trace, head))
     if (kind, layer, head) in parse_ablate(ctx.ablate):
         st.info("This head is knocked out: its context is zeroed before W_O.")
     return kind, layer, head
@@ -76,6 +78,33 @@ def progress_bar(text: str):
 
 def is_translator(bundle: Bundle) -> bool:
     return bundle.kind == "native" and "cross" in bundle.kinds
+
+
+def can_ablate(bundle: Bundle) -> bool:
+    """Heads can be knocked out: the lab's translators, and Hugging Face models whose
+    attention runs through the lab's recorder (model/hf/recorder.py)."""
+    if bundle.kind == "native":
+        return is_translator(bundle)
+    from model.hf import instrumented
+
+    return instrumented(bundle)
+
+
+def kv_note(trace: Trace, head: int) -> str:
+    """'' without grouped-query attention, else e.g. 'K and V shared with heads 0–2'."""
+    groups = trace.kv_groups
+    if groups is None or len(set(groups.tolist())) == len(groups):
+        return ""
+    mates = [h for h, g in enumerate(groups.tolist()) if g == groups[head]]
+    return f"K and V shared with heads {mates[0]}–{mates[-1]} (key/value head {groups[head]})"
+
+
+def head_label(trace: Trace | None, head: int) -> str:
+    """'head 4', or 'head 4 · kv 1' when query heads share key/value heads."""
+    groups = getattr(trace, "kv_groups", None)
+    if groups is None or len(set(groups.tolist())) == len(groups):
+        return f"head {head}"
+    return f"head {head} · kv {groups[head]}"
 
 
 def control_flow(exc: BaseException) -> bool:

@@ -104,10 +104,16 @@ def input_ui(url: dict[str, str], notes: Notes, bundle: Bundle) -> dict:
     if lang_url is not None and lang_url not in LANGS:
         notes.warnings.append(f"Unknown language {md(repr(lang_url))} in the link; using auto.")
     seed("lang", lang_url if lang_url in LANGS else "auto")
-    lang = st.selectbox("Translate into", list(LANGS), key="lang", format_func=LANGS.get)
-    mode = st.radio("Decoder input", ["model", "typed"], key="decoder_mode",
-                    format_func={"model": "the model's own translation",
-                                 "typed": "a typed target (teacher forcing)"}.get)
+    # translation controls only where they mean something: the direction for the lab's
+    # bilingual checkpoints, the decoder input for any encoder–decoder model
+    lang = st.session_state["lang"]
+    if bundle.kind == "native" and "cross" in bundle.kinds:
+        lang = st.selectbox("Translate into", list(LANGS), key="lang", format_func=LANGS.get)
+    mode = "model"
+    if "cross" in bundle.kinds:
+        mode = st.radio("Decoder input", ["model", "typed"], key="decoder_mode",
+                        format_func={"model": "the model's own translation",
+                                     "typed": "a typed target (teacher forcing)"}.get)
     typed = None
     if mode == "typed":
         typed = st.text_area("Target sentences, one per source line", key="targets", height=90)

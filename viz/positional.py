@@ -146,3 +146,61 @@ def compare_tables(a: np.ndarray, b: np.ndarray, names: tuple[str, str],
     fig.update_layout(title=f"Positional tables compared<br><sup>{PAD_NOTE}</sup>",
                       template=WHITE)
     return fig
+
+
+# ---- Hugging Face models without a position table (model/hf/positions.py) -----------------
+
+
+def rotary_frequencies(theta: np.ndarray) -> go.Figure:
+    """Rotary positions: the angle per position θ_i of each rotated dimension pair (log scale)
+    and its wavelength 2π/θ_i in positions."""
+    theta = np.asarray(theta, dtype=np.float64)
+    pairs = np.arange(len(theta))
+    fig = make_subplots(rows=1, cols=2, subplot_titles=(
+        "rotation per position θ_i (radians)", "wavelength 2π/θ_i (positions)"))
+    fig.add_trace(go.Scatter(x=pairs, y=theta, mode="lines+markers", name="θ_i",
+                             hovertemplate="pair %{x}<br>θ %{y:.3g} rad<extra></extra>"), 1, 1)
+    fig.add_trace(go.Scatter(x=pairs, y=2 * np.pi / np.maximum(theta, 1e-30),
+                             mode="lines+markers", name="wavelength",
+                             hovertemplate="pair %{x}<br>%{y:.3g} positions<extra></extra>"),
+                  1, 2)
+    fig.update_yaxes(type="log")
+    fig.update_xaxes(title_text="dimension pair i (dimensions 2i, 2i+1 of each head)")
+    return _finish(fig, "Rotary positions: q and k of each pair are rotated by position × θ_i",
+                   "", "", showlegend=False, height=380)
+
+
+def rotary_distance(theta: np.ndarray, max_distance: int,
+                    recorded: tuple[np.ndarray, np.ndarray] | None = None,
+                    head: str = "") -> go.Figure:
+    """q·k as a function of relative distance d: for q = k = (1, …, 1) it is Σ_i 2·cos(d·θ_i)
+    (the rotation alone, RoFormer's long-range decay), and, when given, one head's recorded
+    mean score per distance (key − query) on the typed text."""
+    theta = np.asarray(theta, dtype=np.float64)
+    d = np.arange(-max_distance, max_distance + 1)
+    ideal = 2 * np.cos(d[:, None] * theta[None, :]).sum(-1)
+    fig = make_subplots(specs=[[{"secondary_y": True}]])
+    fig.add_trace(go.Scatter(x=d, y=ideal, mode="lines", name="q = k = 1: Σ 2cos(dθ_i)",
+                             hovertemplate="distance %{x}<br>%{y:.3f}<extra></extra>"))
+    if recorded is not None and len(recorded[0]):
+        fig.add_trace(go.Scatter(x=recorded[0], y=recorded[1], mode="lines+markers",
+                                 name=f"{plotly_text(head)} mean score",
+                                 hovertemplate="distance %{x}<br>mean %{y:.3f}"
+                                               "<extra></extra>"), secondary_y=True)
+    fig.update_yaxes(title_text="recorded mean score", secondary_y=True)
+    return _finish(fig, "q·k against relative distance (key − query)", "relative distance",
+                   "rotation alone", height=380)
+
+
+def t5_bias_heatmap(bias: np.ndarray, head: int, side: str) -> go.Figure:
+    """One head's T5 relative position bias, query position × key position."""
+    z = np.asarray(bias, dtype=np.float64)[head]
+    m = half_width(z)
+    fig = go.Figure(go.Heatmap(
+        z=z, x=np.arange(z.shape[1]), y=np.arange(z.shape[0]), colorscale="RdBu", zmin=-m,
+        zmax=m, zmid=0, colorbar_title="bias",
+        hovertemplate="query %{y}<br>key %{x}<br>bias %{z:.4f}<extra></extra>"))
+    fig.update_yaxes(autorange="reversed")
+    return _finish(fig, f"T5 relative position bias, {side}, head {head}<br><sup>added to the "
+                        "scores; distances share buckets, far ones logarithmically</sup>",
+                   "key position", "query position", height=460)

@@ -356,20 +356,21 @@ def test_hugging_face_models_in_the_attention_and_bertviz_views(models, name, he
     at.radio(key="view").set_value("heads").run()
     ok(at)
     assert charts(at) and not at.error
-    heads_part(at, "ablation")
-    assert "not supported for this model" in texts(at.info)
+    heads_part(at, "ablation")  # knocking out heads works through the HF recorder (issue 12)
+    assert "Tick heads above" in texts(at.info)
     for view in ("steps", "masks", "translation", "tokens", "embeddings"):
         at.radio(key="view").set_value(view).run()
         ok(at)
         assert not at.error, (view, texts(at.error))
 
 
-def test_ablation_link_on_a_hugging_face_model_is_a_note(models):
+def test_ablation_link_on_a_hugging_face_model_knocks_the_head_out(models):
     at = run_app({"ckpt": "tiny-bert", "view": "attention", "text": HF_TEXT,
                   "ablate": "enc_self:0:1"})
     ok(at)
     assert not at.error
-    assert "not supported for this model" in texts(at.warning)
+    assert "not supported for this model" not in texts(at.warning)
+    assert at.query_params["ablate"] == "enc_self:0:1"
     assert charts(at)
 
 

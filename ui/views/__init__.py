@@ -33,6 +33,18 @@ def every_model(bundle: Bundle) -> str | None:
     return None
 
 
+def translates(bundle: Bundle) -> str | None:
+    """Greedy decoding step by step with top-k needs the lab's own translators."""
+    if bundle.kind == "native" and "cross" in bundle.kinds:
+        return None
+    what = {"decoder": "a decoder-only model continues text rather than translating",
+            "encoder": "an encoder-only model writes no text"}.get(
+        getattr(bundle.config, "family", ""), "its decoding is transformers' generate()")
+    return ("Step-by-step translation (top-k at each step, with that step's cross-attention) "
+            f"is drawn for this project's encoder–decoder checkpoints; {what}. The heads view's "
+            "“Knock out heads” shows what this model writes with and without heads.")
+
+
 @dataclass(frozen=True)
 class View:
     """One entry of the view bar."""
@@ -50,7 +62,7 @@ VIEWS: dict[str, View] = {
     "steps": View("Inside one head", steps.render),
     "positional": View("Positional encoding", positional.render),
     "embeddings": View("Embeddings by layer", embeddings.render),
-    "translation": View("Translation", translation.render),
+    "translation": View("Translation", translation.render, translates),
     "heads": View("Heads", heads.render),
     "compare": View("Compare", compare.render),
     "tour": View("Guided tour", tour.render),

@@ -4,13 +4,47 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui.common import chart
+from ui.common import chart, head_picker
 from ui.context import Ctx
 from viz import positional as viz_positional
 
 
+def _hf_positions(ctx: Ctx) -> bool:
+    """Rotary or T5 positions of a Hugging Face model (True when drawn here)."""
+    from model.hf.positions import position_kind, rotary_frequencies, score_by_distance, t5_bias
+
+    t, bundle = ctx.trace, ctx.bundle
+    kind = position_kind(bundle, t.pos_table)
+    if kind == "rotary":
+        theta = rotary_frequencies(bundle.model)
+        chart(viz_positional.rotary_frequencies(theta), ctx)
+        recorded, label = None, ""
+        if t.scores:
+            att, layer, head = head_picker(ctx)
+            n = t.length("src" if att == "enc_self" else "tgt", ctx.b)
+            recorded = score_by_distance(t.scores[att][layer, ctx.b, head, :n, :n],
+                                         t.masks[att][ctx.b, :n, :n])
+            label = f"layer {layer} head {head}"
+        max_d = max(8, min(256, t.tgt_ids.shape[1] + t.src_ids.shape[1]))
+        chart(viz_positional.rotary_distance(theta, max_d, recorded, label), ctx)
+        return True
+    if kind == "t5":
+        n = st.slider("Positions shown", 4, 128, 32, key="pos_t5_n")
+        biases = t5_bias(bundle.model, n)
+        side = st.radio("Stack", list(biases), horizontal=True, key="pos_t5_side")
+        head = st.selectbox("Head", list(range(biases[side].shape[0])), key="pos_t5_head")
+        chart(viz_positional.t5_bias_heatmap(biases[side], head, side), ctx)
+        return True
+    if kind == "none":
+        st.info("No position table, rotary embedding or relative bias was found in this model.")
+        return True
+    return False
+
+
 def render(ctx: Ctx) -> None:
     t = ctx.trace
+    if ctx.bundle.kind != "native" and _hf_positions(ctx):
+        return
     max_len, depth = t.pos_table.shape
     kind = getattr(ctx.bundle.config, "pos_encoding", "")
     c1, c2, c3 = st.columns(3)

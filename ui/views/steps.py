@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+import numpy as np
 import streamlit as st
 
 from ui.common import chart, head_picker
@@ -10,16 +13,14 @@ from ui.runtime import cached_weights
 from ui.text import md
 from viz import masks as viz_masks
 from viz import steps as viz_steps
+from viz import tour as viz_tour
 
 
 def render(ctx: Ctx) -> None:
     t = ctx.trace
     st.subheader("Inside one head, with the real numbers")
     if ctx.bundle.kind != "native":
-        st.info("This view needs one of this project's own checkpoints: it reads Q, K, V and "
-                "the scores from hooks inside each attention layer and the layer's weights, "
-                "which a Hugging Face model does not expose. The attention, bertviz, "
-                "embeddings and heads views work on this model.")
+        _hf_steps(ctx)
         return
     kind, layer, head = head_picker(ctx)
     weights = cached_weights(ctx.bundle, ctx.key, kind, layer)
@@ -43,3 +44,36 @@ def render(ctx: Ctx) -> None:
                          format_func=lambda i: f"{i}: {q_tokens[i]}")
     for fig in viz_steps.query_key_figures(walk, t, query, hide_pad=ctx.hide_pad):
         chart(fig, ctx)
+
+
+_HF_SKIP = {"X", "concat", "·W_O"}  # a Hugging Face trace has no block input or W_O output
+
+
+def _hf_steps(ctx: Ctx) -> None:
+    """The steps of one head of a Hugging Face model from the recorder's own numbers: Q, K, V,
+    the scores as the family computes them (scaling, T5's bias, softcap), mask, softmax, ·V."""
+    t = ctx.trace
+    if not t.q:
+        st.info("This model's attention does not run through the lab's recorder, so its Q, K "
+                "and V were not recorded; the attention, bertviz and embeddings views work.")
+        return
+    kind, layer, head = head_picker(ctx)
+    walk = viz_tour.trace_walk(t, kind, layer, ctx.b, head)
+    scores = t.scores[kind][layer, ctx.b, head].astype(float)  # as the model computed them
+    probs = t.attn[kind][layer, ctx.b, head].astype(float)
+    walk = replace(walk, scaled=scores, masked=np.where(walk.blocked, -1e9, scores),
+                   probs=probs, context=probs @ walk.v)
+    st.caption("Recorded live inside the model's attention (transformers' AttentionInterface). "
+               "The scaled scores are the model's own: its scaling, plus the relative position "
+               "bias for T5 and the softcap for Gemma 2. Padding is kept.")
+    for step in viz_steps.steps(walk, t, hide_pad=False, numbers=ctx.numbers,
+                                colorscale=ctx.colorscale):
+        if step.name in _HF_SKIP:
+            continue
+        left, right = st.columns([1, 3])
+        with left:
+            st.markdown(f"**{md(step.name)}**")
+            st.caption(md(step.formula))
+            st.code(step.shape, language=None, wrap_lines=True)
+        with right:
+            chart(step.figure, ctx)

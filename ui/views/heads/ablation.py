@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from model import format_ablate, parse_ablate
-from ui.common import NOT_NATIVE, chart, is_translator
+from ui.common import NOT_NATIVE, can_ablate, chart, head_label, is_translator
 from ui.context import Ctx
 from ui.runtime import cached_ablation, cached_translate
 from ui.text import KIND_LABELS, md
@@ -27,7 +27,7 @@ def _toggle_head(key: str, head: tuple[str, int, int], spec: str) -> None:
 
 def render(ctx: Ctx) -> None:
     bundle = ctx.bundle
-    if not is_translator(bundle):
+    if not can_ablate(bundle):
         st.info(NOT_NATIVE.format(what="Knocking out heads"))
         return
     current = parse_ablate(ctx.ablate)
@@ -44,11 +44,14 @@ def render(ctx: Ctx) -> None:
             for h in range(n_heads):
                 key = f"abl:{kind}:{layer}:{h}"
                 st.session_state[key] = (kind, layer, h) in current
-                cols[h + 1].checkbox(f"head {h}", key=key, on_change=_toggle_head,
+                cols[h + 1].checkbox(head_label(ctx.trace, h), key=key, on_change=_toggle_head,
                                      args=(key, (kind, layer, h), ctx.ablate))
     st.button("Clear all", key="abl_clear", on_click=_set_ablate, args=("",),
               disabled=not current)
     b = ctx.b
+    if not is_translator(bundle):
+        _hf_effect(ctx, current)
+        return
     if not current:
         result = cached_translate(bundle, ctx.key, ctx.lines, ctx.lang, "")[b]
         st.markdown(f"**Translation of sentence {b + 1}** (no head knocked out)")
@@ -67,4 +70,31 @@ def render(ctx: Ctx) -> None:
     c1.metric("Loss (mean NLL per target token, whole input)", f"{effect['loss_after']:.3f}",
               delta=f"{effect['loss_change']:+.3f} nats", delta_color="inverse")
     c2.metric("Translations changed", f"{changed} of {len(effect['changed'])}")
+    chart(viz_heads.ablation_figure(effect, b), ctx)
+
+
+# what "before/after" and "loss" mean for a Hugging Face model (model/hf/forced.py)
+_HF_WORDS = {
+    "decoder": ("Continuation (greedy, 8 tokens)", "Loss (mean NLL of each next typed token)"),
+    "seq2seq": ("Greedy output", "Loss (mean NLL per output token, whole input)"),
+    "encoder": ("", "Mean relative change of the last hidden states"),
+}
+
+
+def _hf_effect(ctx: Ctx, current: frozenset) -> None:
+    """The effect of the ticked heads on a Hugging Face model."""
+    if not current:
+        st.info("Tick heads above to see what the model loses without them.")
+        return
+    b = ctx.b
+    effect = cached_ablation(ctx.bundle, ctx.key, ctx.lines, ctx.lang, ctx.ablate)
+    wrote, loss = _HF_WORDS[ctx.bundle.config.family]
+    if wrote:
+        left, right = st.columns(2)
+        left.markdown(f"**Before** · {wrote}, sentence {b + 1}")
+        left.code(effect["before"][b].text or "(empty)", language=None)
+        right.markdown(f"**After**: without {md(effect['ablate_spec'])}")
+        right.code(effect["after"][b].text or "(empty)", language=None)
+    st.metric(loss, f"{effect['loss_after']:.3f}", delta=f"{effect['loss_change']:+.3f}",
+              delta_color="inverse")
     chart(viz_heads.ablation_figure(effect, b), ctx)

@@ -7,14 +7,14 @@ import time
 import streamlit as st
 
 from model.analysis.ablation import importance_scan
-from ui.common import NOT_NATIVE, chart, is_translator, progress_bar
+from ui.common import NOT_NATIVE, can_ablate, chart, progress_bar
 from ui.context import Ctx
 from ui.runtime import result_get, result_put
 from viz import heads as viz_heads
 
 
 def render(ctx: Ctx) -> None:
-    if not is_translator(ctx.bundle):
+    if not can_ablate(ctx.bundle):
         st.info(NOT_NATIVE.format(what="The importance scan"))
         return
     line = ctx.lines[ctx.b]

@@ -1,0 +1,118 @@
+"""Every view, and every part of the heads view, on a 12-layer GPT-2-shaped and a 12-layer
+Llama-shaped (grouped-query, rotary) random model listed through ATTN_MODELS: no error box, no
+exception. Narrow (48 wide) so they build and run in seconds; the depth and head counts are
+the real ones that broke the layers × heads grid."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from tests.app.conftest import run_app
+from tests.app.test_views import charts, ok, texts
+from tests.unit.test_hf import SPECIALS, WORDS, make_tokenizer
+from ui.views import VIEWS
+from ui.views.heads import HEADS_PARTS
+
+TEXT = "the cat eats fish every day .\nwinter is cold"
+MODELS = ("gpt2-12", "llama-12")
+
+
+def build(name: str):
+    import transformers as tf
+
+    torch.manual_seed(0)
+    common = dict(vocab_size=len(SPECIALS) + len(WORDS), pad_token_id=0, bos_token_id=2,
+                  eos_token_id=3)
+    if name == "gpt2-12":
+        return tf.GPT2LMHeadModel(tf.GPT2Config(n_embd=48, n_layer=12, n_head=12,
+                                                n_positions=64, **common)), None
+    return tf.LlamaForCausalLM(tf.LlamaConfig(
+        hidden_size=48, num_hidden_layers=12, num_attention_heads=12, num_key_value_heads=4,
+        intermediate_size=32, max_position_embeddings=64, **common)), "<s> $A"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def hf_models(tmp_path_factory):
+    root = tmp_path_factory.mktemp("hf_views")
+    for name in MODELS:
+        model, template = build(name)
+        model.save_pretrained(root / name, safe_serialization=True)
+        make_tokenizer(template).save_pretrained(root / name)
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)  # small tensors: thread start-up costs more on a busy machine
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ATTN_MODELS", str(root))
+        mp.setenv("HF_HUB_OFFLINE", "1")
+        yield root
+    torch.set_num_threads(before)
+
+
+def no_errors(at) -> None:
+    ok(at)
+    assert not at.error, texts(at.error)
+
+
+@pytest.mark.parametrize("view", [v for v in VIEWS if v != "heads"])
+@pytest.mark.parametrize("name", MODELS)
+def test_every_view_opens_without_an_error(name, view):
+    at = run_app({"ckpt": name, "view": view, "text": TEXT, "layer": "11", "head": "11"},
+                 timeout=120)
+    no_errors(at)
+
+
+@pytest.mark.parametrize("part", list(HEADS_PARTS))
+@pytest.mark.parametrize("name", MODELS)
+def test_every_heads_part_opens_without_an_error(name, part):
+    at = run_app({"ckpt": name, "view": "heads", "text": TEXT}, timeout=120)
+    no_errors(at)
+    at.radio(key="_w_heads_part").set_value(part).run(timeout=120)
+    no_errors(at)
+    if part == "scan":
+        at.button(key="scan_go").click().run(timeout=120)
+        no_errors(at)
+
+
+def titles(at) -> str:
+    return " ".join(str(c["layout"].get("title", {}).get("text", "")) for c in charts(at))
+
+
+def test_steps_show_the_recorded_numbers_and_the_shared_kv_heads():
+    at = run_app({"ckpt": "llama-12", "view": "steps", "text": TEXT, "layer": "3",
+                  "head": "4"}, timeout=120)
+    no_errors(at)
+    shown = titles(at)
+    for title in ("Q for head 4", "K for head 4", "attention probabilities"):
+        assert title in shown
+    assert "K and V shared with heads 3–5" in texts(at.caption)
+    assert "head 4 · kv 1" in at.selectbox(key="_w_head").format_func(4)
+
+
+def test_translation_controls_only_for_models_that_translate():
+    at = run_app({"ckpt": "gpt2-12", "view": "tokens", "text": TEXT}, timeout=120)
+    no_errors(at)
+    labels = [w.label for w in at.sidebar.selectbox] + [w.label for w in at.sidebar.radio]
+    assert "Translate into" not in labels and "Decoder input" not in labels
+    at = run_app({"ckpt": "gpt2-12", "view": "translation", "text": TEXT}, timeout=120)
+    no_errors(at)
+    assert "decoder-only model continues text" in texts(at.info)
+
+
+def test_positional_view_per_family():
+    at = run_app({"ckpt": "gpt2-12", "view": "positional", "text": TEXT}, timeout=120)
+    no_errors(at)
+    assert "Positional table of gpt2-12" in titles(at)
+    at = run_app({"ckpt": "llama-12", "view": "positional", "text": TEXT}, timeout=120)
+    no_errors(at)
+    assert "Rotary positions" in titles(at) and "relative distance" in titles(at)
+
+
+def test_knocking_out_a_head_of_a_hugging_face_model():
+    at = run_app({"ckpt": "gpt2-12", "view": "heads", "text": TEXT,
+                  "ablate": "dec_self:11:3"}, timeout=120)
+    no_errors(at)
+    at.radio(key="_w_heads_part").set_value("ablation").run(timeout=120)
+    no_errors(at)
+    assert any("Loss" in m.label for m in at.metric)
+    assert "not supported" not in texts(at.warning)
+    assert at.checkbox(key="abl:dec_self:11:3").value
