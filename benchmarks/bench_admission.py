@@ -1,6 +1,12 @@
 """Admission control (issue 19): N sessions send N different largest inputs (16 lines cut to
 the model's 519 pieces) at the same moment, with and without the gate.
 
+The model is a random one of the lab's type at the shipped models' length (max_len 520) with
+1+1 layers of width 64 (`tiny_lab_bundle`): the same (16, 4, 519, 519) attention tensors per
+layer as `paper`, a third of its layers, so a run takes about a fifth of paper's CPU and the
+whole benchmark stays within minutes on two shared cores. ATTN_BENCH_MODEL=paper runs the
+shipped checkpoint instead (16 × 30 runs of ~10 CPU-seconds each: plan for half an hour).
+
 Each measurement is a fresh child process, a stand-in for the server: it loads the model, runs
 one largest input (the server has served one: its Trace is in the cache), then starts N threads
 that call ui.runtime.cached_capture, the function every page calls, and reports its peak RSS
@@ -137,10 +143,11 @@ def child(n: int, mode: str, model: str) -> dict:
             "sessions": [results[i] for i in range(n)]}
 
 
-def run_child(n: int, mode: str, model: str = "paper", env: dict[str, str] | None = None,
+def run_child(n: int, mode: str, model: str | None = None, env: dict[str, str] | None = None,
               timeout_s: float = 900) -> dict:
     """child() in a fresh process (clean peak RSS, empty caches); its JSON result."""
     full = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1", **(env or {})}
+    model = model or os.environ.get("ATTN_BENCH_MODEL", "tiny")
     out = subprocess.run([sys.executable, "-m", "benchmarks.bench_admission", "child", str(n),
                           mode, model], cwd=ROOT, env=full, capture_output=True, text=True,
                          timeout=timeout_s)
@@ -175,8 +182,9 @@ def summary(r: dict) -> dict:
 def main(parts: list[str] | None = None) -> Report:
     lines, figures = [], {}
     load = os.getloadavg()[0]
-    lines.append(f"model: paper (or a random paper-shaped model); {os.cpu_count()} cores, "
-                 f"load average {load:.1f} at the start")
+    model = os.environ.get("ATTN_BENCH_MODEL", "tiny")
+    lines.append(f"model: {model} (see the module docstring); {os.cpu_count()} cores, load "
+                 f"average {load:.1f} at the start; gate defaults unless stated")
     for part in parts or list(PARTS):
         mode, counts = PARTS[part]
         rows = {}
@@ -199,7 +207,7 @@ def main(parts: list[str] | None = None) -> Report:
                 f"{s['outcomes']}; done first {s['first_done_s']} s, median "
                 f"{s['median_done_s']} s, last {s['last_done_s']} s; "
                 f"{s['results_per_min']} results/min")
-        figures[part] = {"counts": rows, "load_average_start": round(load, 1)}
+        figures[part] = {"counts": rows, "model": model, "load_average_start": round(load, 1)}
     return Report(lines, figures)
 
 

@@ -412,8 +412,8 @@ def return_freed_memory(threshold: int = 1 << 20) -> bool:
     """Have glibc serve every allocation of `threshold` bytes or more with its own mmap, given
     back to the kernel when freed. By default glibc raises that threshold (up to 32 MB) each
     time a large block is freed, after which blocks of up to 32 MB come from per-thread heaps
-    that keep their pages: with several sessions' threads in turn, measured ~150 MB over the
-    admitted runs on a 4-session crowd (bench_admission). False where there is no glibc."""
+    that keep their pages: with several sessions' threads in turn, measured ~200 MB more on a
+    4-session crowd of largest inputs (bench_admission's child). False where there is no glibc."""
     import ctypes
     import ctypes.util
 

@@ -32,6 +32,7 @@ from model.budget import (
     threads_per_run,
     too_large_message,
 )
+from ui.i18n import _
 
 T = TypeVar("T")
 __all__ = ["BUSY", "Busy", "TooLarge", "admitted", "server_gate"]
@@ -73,8 +74,8 @@ def admitted(est: Estimate, lookup: Callable[[], T | None], run: Callable[[], T]
             return True
         if ahead != shown:
             slot = slot or st.empty()
-            slot.info(f"Waiting for the model: {ahead} ahead. You can change the text "
-                      "meanwhile; the newest input is the one that runs.")
+            slot.info(_("Waiting for the model: {ahead} ahead. You can change the text "
+                        "meanwhile; the newest input is the one that runs.").format(ahead=ahead))
             shown = ahead
         return False
 
@@ -97,7 +98,7 @@ def admitted(est: Estimate, lookup: Callable[[], T | None], run: Callable[[], T]
 def refusal(exc: BaseException) -> str | None:
     """The message for a run the gate turned away, or None for any other failure."""
     if isinstance(exc, Busy):
-        return BUSY
+        return _(BUSY)
     if isinstance(exc, TooLarge):
         return str(exc)
     return None

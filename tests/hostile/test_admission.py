@@ -74,11 +74,11 @@ def gate_env(monkeypatch, checkpoints):
 
 
 def _app(text: str, view: str = "tokens") -> AppTest:
-    at = AppTest.from_file(str(APP), default_timeout=60)
+    at = AppTest.from_file(str(APP), default_timeout=120)
     at.query_params["text"] = text
     at.query_params["view"] = view
     config.set_option("client.showErrorDetails", "full")
-    return at.run(timeout=60)
+    return at.run(timeout=120)
 
 
 def _hold(gate: Gate) -> tuple[threading.Event, threading.Thread]:
