@@ -335,3 +335,16 @@ def rare_copies(pairs: list[Pair], target: int = 200, cap: int = 100) -> list[Pa
         rarest = min((count[w] for w in ws), default=target)
         out += [p] * (min(cap, math.ceil(target / rarest)) - 1)
     return out
+
+
+def frequent_copies(pairs: list[Pair], seed: int = 0, n_draw: int = 200_000, cap: int = 10
+                    ) -> list[Pair]:
+    """Extra copies of pairs the grammar draws often, which deduplication left only once.
+
+    "How much is this?" or "What time is it?" come out of the grammar hundreds of times in
+    200k draws but stand once in the deduplicated training split, once among 200k: too rare to
+    learn although a learner types them first. A pair drawn c >= 3 times in n_draw draws of
+    an independent stream gets min(cap, c - 1) copies.
+    """
+    drawn = Counter(p.en for p in generate(n_draw, seed=seed + 1))
+    return [p for p in pairs if drawn[p.en] >= 3 for _ in range(min(cap, drawn[p.en] - 1))]

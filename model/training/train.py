@@ -49,6 +49,26 @@ def examples(pairs: list[corpus.Pair]) -> list[tuple[str, str, str]]:
     return out
 
 
+def typed_examples(pairs: list[corpus.Pair], share: float, seed: int
+                   ) -> list[tuple[str, str, str]]:
+    """Sources as people type them, for a share of the pairs: English all lowercase and/or
+    without the final punctuation ("i am a student" -> 저는 학생이에요.), Korean without it;
+    the target stays as the grammar wrote it."""
+    rng = random.Random(f"typed:{seed}")
+    out = []
+    for p in pairs:
+        if rng.random() >= share:
+            continue
+        x = rng.random()
+        en = p.en.lower() if x < 0.67 else p.en
+        if x >= 0.33:
+            en = en.rstrip(".?!")
+        out.append(("ko", en, p.ko))
+        if rng.random() < 0.5:
+            out.append(("en", p.ko.rstrip(".?!"), p.en))
+    return out
+
+
 def encode_examples(tok: Tokenizer, exs, max_len: int) -> list[tuple[list[int], list[int]]]:
     """Source ids ([tag] + pieces + [eos]) and target ids (pieces + [eos]) per example."""
     out = []
@@ -173,6 +193,12 @@ def parse_args(argv=None) -> argparse.Namespace:
                     help="oversample pairs with rare English words to about this many "
                          "sightings per word (0: off); see corpus.rare_copies")
     ap.add_argument("--rare-cap", type=int, default=100, help="most copies of one rare pair")
+    ap.add_argument("--frequent-cap", type=int, default=0,
+                    help="copies (at most this many) of pairs the grammar draws often but the "
+                         "deduplicated split holds once (0: off); see corpus.frequent_copies")
+    ap.add_argument("--typed-share", type=float, default=0.0,
+                    help="share of training pairs also given with a lowercase / unpunctuated "
+                         "source, as people type (0: off)")
     ap.add_argument("--resume", action="store_true", help="continue from <out>.state/")
     ap.add_argument("--seed", type=int, default=0, help="corpus and training seed")
     ap.add_argument("--n-train", type=int, default=200_000, help="training pairs (×2 directions)")
@@ -217,6 +243,11 @@ def main(argv=None) -> dict:
     seeded = examples(splits["train"]) + examples(corpus.ANCHOR_PAIRS) * args.seed_repeat
     if args.rare_target:
         seeded += examples(corpus.rare_copies(splits["train"], args.rare_target, args.rare_cap))
+    if args.frequent_cap:
+        seeded += examples(corpus.frequent_copies(splits["train"], args.seed,
+                                                  cap=args.frequent_cap))
+    if args.typed_share:
+        seeded += typed_examples(splits["train"], args.typed_share, args.seed)
     train = encode_examples(tok, seeded, cfg.max_len)
     val = encode_examples(tok, examples(splits["val"]), cfg.max_len)
     model = Transformer(cfg)
