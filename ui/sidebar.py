@@ -45,6 +45,10 @@ def card_line(bundle: Bundle) -> str:
         if isinstance(m, dict) and "chrf" in m:
             parts.append(f"{direction.replace('->', '→')} chrF {float(m['chrf']):.1f}, "
                          f"exact {float(m.get('exact_match', 0)):.1f}%")
+    if card.get("device"):  # Hugging Face folders: where and in what precision they run
+        parts.append(f"{card['device']}, {card.get('dtype', '')}".rstrip(", "))
+    if card.get("device_note"):
+        parts.append(str(card["device_note"]))
     return " · ".join(parts)
 
 
