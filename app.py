@@ -14,12 +14,13 @@ import logging
 import streamlit as st
 
 from model import Bundle, Trace
-from ui import presenter
+from ui import i18n, presenter
 from ui.admission import refusal
 from ui.catalog import model_folders
 from ui.common import can_ablate, clean_input, control_flow
 from ui.context import Ctx, Notes
 from ui.download import trace_download
+from ui.i18n import _
 from ui.runtime import cached_capture
 from ui.sidebar import checkpoint_ui, input_ui, preset_buttons, sentence_ui, share_ui
 from ui.state import head_state, link_params, seed, url_once, write_url
@@ -45,58 +46,62 @@ def render_view(view: str, ctx: Ctx) -> None:
             st.warning(refusal(exc))
             return
         LOG.exception("view %s failed", view)
-        st.error(f"The {entry.label} view could not be drawn ({type(exc).__name__}: "
-                 f"{md(str(exc)[:200])}). The details are in the server log.")
+        st.error(_("The {view} view could not be drawn ({error}: {reason}). The details are "
+                   "in the server log.").format(view=_(entry.label), error=type(exc).__name__,
+                                                reason=md(str(exc)[:200])))
 
 
 def empty_prompt() -> None:
-    st.info("Type one or more sentences in the sidebar (one per line), or start from an example:")
+    st.info(_("Type one or more sentences in the sidebar (one per line), or start from an "
+              "example:"))
     preset_buttons("main")
 
 
 def main() -> None:
     notes = Notes()
     url = url_once()
+    i18n.choose(url, notes.warnings)  # lang_ui from the link, else the browser's language
     present = presenter.setup(url, notes)  # page config; present=1: projector layout
     if not present:
-        st.title("Attention lab")
+        st.title(_("Attention lab"))
     catalog = model_folders()
     if not catalog:
-        st.error("No checkpoint found. Train one (python -m model.training.train) or point "
-                 "ATTN_CHECKPOINTS_DIR at a folder of checkpoints.")
+        st.error(_("No checkpoint found. Train one (python -m model.training.train) or point "
+                   "ATTN_CHECKPOINTS_DIR at a folder of checkpoints."))
         return
     with st.sidebar:
+        i18n.language_toggle()
         name, bundle, key = checkpoint_ui(catalog, url, notes)
         if bundle is None:
             notes.show()
             return
         inputs = input_ui(url, notes, bundle)
     if inputs["ablate"] and not can_ablate(bundle):
-        notes.warnings.append("Knocking out heads is not supported for this model (its "
-                              "attention does not run through the lab's recorder); every head "
-                              "is left in.")
+        notes.warnings.append(_("Knocking out heads is not supported for this model (its "
+                                "attention does not run through the lab's recorder); every "
+                                "head is left in."))
         inputs["ablate"] = ""
     if url.get("view", "tokens") not in VIEWS:
-        notes.warnings.append(f"Unknown view {md(repr(url['view']))} in the link; showing "
-                              "tokens.")
+        notes.warnings.append(_("Unknown view {value} in the link; showing tokens.").format(
+            value=md(repr(url["view"]))))
     seed("view", url.get("view") if url.get("view") in VIEWS else "tokens")
     if present:  # only the view the link names (the tour, usually): no view bar
         view = st.session_state["view"]
     else:
-        view = st.radio("View", list(VIEWS), key="view", horizontal=True,
+        view = st.radio(_("View"), list(VIEWS), key="view", horizontal=True,
                         format_func=view_label, label_visibility="collapsed")
     head_state(bundle, url, notes)
     lines, input_notes = clean_input(inputs["text"])
     notes.warnings += [md(n) for n in input_notes]
     targets = None
     if inputs["typed"] is not None:
-        typed, _ = clean_input(inputs["typed"])
+        typed, _typed_notes = clean_input(inputs["typed"])
         if len(typed) == len(lines):
             targets = tuple(typed)
         elif lines:
-            notes.warnings.append(f"Teacher forcing needs one target line per sentence "
-                                  f"({len(typed)} for {len(lines)}); using the model's own "
-                                  "translation instead.")
+            notes.warnings.append(_("Teacher forcing needs one target line per sentence ({n} "
+                                    "for {m}); using the model's own translation instead.")
+                                  .format(n=len(typed), m=len(lines)))
     with st.sidebar:
         b = sentence_ui(lines) if lines else 0
     notes.show()
@@ -132,13 +137,14 @@ def run_model(bundle: Bundle, key: str, lines: list[str], targets: tuple[str, ..
             st.warning(refusal(exc))
             return None
         LOG.exception("capture failed")
-        st.error(f"The model could not run on this input ({type(exc).__name__}: "
-                 f"{md(str(exc)[:200])}).")
+        st.error(_("The model could not run on this input ({error}: {reason}).").format(
+            error=type(exc).__name__, reason=md(str(exc)[:200])))
         return None
     for i, cut in enumerate(trace.src_cut):
         if cut:
-            st.warning(f"Sentence {i + 1} was too long: {cut} piece(s) were cut to fit the "
-                       f"model's {bundle.config.max_len - 1} positions.")
+            st.warning(_("Sentence {i} was too long: {cut} piece(s) were cut to fit the "
+                         "model's {n} positions.").format(i=i + 1, cut=cut,
+                                                          n=bundle.config.max_len - 1))
     return trace
 
 

@@ -9,12 +9,14 @@ import streamlit as st
 from model import Bundle, Trace, parse_ablate
 from model.inputs import MAX_CHARS, MAX_LINES, clean_lines  # input caps live with the cleaning
 from ui.context import Ctx
+from ui.i18n import N_, _
 from ui.state import sticky
 from ui.text import KIND_LABELS
 from viz.common import chart_config
 
-NOT_NATIVE = ("{what} is not supported for this model: it runs this project's own encoder–decoder "
-              "with hooks on each head, so it needs one of the shipped translation checkpoints.")
+NOT_NATIVE = N_("{what} is not supported for this model: it runs this project's own "
+                "encoder–decoder with hooks on each head, so it needs one of the shipped "
+                "translation checkpoints.")
 
 
 def clean_input(raw: str) -> tuple[list[str], list[str]]:
@@ -33,13 +35,13 @@ def pick_head(kinds: list[str], n_layers: Callable[[str], int], n_heads: int,
     if state["kind"] not in kinds:
         state["kind"] = kinds[0]
     c1, c2, c3 = st.columns(3)
-    kind = sticky(c1.selectbox, "kind", "Attention", options=kinds, format_func=KIND_LABELS.get)
+    kind = sticky(c1.selectbox, "kind", _("Attention"), options=kinds, format_func=KIND_LABELS.get)
     if state["layer"] >= n_layers(kind):
         state["layer"] = 0
-    layer = sticky(c2.selectbox, "layer", "Layer", options=list(range(n_layers(kind))))
+    layer = sticky(c2.selectbox, "layer", _("Layer"), options=list(range(n_layers(kind))))
     if state["head"] >= n_heads:
         state["head"] = 0
-    head = sticky(c3.selectbox, "head", "Head", options=list(range(n_heads)), format_func=label)
+    head = sticky(c3.selectbox, "head", _("Head"), options=list(range(n_heads)), format_func=label)
     return kind, layer, head
 
 
@@ -50,7 +52,7 @@ def head_picker(ctx: Ctx, kinds: tuple[str, ...] | None = None) -> tuple[str, in
     if kv_note(ctx.trace, head):  # grouped-query attention: say which heads share K and V
         st.caption(kv_note(ctx.trace, head))
     if (kind, layer, head) in parse_ablate(ctx.ablate):
-        st.info("This head is knocked out: its context is zeroed before W_O.")
+        st.info(_("This head is knocked out: its context is zeroed before W_O."))
     return kind, layer, head
 
 

@@ -80,3 +80,35 @@ def browser_lang() -> str:
     except Exception:  # no browser session (bare script run)
         locale = ""
     return "ko" if str(locale).lower().split("-")[0].split("_")[0] == "ko" else "en"
+
+
+def choose(url: dict[str, str], warnings: list[str]) -> str:
+    """Settle the session's language on its first run: lang_ui from the link, else the
+    browser's; a bad lang_ui value adds a (translated) warning. Returns the language."""
+    from ui.text import md  # here, not at the top: ui.text imports this module
+
+    state = st.session_state
+    if STATE_KEY not in state:
+        raw = url.get("lang_ui")
+        state[STATE_KEY] = raw if raw in LANGS else browser_lang()
+        if raw is not None and raw not in LANGS:
+            warnings.append(_("Unknown interface language {value} in the link (use ko or en).")
+                            .format(value=md(repr(raw[:20]))))
+    return current()
+
+
+def language_toggle() -> None:
+    """The sidebar's language switch; the page is drawn again in the chosen language."""
+    st.radio(_("Interface language"), list(LANGS), key=STATE_KEY, format_func=LANGS.get,
+             horizontal=True)
+
+
+class Labels(dict):
+    """A dict of N_()-marked labels that are translated when read (x[k], x.get(k)), so
+    `format_func=LABELS.get` shows the session's language without touching each use."""
+
+    def __getitem__(self, key):
+        return _(super().__getitem__(key))
+
+    def get(self, key, default=None):
+        return self[key] if key in self else default

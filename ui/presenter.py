@@ -12,6 +12,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ui.context import Notes
+from ui.i18n import _
 from ui.text import md
 
 STATE_KEY = "present"
@@ -36,8 +37,8 @@ def setup(url: dict[str, str], notes: Notes) -> bool:
     if STATE_KEY not in st.session_state:
         raw = url.get("present")
         if raw not in (None, "0", "1"):
-            notes.warnings.append(f"present={md(repr(raw[:20]))} in the link is not 0 or 1; "
-                                  "presenter mode is off.")
+            notes.warnings.append(_("present={value} in the link is not 0 or 1; presenter "
+                                    "mode is off.").format(value=md(repr(raw[:20]))))
         st.session_state[STATE_KEY] = raw == "1"
     present = presenting()
     st.set_page_config(page_title="Attention lab", layout="wide",

@@ -13,20 +13,22 @@ from model import Bundle, CheckpointError, format_ablate, parse_ablate
 from model.hf import resolve_model_ref
 from ui.catalog import open_folder
 from ui.context import Notes
+from ui.i18n import N_, Labels, _
 from ui.state import MAX_URL_TEXT, seed
 from ui.text import md
 from viz.common import DOWNLOAD_FORMATS, SEQUENTIAL
 
 LOG = logging.getLogger("attention_lab")
-PRESETS = {
-    "겨울은 추워요. / 감기 조심하세요. (seed 000)": "겨울은 추워요.\n감기 조심하세요.",
+PRESETS = {  # label (translated when shown) -> text
+    N_("겨울은 추워요. / 감기 조심하세요. (seed 000)"): "겨울은 추워요.\n감기 조심하세요.",
     "Winter is cold.": "Winter is cold.",
     "The big dog eats the fish.": "The big dog eats the fish.",
     "My friend reads a book in the park.": "My friend reads a book in the park.",
-    "Two English sentences": "The big dog eats the fish.\nWinter is cold.",
+    N_("Two English sentences"): "The big dog eats the fish.\nWinter is cold.",
 }
 DEFAULT_TEXT = next(iter(PRESETS.values()))
-LANGS = {"auto": "auto (Korean → English, otherwise → Korean)", "ko": "Korean", "en": "English"}
+LANGS = Labels(auto=N_("auto (Korean → English, otherwise → Korean)"), ko=N_("Korean"),
+               en=N_("English"))
 
 
 def card_line(bundle: Bundle) -> str:
@@ -63,26 +65,28 @@ def checkpoint_ui(catalog: dict[str, Path], url: dict[str, str], notes: Notes
         try:
             catalog[ref] = resolve_model_ref(ref, catalog)  # a hub id needs ATTN_ALLOW_HUB=1
         except CheckpointError as exc:
-            notes.warnings.append(f"Checkpoint {md(repr(ref[:80]))} in the link was refused: "
-                                  f"{md(exc.reason)}. Showing {md(default)}.")
+            notes.warnings.append(_("Checkpoint {ref} in the link was refused: {reason}. "
+                                    "Showing {default}.").format(
+                ref=md(repr(ref[:80])), reason=md(exc.reason), default=md(default)))
         else:
             st.session_state.setdefault("_hub_models", {})[ref] = catalog[ref]
             names.append(ref)
     seed("ckpt", url["ckpt"] if url.get("ckpt") in names else default)
     if st.session_state["ckpt"] not in names:
         st.session_state["ckpt"] = default
-    name = st.selectbox("Checkpoint", names, key="ckpt")
+    name = st.selectbox(_("Checkpoint"), names, key="ckpt")
     for candidate in [name] + [n for n in names if n != name]:
         folder = catalog[candidate]
         try:
             bundle, key = open_folder(folder)
         except (CheckpointError, OSError) as exc:
-            notes.errors.append(f"Checkpoint {md(candidate)} ({md(folder)}) could not be "
-                                f"loaded: {md(exc)}")
+            notes.errors.append(_("Checkpoint {name} ({folder}) could not be loaded: {reason}")
+                                .format(name=md(candidate), folder=md(folder), reason=md(exc)))
             LOG.warning("checkpoint %s failed to load: %s", folder, exc)
             continue
         if candidate != name:
-            notes.warnings.append(f"Showing checkpoint {md(candidate)} instead.")
+            notes.warnings.append(_("Showing checkpoint {name} instead.").format(
+                name=md(candidate)))
         st.caption(md(card_line(bundle)))
         return candidate, bundle, key
     return name, None, ""
@@ -94,44 +98,46 @@ def _set_text(text: str) -> None:
 
 def preset_buttons(where: str) -> None:
     for i, (label, text) in enumerate(PRESETS.items()):
-        st.button(label, key=f"preset_{where}_{i}", on_click=_set_text, args=(text,))
+        st.button(_(label), key=f"preset_{where}_{i}", on_click=_set_text, args=(text,))
 
 
 def input_ui(url: dict[str, str], notes: Notes, bundle: Bundle) -> dict:
     """Text, target language, decoder input, ablation, display options, sentence."""
     seed("text", url.get("text", DEFAULT_TEXT))
-    text = st.text_area("Sentences (one per line = one batch)", key="text", height=120,
-                        help="Ctrl+Enter applies. Up to 16 lines.")
-    with st.expander("Examples"):
+    text = st.text_area(_("Sentences (one per line = one batch)"), key="text", height=120,
+                        help=_("Ctrl+Enter applies. Up to 16 lines."))
+    with st.expander(_("Examples")):
         preset_buttons("side")
     lang_url = url.get("lang")
     if lang_url is not None and lang_url not in LANGS:
-        notes.warnings.append(f"Unknown language {md(repr(lang_url))} in the link; using auto.")
+        notes.warnings.append(_("Unknown language {value} in the link; using auto.").format(
+            value=md(repr(lang_url))))
     seed("lang", lang_url if lang_url in LANGS else "auto")
     # translation controls only where they mean something: the direction for the lab's
     # bilingual checkpoints, the decoder input for any encoder–decoder model
     lang = st.session_state["lang"]
     if bundle.kind == "native" and "cross" in bundle.kinds:
-        lang = st.selectbox("Translate into", list(LANGS), key="lang", format_func=LANGS.get)
+        lang = st.selectbox(_("Translate into"), list(LANGS), key="lang", format_func=LANGS.get)
     mode = "model"
     if "cross" in bundle.kinds:
-        mode = st.radio("Decoder input", ["model", "typed"], key="decoder_mode",
-                        format_func={"model": "the model's own translation",
-                                     "typed": "a typed target (teacher forcing)"}.get)
+        mode = st.radio(_("Decoder input"), ["model", "typed"], key="decoder_mode",
+                        format_func=Labels(model=N_("the model's own translation"),
+                                           typed=N_("a typed target (teacher forcing)")).get)
     typed = None
     if mode == "typed":
-        typed = st.text_area("Target sentences, one per source line", key="targets", height=90)
-    with st.expander("Knock out heads"):
+        typed = st.text_area(_("Target sentences, one per source line"), key="targets",
+                             height=90)
+    with st.expander(_("Knock out heads")):
         seed("ablate", url.get("ablate", ""))
-        ablate_raw = st.text_input("Heads to zero (kind:layer:head, comma-separated)",
+        ablate_raw = st.text_input(_("Heads to zero (kind:layer:head, comma-separated)"),
                                    key="ablate", placeholder="enc_self:0:1,cross:2:3")
     ablate = check_ablate(ablate_raw, bundle, notes)
-    st.markdown("**Display**")
-    hide_pad = st.checkbox("Hide padding rows and columns", value=True, key="hide_pad")
-    numbers = st.checkbox("Numbers on cells (small matrices)", value=True, key="numbers")
-    colorscale = st.selectbox("Colour scale (probabilities)", list(SEQUENTIAL), key="cscale")
-    fmt = st.selectbox("Chart download format", list(DOWNLOAD_FORMATS), key="fmt",
-                       help="The camera button in each chart's toolbar saves this format.")
+    st.markdown(_("**Display**"))
+    hide_pad = st.checkbox(_("Hide padding rows and columns"), value=True, key="hide_pad")
+    numbers = st.checkbox(_("Numbers on cells (small matrices)"), value=True, key="numbers")
+    colorscale = st.selectbox(_("Colour scale (probabilities)"), list(SEQUENTIAL), key="cscale")
+    fmt = st.selectbox(_("Chart download format"), list(DOWNLOAD_FORMATS), key="fmt",
+                       help=_("The camera button in each chart's toolbar saves this format."))
     return {"text": text, "lang": lang, "typed": typed, "ablate": ablate,
             "hide_pad": hide_pad, "numbers": numbers, "colorscale": colorscale, "fmt": fmt}
 
@@ -141,7 +147,8 @@ def check_ablate(raw: str, bundle: Bundle, notes: Notes) -> str:
     try:
         heads = parse_ablate(raw or "")
     except ValueError as exc:
-        notes.warnings.append(f"Ignoring the heads to knock out: {md(str(exc)[:200])}")
+        notes.warnings.append(_("Ignoring the heads to knock out: {reason}").format(
+            reason=md(str(exc)[:200])))
         return ""
     good, bad = set(), []
     for kind, layer, head in sorted(heads):
@@ -151,9 +158,9 @@ def check_ablate(raw: str, bundle: Bundle, notes: Notes) -> str:
         else:
             bad.append(f"{kind}:{layer}:{head}"[:60])
     if bad:  # one note, however many heads a link lists
-        more = f" and {len(bad) - 3} more" if len(bad) > 3 else ""
-        notes.warnings.append(f"This model has no head {md(', '.join(bad[:3]))}{more}; "
-                              "not knocked out.")
+        more = _(" and {n} more").format(n=len(bad) - 3) if len(bad) > 3 else ""
+        notes.warnings.append(_("This model has no head {heads}{more}; not knocked out.")
+                              .format(heads=md(", ".join(bad[:3])), more=more))
     return format_ablate(good)
 
 
@@ -162,14 +169,14 @@ def sentence_ui(lines: list[str]) -> int:
         st.session_state["sentence"] = 0
     if len(lines) == 1:
         return 0
-    return st.selectbox("Sentence to inspect", list(range(len(lines))), key="sentence",
+    return st.selectbox(_("Sentence to inspect"), list(range(len(lines))), key="sentence",
                         format_func=lambda b: f"{b + 1}: {lines[b][:40]}")
 
 
 def share_ui(params: dict[str, str]) -> None:
-    with st.expander("Share this view"):
-        st.caption("Add this to the app's address; it opens exactly this view.")
+    with st.expander(_("Share this view")):
+        st.caption(_("Add this to the app's address; it opens exactly this view."))
         st.code("?" + urlencode(params), language=None, wrap_lines=True)
         if "text" not in params:
-            st.caption(f"The text is longer than {MAX_URL_TEXT:,} characters, so the link "
-                       "leaves it out.")
+            st.caption(_("The text is longer than {n:,} characters, so the link leaves it "
+                         "out.").format(n=MAX_URL_TEXT))

@@ -7,6 +7,7 @@ import streamlit as st
 
 from model import Bundle
 from ui.context import Notes
+from ui.i18n import _, browser_lang
 from ui.text import md
 
 MAX_URL_TEXT = 2_000  # longer text is left out of shareable links
@@ -47,8 +48,9 @@ def head_state(bundle: Bundle, url: dict[str, str], notes: Notes) -> None:
             if url["kind"] in kinds:
                 state["kind"] = url["kind"]
             else:
-                notes.warnings.append(f"Unknown attention kind {md(repr(url['kind']))} in the "
-                                      f"link; showing {md(state['kind'])}.")
+                notes.warnings.append(_("Unknown attention kind {value} in the link; showing "
+                                        "{kind}.").format(value=md(repr(url["kind"])),
+                                                          kind=md(state["kind"])))
         for name, limit in (("layer", bundle.n_layers(state["kind"]) if kinds else 0),
                             ("head", bundle.config.n_heads)):
             if name in url:
@@ -56,8 +58,9 @@ def head_state(bundle: Bundle, url: dict[str, str], notes: Notes) -> None:
                 if value.isascii() and value.isdigit() and int(value) < limit:  # not "²"
                     state[name] = int(value)
                 else:
-                    notes.warnings.append(f"{name} {md(repr(value))} from the link is not "
-                                          f"between 0 and {limit - 1}; showing {name} 0.")
+                    notes.warnings.append(_("{name} {value} from the link is not between 0 "
+                                            "and {last}; showing {name} 0.").format(
+                        name=name, value=md(repr(value)), last=limit - 1))
     if kinds and state["kind"] not in kinds:
         state["kind"] = kinds[0]
     if kinds and not 0 <= state["layer"] < bundle.n_layers(state["kind"]):
@@ -87,4 +90,7 @@ def link_params(name: str, inputs: dict, view: str) -> dict[str, str]:
         params["step"] = str(int(state["tour_step"]) + 1)
     if state.get("present"):  # presenter mode stays on in the link
         params["present"] = "1"
+    lang_ui = state.get("lang_ui")
+    if lang_ui == "ko" or (lang_ui == "en" and browser_lang() == "ko"):  # not the default
+        params["lang_ui"] = lang_ui
     return params

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import re
 
-KIND_LABELS = {"enc_self": "encoder self-attention", "dec_self": "decoder self-attention",
-               "cross": "cross-attention (decoder → encoder)"}
+from ui.i18n import N_, Labels
+
+KIND_LABELS = Labels(enc_self=N_("encoder self-attention"),
+                     dec_self=N_("decoder self-attention"),
+                     cross=N_("cross-attention (decoder → encoder)"))
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:=])")
 
 

@@ -37,12 +37,14 @@ def heading(page) -> str:
 def walk_with_keys(page, base: str, ckpt: str, text: str) -> None:
     # generous waits: the suite shares two cores with trainings and other servers
     page.set_default_navigation_timeout(180_000)
+    page.set_default_timeout(180_000)
     page.goto(f"{base}/?{urlencode(dict(view='tour', ckpt=ckpt, text=text))}")
-    wait_for_app(page, timeout=240)
+    wait_for_app(page, timeout=400)
     page.wait_for_selector(HEADING, timeout=120_000)
     assert heading(page).startswith("1. ")
     for i in range(2, N + 1):
-        page.locator(HEADING).last.click()  # the focus on the page, not in a text box
+        # the focus on the page, not in a text box (where Streamlit ignores the shortcuts)
+        page.evaluate("() => document.activeElement && document.activeElement.blur()")
         page.keyboard.press("ArrowRight")
         page.wait_for_function(
             "([sel, prefix]) => { const h = [...document.querySelectorAll(sel)].pop();"

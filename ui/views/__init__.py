@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from model import Bundle
 from ui.context import Ctx
+from ui.i18n import N_, _
 from ui.views import (
     attention,
     bertviz,
@@ -37,12 +38,13 @@ def translates(bundle: Bundle) -> str | None:
     """Greedy decoding step by step with top-k needs the lab's own translators."""
     if bundle.kind == "native" and "cross" in bundle.kinds:
         return None
-    what = {"decoder": "a decoder-only model continues text rather than translating",
-            "encoder": "an encoder-only model writes no text"}.get(
-        getattr(bundle.config, "family", ""), "its decoding is transformers' generate()")
-    return ("Step-by-step translation (top-k at each step, with that step's cross-attention) "
-            f"is drawn for this project's encoder–decoder checkpoints; {what}. The heads view's "
-            "“Knock out heads” shows what this model writes with and without heads.")
+    what = {"decoder": N_("a decoder-only model continues text rather than translating"),
+            "encoder": N_("an encoder-only model writes no text")}.get(
+        getattr(bundle.config, "family", ""), N_("its decoding is transformers' generate()"))
+    return _("Step-by-step translation (top-k at each step, with that step's cross-attention) "
+             "is drawn for this project's encoder–decoder checkpoints; {what}. The heads view's "
+             "“Knock out heads” shows what this model writes with and without heads.").format(
+                 what=_(what))
 
 
 @dataclass(frozen=True)
@@ -55,20 +57,20 @@ class View:
 
 
 VIEWS: dict[str, View] = {
-    "tokens": View("Tokens & padding", tokens.render),
-    "masks": View("Masks", masks.render),
-    "attention": View("Attention", attention.render),
-    "bertviz": View("bertviz", bertviz.render),
-    "steps": View("Inside one head", steps.render),
-    "positional": View("Positional encoding", positional.render),
-    "embeddings": View("Embeddings by layer", embeddings.render),
-    "translation": View("Translation", translation.render, translates),
-    "heads": View("Heads", heads.render),
-    "compare": View("Compare", compare.render),
-    "tour": View("Guided tour", tour.render),
+    "tokens": View(N_("Tokens & padding"), tokens.render),
+    "masks": View(N_("Masks"), masks.render),
+    "attention": View(N_("Attention"), attention.render),
+    "bertviz": View(N_("bertviz"), bertviz.render),
+    "steps": View(N_("Inside one head"), steps.render),
+    "positional": View(N_("Positional encoding"), positional.render),
+    "embeddings": View(N_("Embeddings by layer"), embeddings.render),
+    "translation": View(N_("Translation"), translation.render, translates),
+    "heads": View(N_("Heads"), heads.render),
+    "compare": View(N_("Compare"), compare.render),
+    "tour": View(N_("Guided tour"), tour.render),
 }
 
 
 def view_label(name: str) -> str:
-    """The view bar's label for a view name."""
-    return VIEWS[name].label
+    """The view bar's label for a view name, in the session's language."""
+    return _(VIEWS[name].label)

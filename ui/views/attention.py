@@ -6,6 +6,7 @@ import streamlit as st
 
 from ui.common import chart, head_picker
 from ui.context import Ctx
+from ui.i18n import _
 from viz import attention as viz_attention
 
 
@@ -24,6 +25,7 @@ def render(ctx: Ctx) -> None:
     n_layers, n_heads = t.n_layers(kind), t.attn[kind].shape[2]
     chart(viz_attention.grid_figure(t, kind, ctx.b, selected=(layer, head), **opts), ctx)
     st.session_state["_w_open"] = layer * n_heads + head
-    st.selectbox("Open a head from the grid", list(range(n_layers * n_heads)), key="_w_open",
-                 format_func=lambda i: f"layer {i // n_heads}, head {i % n_heads}",
+    st.selectbox(_("Open a head from the grid"), list(range(n_layers * n_heads)), key="_w_open",
+                 format_func=lambda i: _("layer {layer}, head {head}").format(
+                     layer=i // n_heads, head=i % n_heads),
                  on_change=_open_head, args=(n_heads,))

@@ -6,6 +6,7 @@ import streamlit as st
 
 from ui.common import chart
 from ui.context import Ctx, trace_key
+from ui.i18n import N_, Labels, _
 from ui.runtime import cached_logit_lens
 from viz import embeddings as viz_embeddings
 
@@ -14,10 +15,10 @@ def render(ctx: Ctx) -> None:
     t = ctx.trace
     sides = [s for s in ("enc", "dec") if s in t.hidden]
     c1, c2 = st.columns(2)
-    side = c1.radio("Stack", sides, horizontal=True, key="emb_side",
-                    format_func={"enc": "encoder", "dec": "decoder"}.get)
+    side = c1.radio(_("Stack"), sides, horizontal=True, key="emb_side",
+                    format_func=Labels(enc=N_("encoder"), dec=N_("decoder")).get)
     n_layers = t.hidden[side].shape[0] - 1
-    layer = c2.slider("Layer (0 = embeddings + positions)", 0, n_layers, n_layers,
+    layer = c2.slider(_("Layer (0 = embeddings + positions)"), 0, n_layers, n_layers,
                       key=f"emb_layer_{side}")
     chart(viz_embeddings.pca_trajectories(t, side, ctx.b, layer), ctx)
     chart(viz_embeddings.cosine_by_layer(t, side, ctx.b, layer), ctx)
@@ -25,7 +26,7 @@ def render(ctx: Ctx) -> None:
     chart(viz_embeddings.layer_change(t, side, ctx.b), ctx)
     if side == "dec":
         if ctx.bundle.kind != "native":
-            st.info("The logit lens is not available for this model.")
+            st.info(_("The logit lens is not available for this model."))
         else:
             chart(viz_embeddings.logit_lens_figure(
                 cached_logit_lens(ctx.bundle, t, trace_key(ctx), ctx.b, k=5)), ctx)

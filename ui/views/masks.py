@@ -6,23 +6,24 @@ import streamlit as st
 
 from ui.common import chart, head_picker
 from ui.context import Ctx
+from ui.i18n import _
 from viz import masks as viz_masks
 
 
 def render(ctx: Ctx) -> None:
     t = ctx.trace
-    st.subheader(f"Masks for sentence {ctx.b + 1}")
-    st.caption("True = blocked. Shown with padding, since padding is what the pad masks block.")
+    st.subheader(_("Masks for sentence {b}").format(b=ctx.b + 1))
+    st.caption(_("True = blocked. Shown with padding, since padding is what the pad masks block."))
     figs = list(viz_masks.mask_figures(t, ctx.b).values())
     for i in range(0, len(figs), 2):
         cols = st.columns(2)
         for col, fig in zip(cols, figs[i: i + 2]):
             with col:
                 chart(fig, ctx)
-    st.subheader("What a mask does to one head")
+    st.subheader(_("What a mask does to one head"))
     if not t.scores:
-        st.info("The scores before masking are recorded only for this project's own models "
-                "(hooks inside attention); this model's masks are shown above.")
+        st.info(_("The scores before masking are recorded only for this project's own models "
+                  "(hooks inside attention); this model's masks are shown above."))
         return
     kind, layer, head = head_picker(ctx)
     cols = st.columns(3)

@@ -6,6 +6,7 @@ import streamlit as st
 
 from ui.common import chart, head_picker
 from ui.context import Ctx
+from ui.i18n import N_, Labels, _
 from viz import positional as viz_positional
 
 
@@ -29,14 +30,14 @@ def _hf_positions(ctx: Ctx) -> bool:
         chart(viz_positional.rotary_distance(theta, max_d, recorded, label), ctx)
         return True
     if kind == "t5":
-        n = st.slider("Positions shown", 4, 128, 32, key="pos_t5_n")
+        n = st.slider(_("Positions shown"), 4, 128, 32, key="pos_t5_n")
         biases = t5_bias(bundle.model, n)
-        side = st.radio("Stack", list(biases), horizontal=True, key="pos_t5_side")
-        head = st.selectbox("Head", list(range(biases[side].shape[0])), key="pos_t5_head")
+        side = st.radio(_("Stack"), list(biases), horizontal=True, key="pos_t5_side")
+        head = st.selectbox(_("Head"), list(range(biases[side].shape[0])), key="pos_t5_head")
         chart(viz_positional.t5_bias_heatmap(biases[side], head, side), ctx)
         return True
     if kind == "none":
-        st.info("No position table, rotary embedding or relative bias was found in this model.")
+        st.info(_("No position table, rotary embedding or relative bias was found in this model."))
         return True
     return False
 
@@ -48,21 +49,22 @@ def render(ctx: Ctx) -> None:
     max_len, depth = t.pos_table.shape
     kind = getattr(ctx.bundle.config, "pos_encoding", "")
     c1, c2, c3 = st.columns(3)
-    n_pos = c1.slider("Positions shown", 2, max_len, min(max_len, 64), key="pos_n")
-    dims = c2.multiselect("Dimensions as curves", list(range(depth)),
+    n_pos = c1.slider(_("Positions shown"), 2, max_len, min(max_len, 64), key="pos_n")
+    dims = c2.multiselect(_("Dimensions as curves"), list(range(depth)),
                           default=[d for d in (0, 1, 2, 3) if d < depth], key="pos_dims")
-    metric = c3.radio("Similarity", ["dot", "cosine"], horizontal=True, key="pos_metric")
+    metric = c3.radio(_("Similarity"), ["dot", "cosine"], horizontal=True, key="pos_metric")
     chart(viz_positional.table_heatmap(t.pos_table, n_pos,
-                                       title=f"Positional table of {ctx.bundle.name} ({kind})"),
+                                       title=_("Positional table of {name} ({kind})").format(
+                                           name=ctx.bundle.name, kind=kind)),
           ctx)
     if dims:
         chart(viz_positional.dimension_curves(t.pos_table, dims, n_pos), ctx)
     chart(viz_positional.position_similarity(t.pos_table, n_pos, metric=metric), ctx)
     if ctx.bundle.kind != "native":
-        st.info("Token term vs positional term needs this project's own models (hooks on the "
-                "two embedding terms).")
+        st.info(_("Token term vs positional term needs this project's own models (hooks on "
+                  "the two embedding terms)."))
         return
     sides = ["enc"] + (["dec"] if t.tgt_tokens else [])
-    side = st.radio("Input side", sides, horizontal=True, key="pos_side",
-                    format_func={"enc": "encoder", "dec": "decoder"}.get)
+    side = st.radio(_("Input side"), sides, horizontal=True, key="pos_side",
+                    format_func=Labels(enc=N_("encoder"), dec=N_("decoder")).get)
     chart(viz_positional.term_sizes(t, ctx.b, side), ctx)

@@ -9,6 +9,7 @@ import streamlit as st
 
 from ui.common import chart, head_picker
 from ui.context import Ctx
+from ui.i18n import _
 from ui.runtime import cached_weights
 from ui.text import md
 from viz import masks as viz_masks
@@ -18,14 +19,14 @@ from viz import tour as viz_tour
 
 def render(ctx: Ctx) -> None:
     t = ctx.trace
-    st.subheader("Inside one head, with the real numbers")
+    st.subheader(_("Inside one head, with the real numbers"))
     if ctx.bundle.kind != "native":
         _hf_steps(ctx)
         return
     kind, layer, head = head_picker(ctx)
     weights = cached_weights(ctx.bundle, ctx.key, kind, layer)
     walk = viz_steps.walkthrough(t, weights, kind, layer, ctx.b, head)
-    st.caption("Padding is kept here, as in seed 000, so the -1e9 cells of the mask show.")
+    st.caption(_("Padding is kept here, as in seed 000, so the -1e9 cells of the mask show."))
     for step in viz_steps.steps(walk, t, hide_pad=False, numbers=ctx.numbers,
                                 colorscale=ctx.colorscale):
         left, right = st.columns([1, 3])
@@ -35,12 +36,12 @@ def render(ctx: Ctx) -> None:
             st.code(step.shape, language=None, wrap_lines=True)
         with right:
             chart(step.figure, ctx)
-    st.subheader("One query against every key")
+    st.subheader(_("One query against every key"))
     q_tokens = viz_masks.axis_tokens(t, kind, ctx.b)[0]
     n_q = t.length("src" if kind == "enc_self" else "tgt", ctx.b)
     if st.session_state.get("steps_query", 0) >= n_q:
         st.session_state["steps_query"] = 0
-    query = st.selectbox("Query token", list(range(n_q)), key="steps_query",
+    query = st.selectbox(_("Query token"), list(range(n_q)), key="steps_query",
                          format_func=lambda i: f"{i}: {q_tokens[i]}")
     for fig in viz_steps.query_key_figures(walk, t, query, hide_pad=ctx.hide_pad):
         chart(fig, ctx)

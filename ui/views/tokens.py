@@ -6,28 +6,31 @@ import streamlit as st
 
 from ui.common import chart
 from ui.context import Ctx
+from ui.i18n import _
 from viz import tokens as viz_tokens
 
 
 def render(ctx: Ctx) -> None:
     t = ctx.trace
-    st.subheader("Tokens and padding")
-    st.caption("Each sentence is cut into SentencePiece pieces (▁ marks a word start), "
-               "framed by a target-language tag and </s>, and padded with id "
-               f"{t.pad_id} to the longest sentence in the batch.")
+    st.subheader(_("Tokens and padding"))
+    st.caption(_("Each sentence is cut into SentencePiece pieces (▁ marks a word start), "
+                 "framed by a target-language tag and </s>, and padded with id {pad} to the "
+                 "longest sentence in the batch.").format(pad=t.pad_id))
     if any(t.src_tokens):  # a decoder-only model (GPT-2) has text on the decoder side only
         for b, pieces in enumerate(t.src_tokens):
-            st.markdown(f"**Sentence {b + 1}** · encoder input, {len(pieces)} pieces")
+            st.markdown(_("**Sentence {b}** · encoder input, {n} pieces")
+                        .format(b=b + 1, n=len(pieces)))
             st.html(viz_tokens.chips_html(pieces, t.src_ids[b, : len(pieces)]))
         chart(viz_tokens.id_matrix_figure(t, "src", ctx.numbers), ctx)
         chart(viz_tokens.positions_figure(t, "src", ctx.numbers), ctx)
     st.dataframe(viz_tokens.lengths_rows(t), hide_index=True)
     if any(t.tgt_tokens):
-        st.markdown("**Decoder**: input pieces (shifted right, starting with <s>)"
+        st.markdown(_("**Decoder**: input pieces (shifted right, starting with <s>)")
                     .replace("<", "\\<"))
         for b, pieces in enumerate(t.tgt_tokens):
             st.html(viz_tokens.chips_html(pieces, t.tgt_ids[b, : len(pieces)]))
         chart(viz_tokens.id_matrix_figure(t, "tgt", ctx.numbers), ctx)
         chart(viz_tokens.positions_figure(t, "tgt", ctx.numbers), ctx)
-        st.caption(f"Sentence {ctx.b + 1}: what each decoder position reads and predicts")
+        st.caption(_("Sentence {b}: what each decoder position reads and predicts")
+                   .format(b=ctx.b + 1))
         st.dataframe(viz_tokens.decoder_rows(t, ctx.b), hide_index=True)

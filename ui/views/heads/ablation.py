@@ -7,6 +7,7 @@ import streamlit as st
 from model import format_ablate, parse_ablate
 from ui.common import NOT_NATIVE, can_ablate, chart, head_label, is_translator
 from ui.context import Ctx
+from ui.i18n import _
 from ui.runtime import cached_ablation, cached_translate
 from ui.text import KIND_LABELS, md
 from viz import heads as viz_heads
@@ -28,25 +29,25 @@ def _toggle_head(key: str, head: tuple[str, int, int], spec: str) -> None:
 def render(ctx: Ctx) -> None:
     bundle = ctx.bundle
     if not can_ablate(bundle):
-        st.info(NOT_NATIVE.format(what="Knocking out heads"))
+        st.info(_(NOT_NATIVE).format(what=_("Knocking out heads")))
         return
     current = parse_ablate(ctx.ablate)
-    st.caption("Tick a head to zero its output (its context vector, before W_O) and rerun. The "
-               "choice belongs to this browser session; it is also in the link (ablate=…) and "
-               "in the sidebar's “Knock out heads” box. Every view shows the model with these "
-               "heads knocked out.")
+    st.caption(_("Tick a head to zero its output (its context vector, before W_O) and rerun. "
+                 "The choice belongs to this browser session; it is also in the link (ablate=…) "
+                 "and in the sidebar's “Knock out heads” box. Every view shows the model with "
+                 "these heads knocked out."))
     n_heads = bundle.config.n_heads
     for kind in bundle.kinds:
         st.markdown(f"**{KIND_LABELS[kind]}**")
         for layer in range(bundle.n_layers(kind)):
             cols = st.columns(n_heads + 1)
-            cols[0].markdown(f"layer {layer}")
+            cols[0].markdown(_("layer {layer}").format(layer=layer))
             for h in range(n_heads):
                 key = f"abl:{kind}:{layer}:{h}"
                 st.session_state[key] = (kind, layer, h) in current
                 cols[h + 1].checkbox(head_label(ctx.trace, h), key=key, on_change=_toggle_head,
                                      args=(key, (kind, layer, h), ctx.ablate))
-    st.button("Clear all", key="abl_clear", on_click=_set_ablate, args=("",),
+    st.button(_("Clear all"), key="abl_clear", on_click=_set_ablate, args=("",),
               disabled=not current)
     b = ctx.b
     if not is_translator(bundle):
@@ -54,22 +55,23 @@ def render(ctx: Ctx) -> None:
         return
     if not current:
         result = cached_translate(bundle, ctx.key, ctx.lines, ctx.lang, "")[b]
-        st.markdown(f"**Translation of sentence {b + 1}** (no head knocked out)")
-        st.code(result.text or "(empty)", language=None)
+        st.markdown(_("**Translation of sentence {b}** (no head knocked out)").format(b=b + 1))
+        st.code(result.text or _("(empty)"), language=None)
         return
     effect = cached_ablation(bundle, ctx.key, ctx.lines, ctx.lang, ctx.ablate)
     left, right = st.columns(2)
     with left:
-        st.markdown(f"**Before**: sentence {b + 1} with every head")
-        st.code(effect["before"][b].text or "(empty)", language=None)
+        st.markdown(_("**Before**: sentence {b} with every head").format(b=b + 1))
+        st.code(effect["before"][b].text or _("(empty)"), language=None)
     with right:
-        st.markdown(f"**After**: without {md(effect['ablate_spec'])}")
-        st.code(effect["after"][b].text or "(empty)", language=None)
+        st.markdown(_("**After**: without {heads}").format(heads=md(effect["ablate_spec"])))
+        st.code(effect["after"][b].text or _("(empty)"), language=None)
     changed = sum(effect["changed"])
     c1, c2 = st.columns(2)
-    c1.metric("Loss (mean NLL per target token, whole input)", f"{effect['loss_after']:.3f}",
+    c1.metric(_("Loss (mean NLL per target token, whole input)"), f"{effect['loss_after']:.3f}",
               delta=f"{effect['loss_change']:+.3f} nats", delta_color="inverse")
-    c2.metric("Translations changed", f"{changed} of {len(effect['changed'])}")
+    c2.metric(_("Translations changed"), _("{n} of {m}").format(n=changed,
+                                                                 m=len(effect["changed"])))
     chart(viz_heads.ablation_figure(effect, b), ctx)
 
 
@@ -84,7 +86,7 @@ _HF_WORDS = {
 def _hf_effect(ctx: Ctx, current: frozenset) -> None:
     """The effect of the ticked heads on a Hugging Face model."""
     if not current:
-        st.info("Tick heads above to see what the model loses without them.")
+        st.info(_("Tick heads above to see what the model loses without them."))
         return
     b = ctx.b
     effect = cached_ablation(ctx.bundle, ctx.key, ctx.lines, ctx.lang, ctx.ablate)

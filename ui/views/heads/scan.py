@@ -9,30 +9,31 @@ import streamlit as st
 from model.analysis.ablation import importance_scan
 from ui.common import NOT_NATIVE, can_ablate, chart, progress_bar
 from ui.context import Ctx
+from ui.i18n import _
 from ui.runtime import result_get, result_put
 from viz import heads as viz_heads
 
 
 def render(ctx: Ctx) -> None:
     if not can_ablate(ctx.bundle):
-        st.info(NOT_NATIVE.format(what="The importance scan"))
+        st.info(_(NOT_NATIVE).format(what=_("The importance scan")))
         return
     line = ctx.lines[ctx.b]
-    st.caption(f"Sentence {ctx.b + 1}: each head is knocked out alone (all kinds) and the loss "
-               "of the un-ablated greedy translation is measured again; red = the loss rose "
-               "without the head. One batched forward pass per 64 heads; results are kept per "
-               "checkpoint and sentence for every session.")
+    st.caption(_("Sentence {b}: each head is knocked out alone (all kinds) and the loss of "
+                 "the un-ablated greedy translation is measured again; red = the loss rose "
+                 "without the head. One batched forward pass per 64 heads; results are kept per "
+                 "checkpoint and sentence for every session.").format(b=ctx.b + 1))
     key = ("scan", ctx.key, line, ctx.lang)
-    if st.button("Scan every head", key="scan_go"):
-        bar, report = progress_bar("Knocking out one head at a time…")
+    if st.button(_("Scan every head"), key="scan_go"):
+        bar, report = progress_bar(_("Knocking out one head at a time…"))
         start = time.monotonic()
         scan = importance_scan(ctx.bundle, line, ctx.lang, progress=report)
         result_put(key, (scan, time.monotonic() - start))
         bar.empty()
     found = result_get(key)
     if found is None:
-        st.info("Press “Scan every head” to measure how much the model needs each head.")
+        st.info(_("Press “Scan every head” to measure how much the model needs each head."))
         return
     scan, seconds = found
-    st.caption(f"Scan took {seconds:.2f} s.")
+    st.caption(_("Scan took {s:.2f} s.").format(s=seconds))
     chart(viz_heads.importance_figure(scan), ctx)

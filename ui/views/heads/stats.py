@@ -7,6 +7,7 @@ import streamlit as st
 from model.analysis.heads import METRICS, validation_stats
 from ui.common import chart, goto, is_translator, progress_bar
 from ui.context import Ctx, trace_key
+from ui.i18n import _
 from ui.runtime import (
     LOOKUP_SAMPLE,
     cached_alignment,
@@ -26,15 +27,16 @@ VAL_SIZES = (100, 250, 500, 1000)  # validation sentences the statistics can be 
 def validation_button(ctx: Ctx) -> None:
     """The button that averages the statistics over validation sentences, with progress."""
     if not is_translator(ctx.bundle):
-        st.caption("Averages over validation sentences need one of this project's translation "
-                   "checkpoints (the corpus they were trained on).")
+        st.caption(_("Averages over validation sentences need one of this project's "
+                     "translation checkpoints (the corpus they were trained on)."))
         return
     c1, c2 = st.columns([1, 2])
-    n = c1.select_slider("Validation sentences", VAL_SIZES, value=VAL_SIZES[1], key="hs_val_n")
-    c2.caption("Teacher-forced on the reference translations, both directions (so twice as "
-               "many forward passes), and with gold alignments for cross attention.")
-    if c2.button("Average over validation sentences", key="hs_val_go"):
-        bar, report = progress_bar(f"Running {n} validation pairs in both directions…")
+    n = c1.select_slider(_("Validation sentences"), VAL_SIZES, value=VAL_SIZES[1], key="hs_val_n")
+    c2.caption(_("Teacher-forced on the reference translations, both directions (so twice "
+                 "as many forward passes), and with gold alignments for cross attention."))
+    if c2.button(_("Average over validation sentences"), key="hs_val_go"):
+        bar, report = progress_bar(_("Running {n} validation pairs in both directions…")
+                                   .format(n=n))
         pairs = validation_pairs(*corpus_args(ctx.bundle))[:n]
         stats = validation_stats(ctx.bundle, pairs, progress=report)
         bar.empty()
@@ -50,17 +52,19 @@ def render(ctx: Ctx) -> None:
     if st.session_state["hs_kind"] not in kinds:
         st.session_state["hs_kind"] = kinds[0]
     validation = result_get(("val", ctx.key))
-    scopes = {"sentence": f"sentence {ctx.b + 1}", "batch": "every sentence of the input"}
+    scopes = {"sentence": _("sentence {b}").format(b=ctx.b + 1),
+              "batch": _("every sentence of the input")}
     if validation is not None:
-        scopes["validation"] = f"{validation[0]} validation pairs (both directions)"
+        scopes["validation"] = _("{n} validation pairs (both directions)").format(
+            n=validation[0])
     c1, c2 = st.columns(2)
-    kind = c1.radio("Attention", kinds, key="hs_kind", format_func=KIND_LABELS.get)
+    kind = c1.radio(_("Attention"), kinds, key="hs_kind", format_func=KIND_LABELS.get)
     seed("hs_scope", "sentence")
     if st.session_state.pop("_hs_show_val", False) and "validation" in scopes:
         st.session_state["hs_scope"] = "validation"
     if st.session_state["hs_scope"] not in scopes:
         st.session_state["hs_scope"] = "sentence"
-    scope = c2.radio("Average over", list(scopes), key="hs_scope", format_func=scopes.get)
+    scope = c2.radio(_("Average over"), list(scopes), key="hs_scope", format_func=scopes.get)
     validation_button(ctx)
     if scope == "validation":
         stats = dict(validation[1].get(kind, {}))
@@ -72,15 +76,16 @@ def render(ctx: Ctx) -> None:
             align = cached_alignment(ctx.bundle, ctx.key, line, ctx.lang)
             if align is not None:
                 stats["alignment"] = align
-                st.caption(f"Sentence {ctx.b + 1} is a corpus sentence, so its gold word "
-                           "alignment is known: see the alignment map (teacher-forced on the "
-                           "corpus reference).")
+                st.caption(_("Sentence {b} is a corpus sentence, so its gold word alignment "
+                             "is known: see the alignment map (teacher-forced on the corpus "
+                             "reference).").format(b=ctx.b + 1))
             else:
-                st.caption("Alignment agreement: the selected sentence is not among the corpus "
-                           f"sentences searched (the seed sentences and {LOOKUP_SAMPLE:,} "
-                           "generated pairs); the validation average includes it.")
+                st.caption(_("Alignment agreement: the selected sentence is not among the "
+                             "corpus sentences searched (the seed sentences and {n:,} generated "
+                             "pairs); the validation average includes it.").format(
+                                 n=LOOKUP_SAMPLE))
     if not stats:
-        st.info("No statistics for this attention kind.")
+        st.info(_("No statistics for this attention kind."))
         return
     st.markdown("\n".join(f"- **{md(m)}**: {md(METRICS.get(m, ''))}" for m in stats))
     figs = viz_heads.stats_heatmaps(stats, kind)
@@ -89,9 +94,9 @@ def render(ctx: Ctx) -> None:
             with col:
                 chart(fig, ctx)
     n_layers, n_heads = t.n_layers(kind), t.attn[kind].shape[2]
-    st.markdown("**Open a head** (a cell of the maps above) in the attention view")
+    st.markdown(_("**Open a head** (a cell of the maps above) in the attention view"))
     c1, c2, c3 = st.columns(3, vertical_alignment="bottom")
-    layer = c1.selectbox("Layer", list(range(n_layers)), key="hs_open_layer")
-    head = c2.selectbox("Head", list(range(n_heads)), key="hs_open_head")
-    c3.button("Open in the attention view", key="hs_open", on_click=goto,
+    layer = c1.selectbox(_("Layer"), list(range(n_layers)), key="hs_open_layer")
+    head = c2.selectbox(_("Head"), list(range(n_heads)), key="hs_open_head")
+    c3.button(_("Open in the attention view"), key="hs_open", on_click=goto,
               args=("attention", (kind, layer, head)))
