@@ -56,7 +56,7 @@ def test_every_step_on_a_shipped_checkpoint(ckpt):
     at = run_app({"view": "tour", "ckpt": ckpt, "text": TEXT})
     assert not problems(at) and step_title(at).startswith("1. ")
     for i in range(2, N + 1):
-        at.button(key="tour_next").click().run(timeout=60)
+        at.button(key="tour_next").click().run(timeout=300)
         assert not problems(at), (ckpt, i, problems(at))
         assert step_title(at).startswith(f"{i}. "), (i, step_title(at))
         assert link_step(at) == str(i)
@@ -103,7 +103,7 @@ def test_every_step_on_a_decoder_only_hf_model(gpt2):
     assert not problems(at), problems(at)
     skipped = []
     for i in range(2, N + 1):
-        at.button(key="tour_next").click().run(timeout=60)
+        at.button(key="tour_next").click().run(timeout=300)
         assert not problems(at), (i, problems(at))
         assert step_title(at).startswith(f"{i}. ") and link_step(at) == str(i)
         if at.info:
