@@ -55,8 +55,8 @@ def _hf_steps(ctx: Ctx) -> None:
     the scores as the family computes them (scaling, T5's bias, softcap), mask, softmax, ·V."""
     t = ctx.trace
     if not t.q:
-        st.info("This model's attention does not run through the lab's recorder, so its Q, K "
-                "and V were not recorded; the attention, bertviz and embeddings views work.")
+        st.info(_("This model's attention does not run through the lab's recorder, so its Q, "
+                  "K and V were not recorded; the attention, bertviz and embeddings views work."))
         return
     kind, layer, head = head_picker(ctx)
     walk = viz_tour.trace_walk(t, kind, layer, ctx.b, head)
@@ -64,9 +64,10 @@ def _hf_steps(ctx: Ctx) -> None:
     probs = t.attn[kind][layer, ctx.b, head].astype(float)
     walk = replace(walk, scaled=scores, masked=np.where(walk.blocked, -1e9, scores),
                    probs=probs, context=probs @ walk.v)
-    st.caption("Recorded live inside the model's attention (transformers' AttentionInterface). "
-               "The scaled scores are the model's own: its scaling, plus the relative position "
-               "bias for T5 and the softcap for Gemma 2. Padding is kept.")
+    st.caption(_("Recorded live inside the model's attention (transformers' "
+                 "AttentionInterface). The scaled scores are the model's own: its scaling, plus "
+                 "the relative position bias for T5 and the softcap for Gemma 2. Padding is "
+                 "kept."))
     for step in viz_steps.steps(walk, t, hide_pad=False, numbers=ctx.numbers,
                                 colorscale=ctx.colorscale):
         if step.name in _HF_SKIP:
