@@ -41,6 +41,7 @@ from model.analysis.lens import logit_lens
 from model.capture import GROUPS, freeze, nbytes
 from model.dispatch import estimate_capture
 from ui.admission import admitted
+from ui.i18n import _
 from viz import bertviz_embed
 from viz import steps as viz_steps
 from viz import tour as viz_tour
@@ -127,7 +128,7 @@ def cached_capture(_bundle: Bundle, key: str, lines: tuple[str, ...],
         decoded = (cached_translate(_bundle, key, lines, lang, ablate)
                    if targets is None and _bundle.kind == "native" and "cross" in _bundle.kinds
                    else None)
-        with st.spinner("Running the model…"):
+        with st.spinner(_("Running the model…")):
             trace = freeze(capture(_bundle, list(lines),
                                    list(targets) if targets is not None else None,
                                    target_lang=lang, ablate=ablate, names=names,
