@@ -48,6 +48,7 @@ class FlowGraph:
     nodes: set[Node] = field(default_factory=set)
     tokens: dict[str, list[str]] = field(default_factory=dict)  # side -> pieces
     depths: dict[str, int] = field(default_factory=dict)  # side -> number of layers
+    truncated: bool = False  # the walk stopped at max_edges
 
 
 def _side_of(trace: Trace) -> str:
@@ -96,9 +97,11 @@ def incoming(trace: Trace, b: int, node: Node, threshold: float = 0.0) -> list[E
 
 
 def flow_routes(trace: Trace, b: int = 0, position: int | None = None,
-                threshold: float = 0.05, side: str | None = None) -> FlowGraph:
+                threshold: float = 0.05, side: str | None = None,
+                max_edges: int | None = None) -> FlowGraph:
     """Routes into token `position` (default: the last) of the top depth of `side` (default:
-    the decoder if there is one), keeping edges with weight ≥ threshold."""
+    the decoder if there is one), keeping edges with weight ≥ threshold. With max_edges, the
+    walk stops once more edges than that are kept (graph.truncated)."""
     _check(trace)
     side = side or _side_of(trace)
     if side not in ("enc", "dec") or _SELF[side] not in trace.norms:
@@ -120,7 +123,7 @@ def flow_routes(trace: Trace, b: int = 0, position: int | None = None,
                       tokens={s: list(getattr(trace, f"{_TOKENS[s]}_tokens")[b])
                               for s in depths})
     frontier, seen = [target], {target}
-    while frontier:
+    while frontier and not graph.truncated:
         nxt = []
         for node in frontier:
             for edge in incoming(trace, b, node, threshold):
@@ -129,5 +132,8 @@ def flow_routes(trace: Trace, b: int = 0, position: int | None = None,
                 if edge.src not in seen:
                     seen.add(edge.src)
                     nxt.append(edge.src)
+            if max_edges is not None and len(graph.edges) > max_edges:
+                graph.truncated = True
+                break
         frontier = nxt
     return graph

@@ -7,6 +7,7 @@ import streamlit as st
 from ui.common import chart, head_picker
 from ui.context import Ctx
 from ui.i18n import _
+from ui.views.measure import measure_toggle
 from viz import attention as viz_attention
 
 
@@ -16,7 +17,7 @@ def _open_head(n_heads: int) -> None:
 
 
 def render(ctx: Ctx) -> None:
-    t = ctx.trace
+    t, _shares = measure_toggle(ctx)  # weights α, or ‖αf(x)‖ as row shares
     kind, layer, head = head_picker(ctx)
     opts = {"hide_pad": ctx.hide_pad, "colorscale": ctx.colorscale}
     chart(viz_attention.head_figure(t, kind, layer, ctx.b, head, numbers=ctx.numbers, **opts),

@@ -10,11 +10,12 @@ from ui.i18n import N_, Labels, _
 from ui.runtime import cached_bertviz
 from ui.state import seed
 from ui.text import md
+from ui.views.measure import measure_toggle
 from viz.bertviz_embed import BertvizTooLarge, bertviz_height
 
 
 def render(ctx: Ctx) -> None:
-    t = ctx.trace
+    t, measure = measure_toggle(ctx)  # weights α, or ‖αf(x)‖ as row shares
     st.subheader(_("bertviz, sentence {b}").format(b=ctx.b + 1))
     n_layers = min(t.n_layers(k) for k in t.attn)
     c1, c2 = st.columns([1, 2])
@@ -33,7 +34,7 @@ def render(ctx: Ctx) -> None:
         st.info(_("Choose at least one layer."))
         return
     try:
-        html = cached_bertviz(t, trace_key(ctx), ctx.b, view, tuple(layers))
+        html = cached_bertviz(t, (*trace_key(ctx), measure), ctx.b, view, tuple(layers))
     except BertvizTooLarge as exc:
         st.info(md(exc))
         st.button(_("Open the attention view"), key="bv_to_attention", on_click=goto,

@@ -1,0 +1,70 @@
+"""Beyond weights in real Chromium: view=contrib, view=flow, view=qkmap and the α / ‖αf(x)‖
+toggle (measure=norms) open from links, draw their charts and show no error box; a hostile
+token in the input stays text. The harness fails on console errors and outside requests."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from model import ModelConfig, Tokenizer, Transformer, save_checkpoint
+from tests.browser.conftest import open_app, wait_for_app
+from tests.browser.test_views import wait_for_charts
+
+TEXT = "겨울은 추워요.\nThe big dog eats the fish."
+HOSTILE = "<img src=x onerror=alert(1)> **bold** 겨울은"
+WORDS = ["The cat", "The big dog", "My friend", "A child", "Winter"]
+VERBS = ["eats the fish", "reads a book in the park", "is cold", "drinks water"]
+KOREAN = ["고양이는 생선을 먹어요.", "큰 개가 생선을 먹어요.", "겨울은 추워요.", "감기 조심하세요."]
+CHARTS = {"contrib": 2, "flow": 1, "qkmap": 1}
+ERROR_BOX = '[data-testid="stAlertContentError"], [data-testid="stException"]'
+
+
+@pytest.fixture(scope="module")
+def checkpoints(tmp_path_factory):
+    root = tmp_path_factory.mktemp("beyond_checkpoints")
+    lines = [f"{w} {v}." for w in WORDS for v in VERBS] + KOREAN
+    tok = Tokenizer.train(lines * 30, vocab_size=420)
+    cfg = ModelConfig(vocab_size=tok.vocab_size, d_model=32, n_heads=4, d_ff=64, n_enc_layers=2,
+                      n_dec_layers=2, max_len=24)
+    torch.manual_seed(0)
+    # a small corpus in the card, so the query–key map's validation split is quick to make
+    card = {"variant": "paper", "corpus_seed": 0, "train_pairs_requested": 400,
+            "val_pairs_requested": 300, "test_pairs_per_direction": 50}
+    save_checkpoint(Transformer(cfg).eval(), tok, root / "paper", card=card)
+    return root
+
+
+@pytest.fixture(scope="module")
+def server(streamlit_server_factory, checkpoints):
+    return streamlit_server_factory({"ATTN_CHECKPOINTS_DIR": str(checkpoints)})
+
+
+def errors(page) -> list[str]:
+    return page.locator(ERROR_BOX).all_inner_texts()
+
+
+@pytest.mark.parametrize("view", list(CHARTS))
+def test_new_view_link_draws_its_charts(page, server, view):
+    open_app(page, server, view=view, text=TEXT, kind="cross", layer=1, head=2)
+    wait_for_charts(page, CHARTS[view], timeout=180_000)
+    assert not errors(page), errors(page)
+
+
+@pytest.mark.parametrize("view", ["attention", "bertviz"])
+def test_norms_toggle_from_a_link(page, server, view):
+    open_app(page, server, view=view, text=TEXT, measure="norms")
+    if view == "attention":
+        wait_for_charts(page, 3, timeout=120_000)
+    main = page.locator('[data-testid="stMain"]')
+    assert "‖α·f(x)‖ as shares" in main.text_content()
+    assert not errors(page), errors(page)
+
+
+@pytest.mark.parametrize("view", ["contrib", "flow"])
+def test_hostile_text_stays_text_on_the_new_views(page, server, view):
+    open_app(page, server, view=view, text=HOSTILE)
+    wait_for_app(page, timeout=180)
+    assert not errors(page), errors(page)
+    assert page.locator('[data-testid="stMain"] img[src="x"]').count() == 0
+    assert page.locator('[data-testid="stMain"] strong:text("bold")').count() == 0

@@ -1,0 +1,71 @@
+"""The "weights α / weighted norms ‖αf(x)‖" toggle shared by the attention, heads and bertviz
+views (not a view itself).
+
+With norms chosen, the views draw a Trace whose `attn` holds each query row's norms as shares
+(‖α_ij f(x_j)‖ / Σ_j ‖α_ij f(x_j)‖), so every heatmap keeps its 0–1 scale and compares with α
+directly. `measure=norms` in the link opens a view with the toggle on.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import replace
+
+import numpy as np
+import streamlit as st
+
+from model import Trace
+from ui.context import Ctx, trace_key
+from ui.state import seed, sticky
+
+MEASURES = {"weights": "weights α", "norms": "weighted norms ‖αf(x)‖"}
+HELP = ("Weights α say where a head looks; ‖α·f(x)‖ (Kobayashi et al. 2020) also counts how "
+        "large the vector it moves from there is, f(x_j) = v_j·W_O^h. Shown as each query "
+        "row's shares, so both read on the same 0–1 scale.")
+_CACHE: OrderedDict[tuple, Trace] = OrderedDict()
+_LOCK = threading.Lock()
+_KEEP = 4  # shares traces kept (one per recent input); each costs one attn-sized array
+
+
+def row_shares(norms: np.ndarray) -> np.ndarray:
+    """(…, Q, K) norms -> each row divided by its sum (rows summing to 0 stay 0), float32."""
+    total = norms.sum(-1, keepdims=True)
+    return np.divide(norms, total, out=np.zeros_like(norms), where=total > 0).astype(np.float32)
+
+
+def shares_trace(trace: Trace, key: tuple) -> Trace:
+    """`trace` with attn replaced by norm shares for every kind that has norms (cached)."""
+    with _LOCK:
+        hit = _CACHE.get(key)
+        if hit is not None:
+            _CACHE.move_to_end(key)
+            return hit
+    attn = {k: row_shares(trace.norms[k]) if k in trace.norms else a
+            for k, a in trace.attn.items()}
+    out = replace(trace, attn=attn)
+    with _LOCK:
+        _CACHE[key] = out
+        while len(_CACHE) > _KEEP:
+            _CACHE.popitem(last=False)
+    return out
+
+
+def measure_toggle(ctx: Ctx, key: str = "attn_measure") -> tuple[Trace, str]:
+    """The radio, and the Trace to draw: ctx.trace for weights, the shares trace for norms."""
+    link = st.query_params.get("measure", "weights")
+    seed(key, link if link in MEASURES else "weights")
+    choice = sticky(st.radio, key, "Show", options=list(MEASURES), format_func=MEASURES.get,
+                    horizontal=True, help=HELP)
+    if choice != "norms":
+        return ctx.trace, "weights"
+    t = ctx.trace
+    missing = [k for k in t.attn if k not in t.norms]
+    if not t.norms:
+        st.info("This model's trace has no weighted norms (its attention output projection "
+                "is not one the lab knows); showing the weights α.")
+        return t, "weights"
+    if missing:
+        st.caption(f"No norms for {', '.join(missing)}: those stay weights α.")
+    st.caption("Showing ‖α·f(x)‖ as shares of each query row.")
+    return shares_trace(t, (*trace_key(ctx), "norm-shares")), "norms"
