@@ -1,11 +1,20 @@
-"""The page loads on the shipped default checkpoint and draws its charts."""
+"""The page loads on the shipped default checkpoint and draws that model's output."""
 
+import json
 import os
 
-from tests.browser.conftest import open_app
+from model import Tokenizer, load_checkpoint, translate
+from tests.browser.conftest import open_app, wait_for_app
 from tests.conftest import ROOT
 
 SCREENSHOT = ROOT / "docs" / "screenshot.png"
+PAPER = ROOT / "checkpoints" / "paper"
+FIRST_LINE = "겨울은 추워요."  # the first line of the app's default text (seed 000)
+SECOND_LINE = "감기 조심하세요."
+CHIPS_JS = """els => els.map(el => [
+    Array.from(el.childNodes).filter(n => n.nodeType === Node.TEXT_NODE)
+         .map(n => n.textContent).join(''),
+    el.querySelector('sub') ? el.querySelector('sub').textContent : null])"""
 
 
 def test_page_loads_with_title(page, page_log, streamlit_server, tmp_path):
@@ -22,9 +31,38 @@ def test_page_loads_with_title(page, page_log, streamlit_server, tmp_path):
     os.replace(tmp, target)
 
 
-def test_default_view_draws_a_plotly_chart(page, streamlit_server):
-    open_app(page, streamlit_server)
+def _chips(page, n: int) -> list[list[tuple[str, int]]]:
+    """(piece, id) of every chip in the first n st.html blocks of the main area."""
+    blocks = page.locator('[data-testid="stMain"] [data-testid="stHtml"]')
+    blocks.nth(n - 1).wait_for(state="attached", timeout=30_000)
+    return [[(piece, int(idx)) for piece, idx in
+             blocks.nth(i).locator("span").evaluate_all(CHIPS_JS)]
+            for i in range(n)]
+
+
+def test_default_view_shows_the_shipped_models_output(page, streamlit_server):
+    """The default page (tokens view) shows the default sentence cut by the shipped tokenizer,
+    the shipped model's own translation as decoder input, and the checkpoint's card."""
+    # generous waits: the first page of a fresh server on a busy 2-core machine (two trainings
+    # running) can take minutes; speed is not what this test is about (benchmarks time it)
+    page.set_default_timeout(300_000)
+    page.goto(f"{streamlit_server}/")
+    wait_for_app(page, timeout=300)
     charts = page.locator('[data-testid="stPlotlyChart"] svg')
     charts.first.wait_for(state="attached", timeout=30_000)
-    assert charts.count() >= 1
-    assert "checkpoints/paper" in page.content() or "paper" in page.content()
+    tok = Tokenizer(PAPER / "tokenizer.model")
+    want_src = [("<2en>", tok.lang_ids["en"]),
+                *zip(tok.pieces(FIRST_LINE), tok.encode(FIRST_LINE)), ("</s>", tok.eos_id)]
+    out = translate(load_checkpoint(PAPER), [FIRST_LINE, SECOND_LINE], target_lang="en")[0]
+    want_tgt = [("<s>", tok.bos_id), *zip(out.pieces, out.ids)]
+    src, second, first_tgt = _chips(page, 3)  # encoder: sentence 1, 2; then decoder: sentence 1
+    assert src == want_src
+    assert [p for p, _ in second][:2] == ["<2en>", tok.pieces(SECOND_LINE)[0]]
+    assert first_tgt == want_tgt, (first_tgt, out.text)
+    cfg = json.loads((PAPER / "config.json").read_text(encoding="utf-8"))
+    card = json.loads((PAPER / "card.json").read_text(encoding="utf-8"))
+    sidebar = page.locator('[data-testid="stSidebar"]').inner_text()
+    assert (f"{cfg['n_enc_layers']}+{cfg['n_dec_layers']} layers × {cfg['n_heads']} heads"
+            in sidebar)
+    chrf = card["metrics"]["en->ko"]["chrf"]
+    assert f"en→ko chrF {chrf:.1f}" in sidebar, sidebar
