@@ -65,8 +65,10 @@ def test_the_toggle_opens_from_a_link_and_changes_the_heatmap(checkpoints):
     assert not np.allclose(a, n)
     norms.radio(key="_w_attn_measure").set_value("weights").run()
     np.testing.assert_allclose(heatmap_z(figures(norms)[0]), a)
-    bv = fresh("bertviz", {"text": NORMAL, "measure": "norms"})
-    assert not bv.exception and not bv.error, messages(bv)
+    for view in ("bertviz", "heads"):
+        at = fresh(view, {"text": NORMAL, "measure": "norms"})
+        assert not at.exception and not at.error, messages(at)
+        assert at.radio(key="_w_attn_measure").value == "norms"
 
 
 def test_contributions_view_switches_step_and_measure(checkpoints):
@@ -90,7 +92,7 @@ def test_hostile_input_on_the_new_views(checkpoints, hostile_tokenizer, case):
     """Typed into the box, then each new view and the norms toggle in turn."""
     at = fresh("tokens", {"measure": "norms"})
     at.text_area(key="text").input(case.wire_text).run()
-    for view in [*NEW_VIEWS, "attention", "bertviz"]:
+    for view in [*NEW_VIEWS, "attention", "bertviz", "heads"]:
         at.radio(key="view").set_value(view).run()
         check_page(at, case, view, hostile_tokenizer)
     at.text_area(key="text").input(NORMAL).run()

@@ -19,6 +19,7 @@ from ui.runtime import (
 )
 from ui.state import seed
 from ui.text import KIND_LABELS, md
+from ui.views.measure import measure_toggle
 from viz import heads as viz_heads
 
 VAL_SIZES = (100, 250, 500, 1000)  # validation sentences the statistics can be averaged over
@@ -46,7 +47,7 @@ def validation_button(ctx: Ctx) -> None:
 
 
 def render(ctx: Ctx) -> None:
-    t = ctx.trace
+    t, measure = measure_toggle(ctx)  # statistics of α, or of ‖αf(x)‖ row shares
     kinds = [k for k in t.kinds if k in t.attn]
     seed("hs_kind", st.session_state["kind"])
     if st.session_state["hs_kind"] not in kinds:
@@ -69,9 +70,9 @@ def render(ctx: Ctx) -> None:
     if scope == "validation":
         stats = dict(validation[1].get(kind, {}))
     else:
-        stats = dict(cached_head_stats(t, trace_key(ctx), kind,
+        stats = dict(cached_head_stats(t, (*trace_key(ctx), measure), kind,
                                        ctx.b if scope == "sentence" else None))
-        if kind == "cross" and is_translator(ctx.bundle):
+        if kind == "cross" and is_translator(ctx.bundle) and measure == "weights":
             line = ctx.lines[ctx.b]
             align = cached_alignment(ctx.bundle, ctx.key, line, ctx.lang)
             if align is not None:
