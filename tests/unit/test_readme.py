@@ -31,14 +31,16 @@ def test_readme_benchmark_rows_match_the_committed_results():
     readme = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
     results = load_results()
     assert {"bench_bertviz", "bench_app"} <= set(results)
-    checked = 0
+    generated = []
     for name, section in sorted(results.items()):
         rows = getattr(importlib.import_module(f"benchmarks.{name}"), "readme_rows", None)
         for row in rows(section) if rows else ():
             assert row in readme, f"README row for {name} differs from results.json:\n{row}"
-            checked += 1
-    assert checked >= 4  # bertviz: like for like and as sent; attention view: both
+            generated.append(row)
+    about_bertviz = [row for row in generated if "bertviz" in row]
+    assert len(about_bertviz) >= 4  # bertviz page: like for like, as sent; attention view: both
     start = readme.index("## Benchmarks")
     end = next(i for i in range(start + 1, len(readme)) if readme[i].startswith("## "))
     table = [line for line in readme[start:end] if line.startswith("| ")]
-    assert sum("bertviz" in line for line in table) == checked  # no hand-written bertviz row
+    # no hand-written bertviz row beside the generated ones
+    assert sum("bertviz" in line for line in table) == len(about_bertviz)
