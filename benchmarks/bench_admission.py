@@ -130,12 +130,15 @@ def child(n: int, mode: str, model: str) -> dict:
             results[i]["outcome"] = "text changed"
 
     workers = [threading.Thread(target=session, args=(i,)) for i in range(n)]
+    cpu0 = os.times()
     t0 = time.monotonic()
     for w in workers:
         w.start()
     for w in workers:
         w.join()
+    cpu1 = os.times()
     return {"n": n, "mode": mode, "model": model, "wall_s": time.monotonic() - t0,
+            "cpu_s": cpu1.user + cpu1.system - cpu0.user - cpu0.system,
             "first_s": first_s, "estimate_mb": est.mb, "base_mb": base / MB,
             "peak_mb": _status("VmHWM:") / MB, "budget_mb": gate.budget / MB,
             "admitted_peak_mb": gate.peak_in_use / MB, "runs": gate.runs,
@@ -176,7 +179,9 @@ def summary(r: dict) -> dict:
             "first_done_s": round(done[0], 1) if done else None,
             "median_done_s": round(done[len(done) // 2], 1) if done else None,
             "last_done_s": round(done[-1], 1) if done else None,
-            "results_per_min": round(60 * len(done) / r["wall_s"], 2) if done else 0.0}
+            "results_per_min": round(60 * len(done) / r["wall_s"], 2) if done else 0.0,
+            # the server's own CPU per result: on a shared machine steadier than wall time
+            "cpu_s_per_result": round(r["cpu_s"] / len(done), 2) if done else None}
 
 
 def main(parts: list[str] | None = None) -> Report:
@@ -206,7 +211,7 @@ def main(parts: list[str] | None = None) -> Report:
                 f"~{s['estimate_mb']} MB); {s['runs']} run(s) × {s['threads']} thread(s); "
                 f"{s['outcomes']}; done first {s['first_done_s']} s, median "
                 f"{s['median_done_s']} s, last {s['last_done_s']} s; "
-                f"{s['results_per_min']} results/min")
+                f"{s['results_per_min']} results/min, {s['cpu_s_per_result']} CPU s/result")
         figures[part] = {"counts": rows, "model": model, "load_average_start": round(load, 1)}
     return Report(lines, figures)
 
