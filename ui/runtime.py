@@ -19,6 +19,8 @@ class types (benchmarks/bench_soak.py checks it; README "Limits and deployment")
     validation_pairs        2        one validation split each
     shared_results          64       button-started results (validation average, scan)
     tour_steps._vocab       8        one vocabulary list each (ui/views/tour_steps.py)
+    corpus_words            6        one checkpoint's training word set each (~5,000 words)
+    cached_knowledge        1        the lexicon and constructions (knows view)
 
 A byte bound evicts least recently used entries until a new value fits; a single value larger
 than the bound is kept alone. Nothing is kept per session: a session's state is Streamlit's
@@ -30,6 +32,7 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
+from pathlib import Path
 
 import streamlit as st
 
@@ -230,6 +233,26 @@ def validation_pairs(seed: int, n_train: int, n_val: int, n_test: int) -> list:
 def cached_alignment(_bundle: Bundle, key: str, text: str, lang: str) -> object:
     pairs = lookup_pairs(corpus_args(_bundle)[0])
     return alignment_for_input(_bundle, text, pairs, target_lang=lang)
+
+
+@st.cache_resource(max_entries=6)
+def corpus_words(folder: str, stamp: float) -> frozenset[str] | None:
+    """The words a lab checkpoint's training corpus contained (its corpus_words.txt, written
+    by training), read once per checkpoint version; None without the file (Hugging Face)."""
+    from model.training.knowledge import WORDS_FILE
+
+    path = Path(folder) / WORDS_FILE
+    if not path.is_file():
+        return None
+    return frozenset(path.read_text(encoding="utf-8").split())
+
+
+@st.cache_resource(max_entries=1, show_spinner="Listing the lexicon and constructions…")
+def cached_knowledge() -> dict:
+    """model.training.knowledge.knowledge(): the lexicon and constructions (~1 s, once)."""
+    from model.training.knowledge import knowledge
+
+    return knowledge()
 
 
 def corpus_args(bundle: Bundle) -> tuple[int, int, int, int]:

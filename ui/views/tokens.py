@@ -7,6 +7,7 @@ import streamlit as st
 from ui.common import chart
 from ui.context import Ctx
 from ui.i18n import _
+from ui.views.knows import marked_chips_html, piece_marks, unknown_notice
 from viz import tokens as viz_tokens
 
 
@@ -20,7 +21,10 @@ def render(ctx: Ctx) -> None:
         for b, pieces in enumerate(t.src_tokens):
             st.markdown(_("**Sentence {b}** · encoder input, {n} pieces")
                         .format(b=b + 1, n=len(pieces)))
-            st.html(viz_tokens.chips_html(pieces, t.src_ids[b, : len(pieces)]))
+            # words the training corpus never contained: named, and their pieces marked
+            marks = piece_marks(ctx, b, unknown_notice(ctx, b))
+            st.html(viz_tokens.chips_html(pieces, t.src_ids[b, : len(pieces)]) if marks is None
+                    else marked_chips_html(pieces, t.src_ids[b, : len(pieces)], marks))
         chart(viz_tokens.id_matrix_figure(t, "src", ctx.numbers), ctx)
         chart(viz_tokens.positions_figure(t, "src", ctx.numbers), ctx)
     st.dataframe(viz_tokens.lengths_rows(t), hide_index=True)

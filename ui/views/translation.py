@@ -8,6 +8,7 @@ from ui.common import chart
 from ui.context import Ctx
 from ui.i18n import _
 from ui.runtime import cached_translate, cached_vocab
+from ui.views.knows import marked_line_html, unknown_notice
 from viz import translation as viz_translation
 
 
@@ -17,6 +18,9 @@ def render(ctx: Ctx) -> None:
         st.info(_("Step-by-step translation needs one of this project's encoder–decoder "
                   "models."))
         return
+    flags = unknown_notice(ctx, ctx.b)  # words never seen in training, named and marked
+    if flags and any(flags):
+        st.html(marked_line_html(ctx.lines[ctx.b], flags))
     if ctx.targets is None:
         result = cached_translate(ctx.bundle, ctx.key, ctx.lines, ctx.lang, ctx.ablate)[ctx.b]
         steps = viz_translation.steps_from_translation(result)

@@ -1,0 +1,108 @@
+"""The out-of-lexicon notice (tokens and translation views) and the "What this model knows"
+view, through AppTest on the shipped paper checkpoint (its corpus_words.txt)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from model import Bundle
+from tests.app.conftest import run_app
+from tests.conftest import ROOT
+from tests.hostile.inputs import CASES
+from ui.views import VIEWS, knows
+
+pytestmark = pytest.mark.skipif(
+    not (ROOT / "checkpoints" / "paper" / "corpus_words.txt").is_file(),
+    reason="the shipped paper checkpoint (with its corpus word list) is not here")
+
+NOTICE = "Never seen in training"
+HOSTILE = [c for c in CASES if c.text is not None and (c.every_view or c.browser)]
+
+
+def clean(at) -> None:
+    assert not at.exception, [str(e.value)[:300] for e in at.exception]
+    assert not at.error, [str(e.value)[:300] for e in at.error]
+
+
+def notices(at) -> list[str]:
+    return [str(w.value).replace("\\", "") for w in at.warning if NOTICE in str(w.value)]
+
+
+def html_bodies(at) -> list[str]:
+    return [e.proto.body for e in at.get("html")]
+
+
+@pytest.mark.parametrize("view", ["tokens", "translation"])
+def test_a_word_outside_the_lexicon_is_named_and_marked(view):
+    at = run_app({"ckpt": "paper", "view": view, "text": "The zebra is cold.", "lang": "ko"},
+                 timeout=300)
+    clean(at)
+    found = notices(at)
+    assert len(found) == 1 and "zebra" in found[0] and "cold" not in found[0].split(":")[1]
+    marked = [h for h in html_bodies(at) if "dashed" in h]
+    assert len(marked) == 1
+    # the dashed spans hold exactly the unknown word: its pieces (tokens) or the word itself
+    inside = re.findall(r'dashed[^>]*>([^<]*)', marked[0])
+    assert "".join(inside) == ("▁zebra" if view == "tokens" else "zebra"), inside
+
+
+@pytest.mark.parametrize("view", ["tokens", "translation"])
+def test_sentences_inside_the_lexicon_get_no_notice(view):
+    at = run_app({"ckpt": "paper", "view": view,
+                  "text": "Winter is cold.\n겨울은 추워요.\nThe weather is nice today."},
+                 timeout=300)
+    clean(at)
+    assert notices(at) == []
+    assert not any("dashed" in h for h in html_bodies(at))
+
+
+def test_korean_notice():
+    at = run_app({"ckpt": "paper", "view": "tokens", "text": "오늘 zebra가 좋아요.",
+                  "lang_ui": "ko"}, timeout=300)
+    clean(at)
+    found = [str(w.value).replace("\\", "") for w in at.warning if "학습 때 본 적 없는" in
+             str(w.value)]
+    assert len(found) == 1 and "zebra가" in found[0]
+
+
+def test_knows_opens_from_the_link_and_the_search_filters():
+    at = run_app({"ckpt": "paper", "view": "knows", "text": "Winter is cold."}, timeout=300)
+    clean(at)
+    assert "knows" in VIEWS
+    assert [h.value for h in at.subheader][-1] == "What this model knows"
+    every = len(at.dataframe)
+    assert every > 29  # one table per lexicon category and per construction
+    at.text_input(key="knows_q").set_value("weather").run(timeout=300)
+    clean(at)
+    narrowed = len(at.dataframe)
+    assert 0 < narrowed < every
+    rows = [r for df in at.dataframe for r in df.value.astype(str).values.tolist()]
+    assert any("weather" in " ".join(r).lower() or "날씨" in " ".join(r) for r in rows)
+    at.text_input(key="knows_q").set_value("날씨").run(timeout=300)  # Korean search
+    clean(at)
+    assert 0 < len(at.dataframe) < every
+    at.text_input(key="knows_q").set_value("qqqxqqq").run(timeout=300)
+    clean(at)
+    assert len(at.dataframe) == 0
+    assert any("No lexicon entry" in str(i.value) for i in at.info)
+
+
+def test_hostile_text_in_the_search_box_and_the_sentence_box():
+    at = run_app({"ckpt": "paper", "view": "knows", "text": "Winter is cold."}, timeout=300)
+    for case in HOSTILE:
+        at.text_input(key="knows_q").set_value(case.wire_text[: knows.MAX_QUERY]).run(timeout=300)
+        assert not at.exception, (case.name, [str(e.value)[:300] for e in at.exception])
+        assert not at.error, case.name
+    at.text_input(key="knows_q").set_value("").run(timeout=300)
+    for case in HOSTILE:
+        for view in ("knows", "tokens"):
+            at = run_app({"ckpt": "paper", "view": view, "text": case.wire_text}, timeout=300)
+            assert not at.exception, (case.name, view)
+            assert not at.error, (case.name, view, [str(e.value)[:200] for e in at.error])
+
+
+def test_not_for_hugging_face_models():
+    bundle = Bundle(model=None, tokenizer=None, config=None, kind="hf")
+    assert "Hugging Face" in knows.applies(bundle)

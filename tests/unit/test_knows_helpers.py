@@ -1,0 +1,85 @@
+"""The out-of-lexicon marking and the knows view's search, against hand-worked cases and
+against model.training.knowledge.unknown_words (the training engineer's rule) as the oracle."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import ROOT
+from tests.hostile.inputs import CASES
+from ui.views.knows import (
+    filter_knowledge,
+    marked_chips_html,
+    marked_line_html,
+    piece_words,
+    unknown_flags,
+    unknown_list,
+)
+
+PAPER = ROOT / "checkpoints" / "paper"
+
+
+def test_piece_words_hand_worked():
+    pieces = ["<2ko>", "▁The", "▁wea", "ther", ".", "</s>"]
+    assert piece_words(pieces, 2) == [None, 0, 1, 1, 1, None]
+    # a lone ▁ opens a word and the next piece continues it (seed 000's "▁ 겨 울 은")
+    assert piece_words(["<2en>", "▁", "겨", "울", "▁추워요", ".", "</s>"], 2) == \
+        [None, 0, 0, 0, 1, 1, None]
+    # pieces that do not match the words: nothing is attributed
+    assert piece_words(pieces, 3) == [None] * 6
+    assert piece_words(pieces, 1) == [None] * 6
+    # a cut sentence has fewer word starts than words
+    assert piece_words(pieces, 3, cut=True) == [None, 0, 1, 1, 1, None]
+
+
+def test_unknown_flags_hand_worked():
+    known = frozenset({"the", "eats", "고양이", "fish", "x"})
+    line = "The Zebra eats 고양이는 x-ray 12 ... zebra, fish!"
+    assert unknown_flags(line, known) == [False, True, False, False, True, False, False, True,
+                                          False]
+    assert unknown_list(line, unknown_flags(line, known)) == ["zebra", "x-ray"]
+    assert unknown_flags("", known) == []
+
+
+@pytest.mark.skipif(not (PAPER / "corpus_words.txt").is_file(), reason="no shipped checkpoint")
+def test_unknown_list_agrees_with_knowledge_unknown_words():
+    from model.training.knowledge import unknown_words
+
+    known = frozenset((PAPER / "corpus_words.txt").read_text(encoding="utf-8").split())
+    lines = ["The weather is nice today.", "Winter is cold. 겨울은 추워요.", "The zebra is cold.",
+             "고양이는 커피를 먹어요.", "I am a student.", "Please open the window for me.",
+             "WINTER is cold!", "the-dog x-ray-zebra", "저는 학생이에요.", "오늘 날씨가 좋아요."]
+    lines += [c.source.split("\n")[0][:300] for c in CASES]
+    for line in lines:
+        assert unknown_list(line, unknown_flags(line, known)) == unknown_words(line, PAPER), line
+    assert unknown_list("The zebra is cold.", unknown_flags("The zebra is cold.", known)) == \
+        ["zebra"]
+
+
+def test_marked_html_escapes_and_marks():
+    pieces = ["<2ko>", "▁</script><b>x", "▁ok", "</s>"]
+    page = marked_chips_html(pieces, [3, 17, 18, 2], [False, True, False, False])
+    assert "</script><b>" not in page and "&lt;/script&gt;&lt;b&gt;x" in page
+    assert page.count("dashed") == 1 and page.count("title=") == 1
+    line = marked_line_html('a "<img src=x onerror=alert(1)>" ok', [False, True, True, False])
+    assert "<img" not in line and line.count("dashed") == 2
+
+
+K = {"lexicon": {"nouns": [("dog", "개"), ("weather", "날씨")], "verbs": [("eat", "먹다")]},
+     "lemmas": 3,
+     "constructions": [{"name": "copula", "description": "N이에요", "examples": [("I am", "저는")]},
+                       {"name": "want", "description": "-고 싶어요",
+                        "examples": [("I want to eat.", "먹고 싶어요.")]}]}
+
+
+def test_filter_knowledge_hand_worked():
+    assert filter_knowledge(K, "  ") is K
+    f = filter_knowledge(K, "WEATH")
+    assert f["lexicon"] == {"nouns": [("weather", "날씨")]} and f["constructions"] == []
+    f = filter_knowledge(K, "먹")  # Korean: a lexicon entry and a construction's example
+    assert f["lexicon"] == {"verbs": [("eat", "먹다")]}
+    assert [c["name"] for c in f["constructions"]] == ["want"]
+    f = filter_knowledge(K, "nouns")  # a category name keeps the whole category
+    assert f["lexicon"] == {"nouns": K["lexicon"]["nouns"]}
+    f = filter_knowledge(K, "<script>")
+    assert f["lexicon"] == {} and f["constructions"] == []

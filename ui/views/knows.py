@@ -1,0 +1,230 @@
+"""What this model knows: the training corpus's lexicon and constructions, searchable; and the
+out-of-lexicon notice the tokens and translation views show above a typed sentence.
+
+The word list is the one training saved next to the checkpoint (corpus_words.txt, read once per
+checkpoint by ui.runtime.corpus_words); Hugging Face models and folders without it get nothing.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import unicodedata
+from collections.abc import Set
+
+import streamlit as st
+
+from model import Bundle
+from model.tokenizer import is_special
+from model.training.pieces import split_particles
+from ui.context import Ctx
+from ui.i18n import N_, Labels, _
+from ui.runtime import cached_knowledge, corpus_words
+from ui.text import md
+
+_PUNCT = ".,?!\"'()[]{}:;"  # what model.training.knowledge strips from a word's ends
+_ONLY_SYMBOLS = re.compile(r"[\W\d_]+")
+MAX_LISTED = 20  # words named in the notice; the rest are counted
+MAX_QUERY = 100
+UNKNOWN_STYLE = ("background:#fde2e1;color:#7a1010;border:2px dashed #c62828;"
+                 "border-radius:6px;padding:1px 4px")
+_CHIP = ("display:inline-block;margin:2px 3px;padding:2px 6px;border-radius:6px;"
+         "border:1px solid #8a8a8a;font-family:monospace;white-space:pre")
+_SPECIAL = "background:#e8e8e8;color:#333"
+_PIECE = "background:#dbe9f6;color:#102a43"
+_UNKNOWN_PIECE = "background:#fde2e1;color:#7a1010;border:2px dashed #c62828"
+
+CATEGORIES = Labels({
+    "nouns": N_("nouns"), "places": N_("places"), "pronouns": N_("pronouns"),
+    "verbs": N_("verbs"), "adjectives": N_("adjectives"), "weather": N_("weather"),
+    "time words": N_("time words"), "adverbs": N_("adverbs"),
+    "possessives": N_("possessives"), "location nouns": N_("location nouns"),
+    "names": N_("names"), "nationalities": N_("nationalities"), "numbers": N_("numbers"),
+    "counters": N_("counters"), "days": N_("days of the week"), "months": N_("months"),
+    "set phrases": N_("set phrases"),
+})
+
+
+# --- pure helpers ------------------------------------------------------------------------
+
+
+def _normal(word: str) -> str:
+    return word.strip(_PUNCT).lower()
+
+
+def unknown_flags(line: str, known: Set[str]) -> list[bool]:
+    """For each whitespace-separated word of line: True when the corpus never contained it
+    (the rule of model.training.knowledge.unknown_words: case and end punctuation ignored,
+    hyphenated parts and a Korean noun without its particle count as known)."""
+    flags = []
+    for raw in line.split():
+        w = _normal(raw)
+        if not w or _ONLY_SYMBOLS.fullmatch(w) or w in known:
+            flags.append(False)
+            continue
+        parts = [_normal(p) for p in w.split("-")]
+        flags.append(not (all(p in known for p in parts) or split_particles(w)[0] in known))
+    return flags
+
+
+def unknown_list(line: str, flags: list[bool]) -> list[str]:
+    """The flagged words, normalised as in the notice, each once, in order."""
+    out: list[str] = []
+    for raw, flag in zip(line.split(), flags):
+        if flag and _normal(raw) not in out:
+            out.append(_normal(raw))
+    return out
+
+
+def piece_words(pieces: list[str], n_words: int, cut: bool = False) -> list[int | None]:
+    """Index of the typed word each piece belongs to (None for tags, </s> and when the pieces
+    cannot be matched to the words): a piece starting with ▁ opens the next word.
+
+    ['<2ko>', '▁The', '▁wea', 'ther', '.', '</s>'] with 2 words -> [None, 0, 1, 1, 1, None].
+    The count of word starts must equal n_words (fewer only when the sentence was cut)."""
+    out: list[int | None] = []
+    word = -1
+    for piece in pieces:
+        if is_special(piece):
+            out.append(None)
+            continue
+        if piece.startswith("▁") or word < 0:
+            word += 1
+        out.append(word)
+    starts = word + 1
+    if starts > n_words or (starts < n_words and not cut):
+        return [None] * len(pieces)
+    return out
+
+
+def marked_chips_html(pieces: list[str], ids, marked: list[bool]) -> str:
+    """Pieces as chips with their ids underneath; marked pieces (of words never seen in
+    training) dashed red with a tooltip. Every piece and the tooltip are HTML-escaped."""
+    title = html.escape(_("never seen in training"), quote=True)
+    chips = []
+    for piece, idx, mark in zip(pieces, ids, marked):
+        colour = _UNKNOWN_PIECE if mark else (_SPECIAL if is_special(piece) else _PIECE)
+        tip = f' title="{title}"' if mark else ""
+        chips.append(f'<span style="{_CHIP};{colour}"{tip}>{html.escape(piece)}'
+                     f'<sub style="margin-left:4px;color:#555">{int(idx)}</sub></span>')
+    return '<div style="line-height:2.2">' + "".join(chips) + "</div>"
+
+
+def marked_line_html(line: str, flags: list[bool]) -> str:
+    """The typed sentence with the words never seen in training marked; all text escaped."""
+    title = html.escape(_("never seen in training"), quote=True)
+    words = [f'<span style="{UNKNOWN_STYLE}" title="{title}">{html.escape(w)}</span>'
+             if flag else html.escape(w) for w, flag in zip(line.split(), flags)]
+    return '<div dir="auto" style="line-height:2">' + " ".join(words) + "</div>"
+
+
+def _fold(text: str) -> str:
+    return unicodedata.normalize("NFC", text).casefold()
+
+
+def filter_knowledge(k: dict, query: str) -> dict:
+    """knowledge() narrowed to what contains query (case-insensitive, in either language):
+    lexicon entries that match (a matching category keeps all its entries) and constructions
+    whose name, description or an example matches (kept with all their examples)."""
+    q = _fold(query.strip())
+    if not q:
+        return k
+    lexicon = {}
+    for cat, entries in k["lexicon"].items():
+        keep = list(entries) if q in _fold(cat) else [
+            (en, ko) for en, ko in entries if q in _fold(en) or q in _fold(ko)]
+        if keep:
+            lexicon[cat] = keep
+    cons = [c for c in k["constructions"]
+            if q in _fold(c["name"]) or q in _fold(c["description"])
+            or any(q in _fold(en) or q in _fold(ko) for en, ko in c["examples"])]
+    return {**k, "lexicon": lexicon, "constructions": cons}
+
+
+# --- the notice in the tokens and translation views --------------------------------------
+
+
+def known_words(ctx: Ctx) -> frozenset[str] | None:
+    """The checkpoint's corpus word set, or None (Hugging Face, or no corpus_words.txt)."""
+    if ctx.bundle.kind != "native":
+        return None
+    folder, _sep, stamp = ctx.key.rpartition("@")
+    try:
+        return corpus_words(folder, float(stamp))
+    except ValueError:  # a key not made by ui.catalog.open_folder
+        return None
+
+
+def unknown_notice(ctx: Ctx, b: int) -> list[bool] | None:
+    """Warn which words of sentence b training never saw; returns the per-word flags (None
+    when the model has no word list)."""
+    known = known_words(ctx)
+    if known is None or b >= len(ctx.lines):
+        return None
+    line = ctx.lines[b]
+    flags = unknown_flags(line, known)
+    words = unknown_list(line, flags)
+    if words:
+        listed = ", ".join(f"\u2068{md(w)}\u2069" for w in words[:MAX_LISTED])  # bidi-isolated
+        if len(words) > MAX_LISTED:
+            listed += " " + _("… ({n} in all)").format(n=len(words))
+        text = _("Never seen in training: {words}").format(words=listed)
+        st.warning(text + "  \n" + _("The training corpus never contained these words, so "
+                                     "the model has no learned meaning for them: a bad "
+                                     "translation here is an unknown word, not a model error. "
+                                     "See the “What this model knows” view."), icon="🔎")
+    return flags
+
+
+def piece_marks(ctx: Ctx, b: int, flags: list[bool] | None) -> list[bool] | None:
+    """Which encoder pieces of sentence b belong to a word never seen (None: none marked)."""
+    if not flags or not any(flags) or b >= len(ctx.trace.src_tokens):
+        return None
+    pieces = list(ctx.trace.src_tokens[b])
+    words = piece_words(pieces, len(flags), cut=bool(ctx.trace.src_cut[b]))
+    return [w is not None and flags[w] for w in words]
+
+
+# --- the view ----------------------------------------------------------------------------
+
+
+def applies(bundle: Bundle) -> str | None:
+    if bundle.kind == "native":
+        return None
+    return _("This page lists the lexicon and constructions of this project's training corpus; "
+             "a Hugging Face model was trained on other text, which the lab does not know.")
+
+
+def render(ctx: Ctx) -> None:
+    st.subheader(_("What this model knows"))
+    k = cached_knowledge()
+    st.caption(_("The training corpus is generated by a grammar from a lexicon of {lemmas:,} "
+                 "lemmas and {n} constructions. A sentence made of these words and "
+                 "constructions is inside what the model learned; a word outside them is "
+                 "marked “never seen in training” in the tokens and translation views.")
+               .format(lemmas=k["lemmas"], n=len(k["constructions"])))
+    if known_words(ctx) is None:
+        st.info(_("This checkpoint has no word list from its training (corpus_words.txt), so "
+                  "the page shows the lab's current grammar, which it may not have been "
+                  "trained on, and no word is marked."))
+    query = st.text_input(_("Search words and constructions (English or Korean)"),
+                          key="knows_q", max_chars=MAX_QUERY)
+    found = filter_knowledge(k, query or "")
+    n_entries = sum(len(v) for v in found["lexicon"].values())
+    if query and query.strip():
+        st.caption(_("{n} lexicon entries and {m} constructions match {q}.").format(
+            n=n_entries, m=len(found["constructions"]), q=md(query.strip())))
+    st.markdown("#### " + _("Lexicon"))
+    if not found["lexicon"]:
+        st.info(_("No lexicon entry matches."))
+    en, ko = _("English"), _("Korean")
+    for cat, entries in found["lexicon"].items():
+        with st.expander(f"{md(CATEGORIES.get(cat, cat))} ({len(entries)})",
+                         expanded=bool(query and query.strip())):
+            st.dataframe([{en: e, ko: o} for e, o in entries], hide_index=True)
+    st.markdown("#### " + _("Constructions"))
+    if not found["constructions"]:
+        st.info(_("No construction matches."))
+    for c in found["constructions"]:
+        st.markdown(f"**{md(c['name'])}** · {md(c['description'])}")
+        st.dataframe([{en: e, ko: o} for e, o in c["examples"]], hide_index=True)
