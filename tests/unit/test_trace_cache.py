@@ -22,7 +22,7 @@ def test_nbytes_counts_every_array(traces):
     t = traces[1]
     assert nbytes(t) == (sum(a.nbytes for a in t.attn.values()) + sum(
         a.nbytes for a in t.masks.values()) + sum(a.nbytes for a in t.positions.values())
-        + t.src_ids.nbytes + t.tgt_ids.nbytes + t.pos_table.nbytes)
+        + t.src_ids.nbytes + t.tgt_ids.nbytes + t.pos_table.nbytes + t.kv_groups.nbytes)
 
 
 def test_evicts_oldest_by_bytes_and_by_count(traces):
