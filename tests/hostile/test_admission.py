@@ -32,7 +32,7 @@ def test_thirty_sessions_with_largest_inputs_stay_under_budget():
     budget_x = 2.5  # room for two largest runs at once, not three
     r = run_child(30, "gate", "tiny", env={
         "ATTN_INFLIGHT_X": str(budget_x), "ATTN_RUNS": "2", "ATTN_QUEUE": "12",
-        "ATTN_QUEUE_TIMEOUT_S": "20", "ATTN_TRACE_CACHE_MB": "1", "OMP_NUM_THREADS": "1"},
+        "ATTN_QUEUE_TIMEOUT_S": "10", "ATTN_TRACE_CACHE_MB": "1", "OMP_NUM_THREADS": "1"},
         timeout_s=400)
     sessions = r["sessions"]
     outcomes = [s["outcome"] for s in sessions]
