@@ -54,7 +54,7 @@ def test_one_heads_attribution_from_its_real_context(pre):
     ln = pre.model.decoder.final_norm
     resid = torch.from_numpy(tr.acts[last][0, step]).double()
     sigma = torch.sqrt(resid.var(unbiased=False) + ln.eps)
-    moved = (out - out.mean()) * ln.weight.double() / sigma
+    moved = (out - out.mean()) * ln.weight.detach().double() / sigma
     expect = float(moved @ pre.model.tok_embed.weight[c.token_id].detach().double())
     assert c.dla[kind][layer, head] == pytest.approx(expect, abs=1e-5)
 
