@@ -4,11 +4,13 @@ token in the input stays text. The harness fails on console errors and outside r
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 import pytest
 import torch
 
 from model import ModelConfig, Tokenizer, Transformer, save_checkpoint
-from tests.browser.conftest import open_app, wait_for_app
+from tests.browser.conftest import wait_for_app
 from tests.browser.test_views import wait_for_charts
 
 TEXT = "겨울은 추워요.\nThe big dog eats the fish."
@@ -40,6 +42,13 @@ def server(streamlit_server_factory, checkpoints):
     return streamlit_server_factory({"ATTN_CHECKPOINTS_DIR": str(checkpoints)})
 
 
+def open_app(page, base: str, **query) -> None:
+    """Open a link and wait generously: the suite shares two cores with other work."""
+    page.set_default_navigation_timeout(180_000)
+    page.goto(f"{base}/?{urlencode(query)}")
+    wait_for_app(page, timeout=240)
+
+
 def errors(page) -> list[str]:
     return page.locator(ERROR_BOX).all_inner_texts()
 
@@ -64,7 +73,6 @@ def test_norms_toggle_from_a_link(page, server, view):
 @pytest.mark.parametrize("view", ["contrib", "flow"])
 def test_hostile_text_stays_text_on_the_new_views(page, server, view):
     open_app(page, server, view=view, text=HOSTILE)
-    wait_for_app(page, timeout=180)
     assert not errors(page), errors(page)
     assert page.locator('[data-testid="stMain"] img[src="x"]').count() == 0
     assert page.locator('[data-testid="stMain"] strong:text("bold")').count() == 0
