@@ -10,6 +10,7 @@ from model import Bundle, Trace, parse_ablate
 from model.inputs import MAX_CHARS, MAX_LINES, clean_lines  # input caps live with the cleaning
 from ui.context import Ctx
 from ui.i18n import N_, _
+from ui.presenter import for_screen
 from ui.state import sticky
 from ui.text import KIND_LABELS
 from viz.common import chart_config
@@ -25,7 +26,7 @@ def clean_input(raw: str) -> tuple[list[str], list[str]]:
 
 
 def chart(fig, ctx: Ctx, key: str | None = None) -> None:
-    st.plotly_chart(fig, config=chart_config(ctx.fmt), key=key)
+    st.plotly_chart(for_screen(fig), config=chart_config(ctx.fmt), key=key)
 
 
 def pick_head(kinds: list[str], n_layers: Callable[[str], int], n_heads: int,

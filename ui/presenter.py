@@ -2,9 +2,9 @@
 
 The sidebar starts collapsed, the page title and the view bar are left out (only the view the
 link names, usually the tour, is drawn), and the main column is zoomed 1.5×, which enlarges
-text, widgets and every chart with its labels alike: plotly lays a chart out for the column's
-unzoomed width and the browser scales the result. Checked at 1280×720 by
-tests/browser/test_presenter.py (docs/presenter.png).
+text and widgets. Charts are taken out of the zoom (plotly would lay them out for the wrong
+width and overflow the column) and get 1.5× larger fonts instead (for_screen). Checked at
+1280×720 by tests/browser/test_presenter.py (docs/presenter.png).
 """
 
 from __future__ import annotations
@@ -24,7 +24,26 @@ _CSS = f"""<style>
   padding-bottom: 1rem;
   max-width: 100%;
 }}
+[data-testid="stMainBlockContainer"] [data-testid="stPlotlyChart"] {{
+  zoom: {1 / ZOOM:.6f};
+}}
 </style>"""
+PLOTLY_FONT = 12  # plotly's default font size; titles are 1.4× the font
+
+
+def for_screen(fig):
+    """The figure to draw: in presenter mode a copy (as a dict) with 1.5× larger fonts."""
+    if not presenting():
+        return fig
+    spec = fig.to_dict()  # a copy: cached figures stay as they are
+    layout = spec.setdefault("layout", {})
+    font = layout.setdefault("font", {})
+    font["size"] = round(font.get("size", PLOTLY_FONT) * ZOOM)
+    title = layout.get("title")
+    if isinstance(title, dict):  # the title's own size, which the template may also set
+        title_font = title.setdefault("font", {})
+        title_font["size"] = round(title_font.get("size", PLOTLY_FONT * 1.4) * ZOOM)
+    return spec
 
 
 def presenting() -> bool:
