@@ -4,15 +4,24 @@ from outside (the page fixture checks those). Models listed through ATTN_MODELS.
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 import pytest
 
 from tests.app.test_hf_views import MODELS, build
-from tests.browser.conftest import open_app
+from tests.browser.conftest import wait_for_app
 from tests.unit.test_hf import make_tokenizer
 from ui.views import VIEWS
 
 TEXT = "the cat eats fish every day .\nwinter is cold"
 CHART = '[data-testid="stPlotlyChart"]'
+
+
+def open_app(page, base: str, **query) -> None:
+    """conftest.open_app with room for the first load: the server imports transformers and
+    loads the model then, which takes minutes on a busy 2-core machine."""
+    page.goto(f"{base}/?{urlencode(query)}", timeout=400_000)
+    wait_for_app(page, timeout=400)
 
 
 @pytest.fixture(scope="module")
@@ -33,4 +42,4 @@ def test_every_view_draws_without_an_error_box(page, server, name):
         assert not errors, (view, errors)
         assert not page.locator('[data-testid="stException"]').count(), view
         if view in ("attention", "steps", "positional", "embeddings"):
-            assert page.locator(CHART).count() > 0, view
+            page.wait_for_selector(CHART, timeout=120_000)  # plotly's code loads lazily
