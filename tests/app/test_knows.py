@@ -18,6 +18,7 @@ pytestmark = pytest.mark.skipif(
     reason="the shipped paper checkpoint (with its corpus word list) is not here")
 
 NOTICE = "Never seen in training"
+MARKUP = {"html", "script_close", "img_onerror", "md_bold", "rtl_mixed_korean"}
 HOSTILE = [c for c in CASES if c.text is not None and (c.every_view or c.browser)]
 
 
@@ -96,11 +97,13 @@ def test_hostile_text_in_the_search_box_and_the_sentence_box():
         assert not at.exception, (case.name, [str(e.value)[:300] for e in at.exception])
         assert not at.error, case.name
     at.text_input(key="knows_q").set_value("").run(timeout=300)
-    for case in HOSTILE:
-        for view in ("knows", "tokens"):
-            at = run_app({"ckpt": "paper", "view": view, "text": case.wire_text}, timeout=300)
-            assert not at.exception, (case.name, view)
-            assert not at.error, (case.name, view, [str(e.value)[:200] for e in at.error])
+    # every hostile word is outside the lexicon: the notice names it, escaped (the full
+    # hostile set runs on every view in tests/hostile/test_app_hostile.py)
+    for case in [c for c in HOSTILE if c.name in MARKUP]:
+        at = run_app({"ckpt": "paper", "view": "tokens", "text": case.wire_text}, timeout=300)
+        assert not at.exception, case.name
+        assert not at.error, (case.name, [str(e.value)[:200] for e in at.error])
+        assert notices(at), case.name
 
 
 def test_not_for_hugging_face_models():
