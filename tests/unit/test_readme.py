@@ -44,3 +44,19 @@ def test_readme_benchmark_rows_match_the_committed_results():
     table = [line for line in readme[start:end] if line.startswith("| ")]
     # no hand-written bertviz row beside the generated ones
     assert sum("bertviz" in line for line in table) == len(about_bertviz)
+
+
+def test_readme_alignment_table_matches_the_cards():
+    """The weights-vs-norms table in the README is what the shipped cards hold."""
+    import json
+
+    from model.training.alignment_table import HEADER, card_tables, layer_rows
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert HEADER in readme
+    for name in ("paper", "seed001"):
+        card = json.loads((ROOT / "checkpoints" / name / "card.json").read_text("utf-8"))
+        tables = card_tables(card)
+        assert tables is not None, f"{name}: card lacks the α or ‖αf(x)‖ alignment table"
+        for row in layer_rows(name, *tables):
+            assert row in readme, f"README row missing or stale: {row}"
