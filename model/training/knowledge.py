@@ -4,7 +4,7 @@ words it never saw (for the out-of-lexicon notice in the tokens and translation 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence, Set
 from functools import cache
 from pathlib import Path
 
@@ -13,6 +13,7 @@ from .pieces import split_particles
 
 WORDS_FILE = "corpus_words.txt"  # written next to a checkpoint's card.json by training
 _PUNCT = ".,?!\"'()[]{}:;"
+_ONLY_SYMBOLS = re.compile(r"[\W\d_]+")  # numbers and punctuation are never "unknown"
 
 DESCRIPTIONS = {
     "transitive": "subject, verb and object (SVO <-> SOV), with tense and negation",
@@ -82,26 +83,40 @@ def _words_of(folder: str | None) -> frozenset[str]:
     return corpus_word_set(corpus.splits()["train"])  # ~20 s once: the default corpus
 
 
+def unknown_flags(line: str, known: Set[str]) -> list[bool]:
+    """For each whitespace-separated word of line: True when `known` (a corpus word set) lacks
+    it. Case and end punctuation are ignored, words of only digits or symbols are never
+    flagged, and a hyphenated word whose parts are known, or a Korean noun with a particle it
+    was never seen with (고양이는), counts as known."""
+    flags = []
+    for raw in line.split():
+        w = _normal(raw)
+        if not w or _ONLY_SYMBOLS.fullmatch(w) or w in known:
+            flags.append(False)
+            continue
+        parts = [_normal(part) for part in w.split("-")]
+        flags.append(not (all(part in known for part in parts)
+                          or split_particles(w)[0] in known))
+    return flags
+
+
+def unknown_list(line: str, flags: Sequence[bool]) -> list[str]:
+    """The flagged words of line, normalised, each once, in order."""
+    out: list[str] = []
+    for raw, flag in zip(line.split(), flags):
+        if flag and _normal(raw) not in out:
+            out.append(_normal(raw))
+    return out
+
+
 def unknown_words(text: str, folder: str | Path | None = None) -> list[str]:
     """Words of text that the training corpus never contained, in order, each once.
 
     folder: a checkpoint folder holding corpus_words.txt (written by training); without one,
-    the default corpus (seed 0, 200k training pairs) is used. Case and punctuation are ignored;
-    a Korean noun with a particle it was never seen with still counts as known (고양이는).
+    the default corpus (seed 0, 200k training pairs) is used. The rule is unknown_flags'.
     """
     known = _words_of(None if folder is None else str(Path(folder).resolve()))
-    out: list[str] = []
-    for raw in re.split(r"\s+", text):
-        w = _normal(raw)
-        if not w or w in out or re.fullmatch(r"[\W\d_]+", w):
-            continue
-        parts = [_normal(p) for p in w.split("-")] if "-" in w else [w]
-        if w in known or all(p in known for p in parts):
-            continue
-        if split_particles(w)[0] in known:
-            continue
-        out.append(w)
-    return out
+    return unknown_list(text, unknown_flags(text, known))
 
 
 def lexicon_entries() -> dict[str, list[tuple[str, str]]]:

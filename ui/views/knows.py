@@ -8,22 +8,18 @@ checkpoint by ui.runtime.corpus_words); Hugging Face models and folders without 
 from __future__ import annotations
 
 import html
-import re
 import unicodedata
-from collections.abc import Set
 
 import streamlit as st
 
 from model import Bundle
 from model.tokenizer import is_special
-from model.training.pieces import split_particles
+from model.training.knowledge import unknown_flags, unknown_list
 from ui.context import Ctx
 from ui.i18n import N_, Labels, _
 from ui.runtime import cached_knowledge, corpus_words
 from ui.text import md
 
-_PUNCT = ".,?!\"'()[]{}:;"  # what model.training.knowledge strips from a word's ends
-_ONLY_SYMBOLS = re.compile(r"[\W\d_]+")
 MAX_LISTED = 20  # words named in the notice; the rest are counted
 MAX_QUERY = 100
 UNKNOWN_STYLE = ("background:#fde2e1;color:#7a1010;border:2px dashed #c62828;"
@@ -46,34 +42,6 @@ CATEGORIES = Labels({
 
 
 # --- pure helpers ------------------------------------------------------------------------
-
-
-def _normal(word: str) -> str:
-    return word.strip(_PUNCT).lower()
-
-
-def unknown_flags(line: str, known: Set[str]) -> list[bool]:
-    """For each whitespace-separated word of line: True when the corpus never contained it
-    (the rule of model.training.knowledge.unknown_words: case and end punctuation ignored,
-    hyphenated parts and a Korean noun without its particle count as known)."""
-    flags = []
-    for raw in line.split():
-        w = _normal(raw)
-        if not w or _ONLY_SYMBOLS.fullmatch(w) or w in known:
-            flags.append(False)
-            continue
-        parts = [_normal(p) for p in w.split("-")]
-        flags.append(not (all(p in known for p in parts) or split_particles(w)[0] in known))
-    return flags
-
-
-def unknown_list(line: str, flags: list[bool]) -> list[str]:
-    """The flagged words, normalised as in the notice, each once, in order."""
-    out: list[str] = []
-    for raw, flag in zip(line.split(), flags):
-        if flag and _normal(raw) not in out:
-            out.append(_normal(raw))
-    return out
 
 
 def piece_words(pieces: list[str], n_words: int, cut: bool = False) -> list[int | None]:
