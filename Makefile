@@ -41,7 +41,7 @@ locales/%.mo: locales/%.po | $(RUN_STAMP)
 messages: $(RUN_STAMP)
 	$(VENV)/bin/pybabel extract -k N_ --no-wrap --sort-by-file -o locales/attention_lab.pot \
 		app.py ui
-	$(VENV)/bin/pybabel update --no-wrap -i locales/attention_lab.pot -d locales \
+	$(VENV)/bin/pybabel update --no-wrap --no-fuzzy-matching -i locales/attention_lab.pot -d locales \
 		-D attention_lab
 
 run: $(RUN_STAMP) locales

@@ -11,6 +11,7 @@ import streamlit as st
 from model.analysis.contributions import Contributions, head_contributions
 from ui.common import chart, head_picker
 from ui.context import Ctx
+from ui.i18n import _
 from ui.state import seed, sticky
 from ui.text import md
 from viz import contributions as viz_contrib
@@ -24,9 +25,9 @@ def applies(bundle) -> str | None:
     """Needs the lab's own encoder–decoder (knock-out runs through its hooks)."""
     if bundle.kind == "native" and "cross" in bundle.kinds:
         return None
-    return ("Head contributions to a predicted token are computed for this project's "
-            "encoder–decoder checkpoints (teacher-forced knock-out of every head through the "
-            "lab's hooks).")
+    return _("Head contributions to a predicted token are computed for this project's "
+             "encoder–decoder checkpoints (teacher-forced knock-out of every head through the "
+             "lab's hooks).")
 
 
 def _contributions(ctx: Ctx, source: str, target: str | None, step: int) -> Contributions:
@@ -35,7 +36,7 @@ def _contributions(ctx: Ctx, source: str, target: str | None, step: int) -> Cont
         hit = _CACHE.get(key)
     if hit is not None:
         return hit
-    with st.spinner("Knocking out each head in turn…"):
+    with st.spinner(_("Knocking out each head in turn…")):
         c = head_contributions(ctx.bundle, source, target, target_lang=ctx.lang, step=step)
     with _LOCK:
         _CACHE[key] = c
@@ -48,42 +49,45 @@ def render(ctx: Ctx) -> None:
     t = ctx.trace
     n_t = t.length("tgt", ctx.b)
     if n_t == 0:
-        st.info("This sentence has no decoder tokens.")
+        st.info(_("This sentence has no decoder tokens."))
         return
     pieces = t.tgt_tokens[ctx.b]
     seed("contrib_step", n_t - 1)
     if not 0 <= st.session_state["contrib_step"] < n_t:
         st.session_state["contrib_step"] = n_t - 1
-    step = sticky(st.selectbox, "contrib_step", "Decoder step (its output is explained)",
+    step = sticky(st.selectbox, "contrib_step", _("Decoder step (its output is explained)"),
                   options=list(range(n_t)),
-                  format_func=lambda i: f"{i + 1}: after {pieces[i]!r}")
+                  format_func=lambda i: _("{i}: after {piece}").format(i=i + 1,
+                                                                       piece=repr(pieces[i])))
     source = ctx.lines[ctx.b]
     target = ctx.targets[ctx.b] if ctx.targets else None
     try:
         c = _contributions(ctx, source, target, int(step))
     except ValueError as exc:
-        st.info(f"Head contributions cannot be computed here: {md(exc)}")
+        st.info(_("Head contributions cannot be computed here: {reason}").format(
+            reason=md(exc)))
         return
     pre = c.dla is not None
     measures = ["dla", "knockout"] if pre else ["knockout"]
     seed("contrib_measure", measures[0])
     if st.session_state["contrib_measure"] not in measures:
         st.session_state["contrib_measure"] = measures[0]
-    measure = sticky(st.radio, "contrib_measure", "Measure", options=measures,
+    measure = sticky(st.radio, "contrib_measure", _("Measure"), options=measures,
                      horizontal=True, format_func=lambda m: viz_contrib.MEASURES[m][0])
-    st.markdown(f"The decoder predicts **{md(repr(c.token))}** at step {c.step + 1} "
-                f"(logit {c.logit:.2f}).")
+    st.markdown(_("The decoder predicts **{token}** at step {step} (logit {logit:.2f}).")
+                .format(token=md(repr(c.token)), step=c.step + 1, logit=c.logit))
     if not pre:
-        st.caption("Post-LN model: every sublayer's LayerNorm rescales what came before, so "
-                   "no exact per-head logit sum exists; the knock-out effect is exact.")
+        st.caption(_("Post-LN model: every sublayer's LayerNorm rescales what came before, so "
+                     "no exact per-head logit sum exists; the knock-out effect is exact."))
     chart(viz_contrib.heads_figure(c, measure), ctx, key="contrib_heads")
     if pre:
         chart(viz_contrib.terms_figure(c), ctx, key="contrib_terms")
-    st.markdown("**What one head promotes and suppresses**")
+    st.markdown(_("**What one head promotes and suppresses**"))
     kind, layer, head = head_picker(ctx)
     if (kind, layer, head) in (c.dla_top if measure == "dla" else c.knockout_top):
         chart(viz_contrib.top_tokens_figure(c, (kind, layer, head), measure), ctx,
               key="contrib_top")
     else:
-        st.info(f"No direct attribution for {md(kind)} heads: encoder heads reach the "
-                "output only through cross-attention; choose the knock-out measure.")
+        st.info(_("No direct attribution for {kind} heads: encoder heads reach the output "
+                  "only through cross-attention; choose the knock-out measure.").format(
+                      kind=md(kind)))

@@ -8,11 +8,12 @@ import streamlit as st
 from model.analysis.flow import flow_routes
 from ui.common import chart
 from ui.context import Ctx
+from ui.i18n import N_, Labels, _
 from ui.state import seed, sticky
 from ui.text import md
 from viz.flow import flow_figure
 
-SIDES = {"dec": "decoder output", "enc": "encoder output"}
+SIDES = Labels(dec=N_("decoder output"), enc=N_("encoder output"))
 MAX_EDGES = 4000  # beyond this the figure is unreadable and slow to send
 
 
@@ -26,8 +27,8 @@ def applies(bundle) -> str | None:
         found = projection_modules(bundle.model, bundle.config.family)
     except ValueError:
         found = {}
-    return None if found else ("The information-flow graph needs the attention output "
-                               "projection, which the lab does not know for this model.")
+    return None if found else _("The information-flow graph needs the attention output "
+                                "projection, which the lab does not know for this model.")
 
 
 def render(ctx: Ctx) -> None:
@@ -35,36 +36,38 @@ def render(ctx: Ctx) -> None:
     sides = [s for s, k in (("dec", "dec_self"), ("enc", "enc_self"))
              if k in t.norms and s in t.hidden]
     if not sides:
-        st.info("This trace has no weighted norms or hidden states to build the graph from.")
+        st.info(_("This trace has no weighted norms or hidden states to build the graph "
+                  "from."))
         return
     c1, c2, c3 = st.columns([1, 2, 2])
     seed("flow_side", sides[0])
     if st.session_state["flow_side"] not in sides:
         st.session_state["flow_side"] = sides[0]
-    side = sticky(c1.radio, "flow_side", "Token of the", options=sides, format_func=SIDES.get)
+    side = sticky(c1.radio, "flow_side", _("Token of the"), options=sides, format_func=SIDES.get)
     pieces = t.tgt_tokens[ctx.b] if side == "dec" else t.src_tokens[ctx.b]
     if not pieces:
-        st.info("This sentence has no tokens on that side.")
+        st.info(_("This sentence has no tokens on that side."))
         return
     seed("flow_pos", len(pieces) - 1)
     if not 0 <= st.session_state["flow_pos"] < len(pieces):
         st.session_state["flow_pos"] = len(pieces) - 1
-    pos = sticky(c2.selectbox, "flow_pos", "Position", options=list(range(len(pieces))),
+    pos = sticky(c2.selectbox, "flow_pos", _("Position"), options=list(range(len(pieces))),
                  format_func=lambda i: f"{i + 1}: {pieces[i]!r}")
     seed("flow_threshold", 0.05)
-    threshold = sticky(c3.slider, "flow_threshold", "Keep edges carrying at least",
+    threshold = sticky(c3.slider, "flow_threshold", _("Keep edges carrying at least"),
                        min_value=0.01, max_value=0.5, step=0.01,
-                       help="share of what flows into a node (residual and every head)")
+                       help=_("share of what flows into a node (residual and every head)"))
     try:
         graph = flow_routes(t, ctx.b, int(pos), float(threshold), side, max_edges=MAX_EDGES)
     except ValueError as exc:
-        st.info(f"No flow graph for this input: {md(exc)}")
+        st.info(_("No flow graph for this input: {reason}").format(reason=md(exc)))
         return
-    st.caption(f"{len(graph.edges)} edges, {len(graph.nodes)} nodes. An edge's weight is its "
-               "share of ‖residual‖ + Σ‖α·f(x)‖ flowing into a node; decoder nodes also take "
-               "cross-attention edges from the encoder's last depth. Lower the threshold to "
-               "see more routes.")
+    st.caption(_("{edges} edges, {nodes} nodes. An edge's weight is its share of ‖residual‖ "
+                 "+ Σ‖α·f(x)‖ flowing into a node; decoder nodes also take cross-attention "
+                 "edges from the encoder's last depth. Lower the threshold to see more routes.")
+               .format(edges=len(graph.edges), nodes=len(graph.nodes)))
     if graph.truncated:
-        st.info(f"More than {MAX_EDGES:,} edges at this threshold: raise it to draw the graph.")
+        st.info(_("More than {n:,} edges at this threshold: raise it to draw the graph.")
+                .format(n=MAX_EDGES))
         return
     chart(flow_figure(graph), ctx, key="flow_graph")

@@ -17,12 +17,13 @@ import streamlit as st
 
 from model import Trace
 from ui.context import Ctx, trace_key
+from ui.i18n import N_, Labels, _
 from ui.state import seed, sticky
 
-MEASURES = {"weights": "weights α", "norms": "weighted norms ‖αf(x)‖"}
-HELP = ("Weights α say where a head looks; ‖α·f(x)‖ (Kobayashi et al. 2020) also counts how "
-        "large the vector it moves from there is, f(x_j) = v_j·W_O^h. Shown as each query "
-        "row's shares, so both read on the same 0–1 scale.")
+MEASURES = Labels(weights=N_("weights α"), norms=N_("weighted norms ‖αf(x)‖"))
+HELP = N_("Weights α say where a head looks; ‖α·f(x)‖ (Kobayashi et al. 2020) also counts how "
+          "large the vector it moves from there is, f(x_j) = v_j·W_O^h. Shown as each query "
+          "row's shares, so both read on the same 0–1 scale.")
 _CACHE: OrderedDict[tuple, Trace] = OrderedDict()
 _LOCK = threading.Lock()
 _KEEP = 4  # shares traces kept (one per recent input); each costs one attn-sized array
@@ -55,17 +56,18 @@ def measure_toggle(ctx: Ctx, key: str = "attn_measure") -> tuple[Trace, str]:
     """The radio, and the Trace to draw: ctx.trace for weights, the shares trace for norms."""
     link = st.query_params.get("measure", "weights")
     seed(key, link if link in MEASURES else "weights")
-    choice = sticky(st.radio, key, "Show", options=list(MEASURES), format_func=MEASURES.get,
-                    horizontal=True, help=HELP)
+    choice = sticky(st.radio, key, _("Show"), options=list(MEASURES), format_func=MEASURES.get,
+                    horizontal=True, help=_(HELP))
     if choice != "norms":
         return ctx.trace, "weights"
     t = ctx.trace
     missing = [k for k in t.attn if k not in t.norms]
     if not t.norms:
-        st.info("This model's trace has no weighted norms (its attention output projection "
-                "is not one the lab knows); showing the weights α.")
+        st.info(_("This model's trace has no weighted norms (its attention output projection "
+                  "is not one the lab knows); showing the weights α."))
         return t, "weights"
     if missing:
-        st.caption(f"No norms for {', '.join(missing)}: those stay weights α.")
-    st.caption("Showing ‖α·f(x)‖ as shares of each query row.")
+        st.caption(_("No norms for {kinds}: those stay weights α.").format(
+            kinds=", ".join(missing)))
+    st.caption(_("Showing ‖α·f(x)‖ as shares of each query row."))
     return shares_trace(t, (*trace_key(ctx), "norm-shares")), "norms"

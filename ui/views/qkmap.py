@@ -8,22 +8,23 @@ import streamlit as st
 from model.analysis.qkmap import QKMapCache, corpus_sentences
 from ui.common import chart, head_picker
 from ui.context import Ctx
+from ui.i18n import N_, Labels, _
 from ui.runtime import corpus_args, validation_pairs
 from ui.state import seed, sticky
 from ui.text import md
 from viz.qkmap import COLOUR_BY, qkmap_figure
 
 N_SENTENCES = 300
-METHODS = {"pca": "PCA (fast)", "tsne": "t-SNE (slower, once per head)"}
+METHODS = Labels(pca=N_("PCA (fast)"), tsne=N_("t-SNE (slower, once per head)"))
 
 
 def applies(bundle) -> str | None:
     """Needs the validation split the checkpoint was trained beside."""
     if bundle.kind == "native" and "cross" in bundle.kinds:
         return None
-    return ("The global query–key map embeds queries and keys from the validation sentences "
-            "of this project's corpus, so it is drawn for this project's translation "
-            "checkpoints.")
+    return _("The global query–key map embeds queries and keys from the validation sentences "
+             "of this project's corpus, so it is drawn for this project's translation "
+             "checkpoints.")
 
 
 @st.cache_resource(max_entries=4, show_spinner=False)
@@ -37,20 +38,20 @@ def render(ctx: Ctx) -> None:
     kind, layer, head = head_picker(ctx)
     c1, c2 = st.columns(2)
     seed("qk_colour", "position")
-    colour = sticky(c1.radio, "qk_colour", "Colour by", options=list(COLOUR_BY),
+    colour = sticky(c1.radio, "qk_colour", _("Colour by"), options=list(COLOUR_BY),
                     horizontal=True)
     seed("qk_method", "pca")
-    method = sticky(c2.radio, "qk_method", "Embedding", options=list(METHODS),
+    method = sticky(c2.radio, "qk_method", _("Embedding"), options=list(METHODS),
                     format_func=METHODS.get, horizontal=True)
     cache = map_cache(ctx.bundle, ctx.key, N_SENTENCES)
     try:
-        with st.spinner(f"Embedding this head's queries and keys from {N_SENTENCES} "
-                        "validation sentences (once per head)…"):
+        with st.spinner(_("Embedding this head's queries and keys from {n} validation "
+                          "sentences (once per head)…").format(n=N_SENTENCES)):
             points = cache.get(kind, layer, head, method)
     except ValueError as exc:
-        st.info(f"No query–key map for this head: {md(exc)}")
+        st.info(_("No query–key map for this head: {reason}").format(reason=md(exc)))
         return
-    st.caption("Queries are circles, keys open diamonds. Keys are shifted and scaled (softmax "
-               "unchanged) so a query sits near the keys it attends to. Hover a point for its "
-               "token and sentence. The typed input is not part of this map.")
+    st.caption(_("Queries are circles, keys open diamonds. Keys are shifted and scaled "
+                 "(softmax unchanged) so a query sits near the keys it attends to. Hover a point "
+                 "for its token and sentence. The typed input is not part of this map."))
     chart(qkmap_figure(points, kind, layer, head, colour), ctx, key="qk_map")
