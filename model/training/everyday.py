@@ -180,15 +180,22 @@ def _cap_question(en: list, question: bool, aux_index: int) -> list:
     return [en[aux_index]] + en[:aux_index] + en[aux_index + 1:]
 
 
+def _mood(r: random.Random, p_neg: float, p_past: float) -> tuple[bool, bool, str]:
+    """(question, negated, tense): a question one time in five, else negated with p_neg; past
+    with p_past. The draws keep their order (p_past 0 still draws) so the corpus is unchanged."""
+    question = r.random() < 0.2
+    neg = not question and r.random() < p_neg
+    tense = "past" if r.random() < p_past else "present"
+    return question, neg, tense
+
+
 # ------------------------------------------------------------------------- constructions
 
 
 def copula_sentence(r: random.Random) -> Pair:
     """I am a student. <-> 저는 학생이에요. / He is not a doctor. <-> 그는 의사가 아니에요."""
     keys = _Keys()
-    question = r.random() < 0.2
-    neg = not question and r.random() < 0.2
-    tense = "past" if r.random() < 0.15 else "present"
+    question, neg, tense = _mood(r, p_neg=0.2, p_past=0.15)
     subj = subject(r, keys, question=question)
     k_pred = keys()
     if r.random() < 0.2 and subj.person == "1s" or r.random() < 0.08:
@@ -260,9 +267,7 @@ def have_sentence(r: random.Random) -> Pair:
     """I have a car. <-> 저는 자동차가 있어요. / She has two cats. <-> 그녀는 고양이가 두 마리
     있어요. / Do you have money? <-> 당신은 돈이 있어요?"""
     keys = _Keys()
-    question = r.random() < 0.2
-    neg = not question and r.random() < 0.25
-    tense = "past" if r.random() < 0.15 else "present"
+    question, neg, tense = _mood(r, p_neg=0.25, p_past=0.15)
     subj = subject(r, keys, question=question)
     k_pred = keys()
     ko_pred = ("없었어요" if tense == "past" else "없어요") if neg else (
@@ -384,9 +389,7 @@ def verb_form_sentence(r: random.Random, form: str) -> Pair:
     있어요 / 없어요."""
     keys = _Keys()
     v = _pick(r, FORM_VERBS)
-    question = r.random() < 0.2
-    neg = not question and r.random() < 0.2
-    tense = "past" if r.random() < 0.2 and form != "can" else "present"
+    question, neg, tense = _mood(r, p_neg=0.2, p_past=0.0 if form == "can" else 0.2)
     subj = subject(r, keys, question=question)
     if form == "want" and subj.person in ("3s", "3p"):
         subj = pronoun_np(r, keys, question) if r.random() < 0.5 else subj

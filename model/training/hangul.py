@@ -232,15 +232,18 @@ def conjugate_ko(lemma: str, tense: str = "present", negated: bool = False,
 _EN_S_IRREGULAR = {"go": "goes", "do": "does", "have": "has"}
 
 
+def _add_s(word: str) -> str:
+    """The regular -s ending (third person and plural alike): box -> boxes, city -> cities."""
+    if word.endswith(("s", "x", "z", "ch", "sh")):
+        return word + "es"
+    if word.endswith("y") and word[-2:-1] not in "aeiou":
+        return word[:-1] + "ies"
+    return word + "s"
+
+
 def en_third_person(base: str) -> str:
     """eat -> eats, watch -> watches, study -> studies, go -> goes."""
-    if base in _EN_S_IRREGULAR:
-        return _EN_S_IRREGULAR[base]
-    if base.endswith(("s", "x", "z", "ch", "sh")):
-        return base + "es"
-    if base.endswith("y") and base[-2:-1] not in "aeiou":
-        return base[:-1] + "ies"
-    return base + "s"
+    return _EN_S_IRREGULAR.get(base) or _add_s(base)
 
 
 _EN_PAST_DOUBLE = {"shop": "shopped", "stop": "stopped", "plan": "planned", "jog": "jogged"}
@@ -266,11 +269,5 @@ _EN_PLURAL_IRREGULAR = {
 
 def en_plural(noun: str) -> str:
     """dog -> dogs, child -> children, mouse -> mice, box -> boxes, city -> cities."""
-    if noun in _EN_PLURAL_IRREGULAR:
-        return _EN_PLURAL_IRREGULAR[noun]
-    if noun.endswith(("s", "x", "z", "ch", "sh")):
-        return noun + "es"
-    if noun.endswith("y") and noun[-2:-1] not in "aeiou":
-        return noun[:-1] + "ies"
-    return noun + "s"
+    return _EN_PLURAL_IRREGULAR.get(noun) or _add_s(noun)
 

@@ -143,6 +143,14 @@ def _place_pair(place: tuple, adj: Adjective | None, keys: _Keys) -> tuple[list,
     return en, ko
 
 
+def _word_pair(words: tuple[str, str] | None, keys: _Keys) -> tuple[list, list]:
+    """An optional (English word, Korean word) under one new key; ([], []) and no key when None."""
+    if words is None:
+        return [], []
+    k = keys()
+    return [(words[0], k)], [(words[1], k)]
+
+
 def _time_pair(time: tuple, keys: _Keys, topic: bool = False) -> tuple[list, list]:
     key = keys()
     en = [(w, None if w == "the" else key) for w in time[0]]
@@ -198,11 +206,7 @@ def _render_verb(c: _Clause, mode: str, keys: _Keys) -> tuple[list, list, int]:
         else:
             form = v.past
         en_v = [(form, (k_main, k_tense) if k_main != k_tense else k_main), *verb_tail]
-    en_freq: list = []
-    ko_freq: list = []
-    if c.freq is not None:
-        k = keys()
-        en_freq, ko_freq = [(c.freq[0], k)], [(c.freq[1], k)]
+    en_freq, ko_freq = _word_pair(c.freq, keys)
 
     en_o: list = []
     ko_o: list = []
@@ -260,11 +264,7 @@ def _render_adj(c: _Clause, mode: str, keys: _Keys) -> tuple[list, list, int]:
     pred, k_main, k_neg, k_tense = _pred_keys(_pred_words(a.ko, c.tense, c.neg, ending), c.neg,
                                               keys)
     en_s, ko_s = _np_pair(c.subj, keys, "topic")
-    en_i: list = []
-    ko_i: list = []
-    if c.intens is not None:
-        k = keys()
-        en_i, ko_i = [(c.intens[0], k)], [(c.intens[1], k)]
+    en_i, ko_i = _word_pair(c.intens, keys)
     en_t: list = []
     ko_t: list = []
     if c.time is not None:
