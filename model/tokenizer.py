@@ -35,6 +35,20 @@ def _utf8(text: str) -> str:
     return text
 
 
+# SentencePiece options every tokenizer of this project is trained with: the special ids
+# and pieces the model relies on, the language tags as user symbols, byte fallback.
+SPM_TRAIN_OPTIONS: dict = dict(
+    character_coverage=1.0,
+    byte_fallback=True,
+    pad_id=0, unk_id=1, bos_id=2, eos_id=3,
+    pad_piece="<pad>", unk_piece="<unk>", bos_piece="<s>", eos_piece="</s>",
+    user_defined_symbols=list(LANG_TAGS.values()),
+    shuffle_input_sentence=True,
+    hard_vocab_limit=False,
+    minloglevel=2,
+)
+
+
 class TokenizerError(ValueError):
     """The .model file is missing, unreadable or lacks the special pieces we need."""
 
@@ -123,14 +137,7 @@ class Tokenizer:
             model_writer=buf,
             vocab_size=vocab_size,
             model_type=model_type,
-            character_coverage=1.0,
-            byte_fallback=True,
-            pad_id=0, unk_id=1, bos_id=2, eos_id=3,
-            pad_piece="<pad>", unk_piece="<unk>", bos_piece="<s>", eos_piece="</s>",
-            user_defined_symbols=list(LANG_TAGS.values()),
             input_sentence_size=seed_sentences,
-            shuffle_input_sentence=True,
-            hard_vocab_limit=False,
-            minloglevel=2,
+            **SPM_TRAIN_OPTIONS,
         )
         return cls(buf.getvalue())

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 
 import sentencepiece as spm
 
-from ..tokenizer import LANG_TAGS, Tokenizer
+from ..tokenizer import SPM_TRAIN_OPTIONS, Tokenizer
 from .lexicon import NOUNS, PRONOUNS, read_table
 
 # longest first; the copula endings are split too, so ▁학생 is a piece rather than ▁학생이에요
@@ -84,17 +84,10 @@ def train_tokenizer(en: Sequence[str], ko: Sequence[str], vocab_size: int,
         model_writer=buf,
         vocab_size=vocab_size,
         model_type=model_type,
-        character_coverage=1.0,
         required_chars=required_chars(ko),
-        byte_fallback=True,
-        pad_id=0, unk_id=1, bos_id=2, eos_id=3,
-        pad_piece="<pad>", unk_piece="<unk>", bos_piece="<s>", eos_piece="</s>",
-        user_defined_symbols=list(LANG_TAGS.values()),
         input_sentence_size=max_sentences,
-        shuffle_input_sentence=True,
-        hard_vocab_limit=False,
         split_digits=True,
-        minloglevel=2,
+        **SPM_TRAIN_OPTIONS,
     )
     return Tokenizer(buf.getvalue())
 
