@@ -74,9 +74,11 @@ class SoakResult:
     cache_violations: list[str] = field(default_factory=list)
     closed_sessions: int = 0
     closed_alive: int = 0
+    states_alive: int = 0  # Streamlit SessionState objects alive after every session closed
     latency_s: list[float] = field(default_factory=list)
     errors: dict[str, int] = field(default_factory=dict)  # view -> inputs with an error box
     exceptions: list[str] = field(default_factory=list)
+    gate: dict = field(default_factory=dict)  # admission gate at the end: nothing in flight
     wall_s: float = 0.0
 
     @property
@@ -84,7 +86,9 @@ class SoakResult:
         return (self.peak_after_warmup_mb <= self.trace_cache_mb + HEADROOM_MB
                 and abs(self.slope_mb_per_100) <= SLOPE_LIMIT_MB
                 and not self.cache_violations and self.closed_alive == 0
-                and not self.exceptions)
+                and self.states_alive == 0
+                and not self.exceptions and not self.gate.get("running")
+                and not self.gate.get("waiting"))
 
 
 def rss_mb() -> float:
@@ -156,8 +160,6 @@ class Inputs:
 
 def cache_report(runtime) -> tuple[dict, list[str]]:
     """Every cache the app keeps, its size now and its bound; and the bounds it exceeds."""
-    from streamlit.runtime.caching import get_data_cache_stats_provider
-
     caches: dict[str, dict] = {}
     problems: list[str] = []
     store = runtime.trace_cache()
@@ -168,21 +170,21 @@ def cache_report(runtime) -> tuple[dict, list[str]]:
         if len(store.items) > store.max_entries or (len(store.items) > 1
                                                      and store.bytes > store.max_bytes):
             problems.append(f"trace cache over its bound: {caches['trace_cache']}")
-    per_fn: dict[str, dict] = {}
-    for stat in get_data_cache_stats_provider().get_stats().get("st_cache_data", []):
-        name = stat.cache_name.rsplit(".", 1)[-1]
-        entry = per_fn.setdefault(name, {"entries": 0, "bytes": 0})
-        entry["entries"] += 1
-        entry["bytes"] += stat.byte_length
-    for name, entry in per_fn.items():
-        fn = getattr(runtime, name, None)
-        bound = _data_bound(fn)
-        entry["bound"] = bound
-        max_entries, max_size = bound.get("max_entries"), bound.get("max_size")
-        if max_entries is not None and entry["entries"] > max_entries:
-            problems.append(f"{name}: {entry['entries']} entries > {max_entries}")
-        if max_size is not None and entry["entries"] > 1 and entry["bytes"] > max_size:
-            problems.append(f"{name}: {entry['bytes']} bytes > {max_size}")
+    from streamlit.runtime.caching.cache_data_api import _data_caches
+
+    with _data_caches._caches_lock:  # every st.cache_data function's in-memory store
+        stores = [c for per in _data_caches._function_caches.values() for c in per.values()]
+    for cache in stores:
+        items = cache.storage.get_stats().get("cache_memory_bytes", [])
+        name = str(cache.display_name).rsplit(".", 1)[-1]
+        entry = {"entries": len(items), "bytes": sum(i.byte_length for i in items),
+                 "bound": {"max_entries": cache.max_entries,
+                           "max_size": cache.max_size_bytes}}
+        if cache.max_entries is not None and entry["entries"] > cache.max_entries:
+            problems.append(f"{name}: {entry['entries']} entries > {cache.max_entries}")
+        if (cache.max_size_bytes is not None and entry["entries"] > 1
+                and entry["bytes"] > cache.max_size_bytes):
+            problems.append(f"{name}: {entry['bytes']} bytes > {cache.max_size_bytes}")
         caches[f"cache_data.{name}"] = entry
     results = runtime.shared_results()
     with results["lock"]:
@@ -190,13 +192,13 @@ def cache_report(runtime) -> tuple[dict, list[str]]:
     return caches, problems
 
 
-def _data_bound(fn) -> dict:
-    """max_entries / max_size of an st.cache_data function, when it is one of ours."""
-    info = getattr(fn, "_info", None)
-    if info is None:
+def _gate_snapshot() -> dict:
+    """The admission gate's running/waiting counts (ui/admission.py), when the app has one."""
+    try:
+        from ui.admission import server_gate
+    except ImportError:
         return {}
-    size = getattr(info, "max_size_bytes", None)
-    return {"max_entries": getattr(info, "max_entries", None), "max_size": size}
+    return server_gate().snapshot()
 
 
 # --- sessions ------------------------------------------------------------------------------
@@ -241,7 +243,7 @@ def run_soak(cfg: SoakConfig, log=print) -> SoakResult:
     for i in range(cfg.inputs):
         if i and i % cfg.churn == 0:  # the oldest tab closes, a new one opens
             old = sessions.pop(0)
-            closed.append(weakref.ref(old.session_state))
+            closed.append(weakref.ref(old))  # the session must not outlive its closing
             del old
             sessions.append(open_session())
         at = sessions[i % cfg.sessions]
@@ -263,9 +265,19 @@ def run_soak(cfg: SoakConfig, log=print) -> SoakResult:
                 f"{caches['trace_cache']['bytes'] / 2**20:6.0f} MB  "
                 f"{time.monotonic() - start:6.0f} s")
     sessions.clear()
+    at = None  # noqa: F841 - the loop's last session must go too
     gc.collect()
     res.closed_sessions = len(closed)
     res.closed_alive = sum(ref() is not None for ref in closed)
+    # every session is closed now: no session state may be left anywhere in the process
+    # (but Streamlit's own module-level one for code run outside a session)
+    from streamlit.runtime.state import session_state_proxy
+
+    bare = getattr(session_state_proxy, "_mock_session_state", None)
+    bare = object.__getattribute__(bare, "_state") if bare is not None else None
+    res.states_alive = sum(type(o).__name__ == "SessionState" and o is not bare
+                           for o in gc.get_objects())
+    res.gate = _gate_snapshot()  # no run or queue place left behind by a closed session
     res.wall_s = time.monotonic() - start
     after = [(n, r) for n, r in res.samples if n >= res.warmup]
     res.peak_after_warmup_mb = max(r for _, r in after)
@@ -295,7 +307,9 @@ def summary(res: SoakResult) -> list[str]:
         "caches at the end: " + "; ".join(
             f"{k} {v['entries']}" + (f" ({v['bytes'] / 2**20:.1f} MB)" if "bytes" in v else "")
             for k, v in sorted(res.caches.items())),
-        f"closed sessions still alive: {res.closed_alive} of {res.closed_sessions}; cache "
+        f"closed sessions still alive: {res.closed_alive} of {res.closed_sessions}, session "
+        f"states left after closing all: {res.states_alive}; "
+        f"admission gate at the end: {res.gate or 'none'}; cache "
         f"bound violations: {len(res.cache_violations)}; exceptions: {len(res.exceptions)}; "
         f"inputs with an error box: {sum(res.errors.values())} {res.errors or ''}",
         "PASS" if res.passed else "FAIL",
