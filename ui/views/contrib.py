@@ -9,7 +9,7 @@ from collections import OrderedDict
 import streamlit as st
 
 from model.analysis.contributions import Contributions, head_contributions
-from ui.common import chart, head_picker
+from ui.common import chart, head_picker, is_translator
 from ui.context import Ctx
 from ui.i18n import _
 from ui.state import seed, sticky
@@ -23,7 +23,7 @@ _KEEP = 32
 
 def applies(bundle) -> str | None:
     """Needs the lab's own encoder–decoder (knock-out runs through its hooks)."""
-    if bundle.kind == "native" and "cross" in bundle.kinds:
+    if is_translator(bundle):
         return None
     return _("Head contributions to a predicted token are computed for this project's "
              "encoder–decoder checkpoints (teacher-forced knock-out of every head through the "

@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from model.analysis.qkmap import QKMapCache, corpus_sentences
-from ui.common import chart, head_picker
+from ui.common import chart, head_picker, is_translator
 from ui.context import Ctx
 from ui.i18n import N_, Labels, _
 from ui.runtime import corpus_args, validation_pairs
@@ -20,7 +20,7 @@ METHODS = Labels(pca=N_("PCA (fast)"), tsne=N_("t-SNE (slower, once per head)"))
 
 def applies(bundle) -> str | None:
     """Needs the validation split the checkpoint was trained beside."""
-    if bundle.kind == "native" and "cross" in bundle.kinds:
+    if is_translator(bundle):
         return None
     return _("The global query–key map embeds queries and keys from the validation sentences "
              "of this project's corpus, so it is drawn for this project's translation "

@@ -29,13 +29,7 @@ def render(ctx: Ctx) -> None:
     st.caption(_("Padding is kept here, as in seed 000, so the -1e9 cells of the mask show."))
     for step in viz_steps.steps(walk, t, hide_pad=False, numbers=ctx.numbers,
                                 colorscale=ctx.colorscale):
-        left, right = st.columns([1, 3])
-        with left:
-            st.markdown(f"**{md(step.name)}**")
-            st.caption(md(step.formula))
-            st.code(step.shape, language=None, wrap_lines=True)
-        with right:
-            chart(step.figure, ctx)
+        _show_step(step, ctx)
     st.subheader(_("One query against every key"))
     q_tokens = viz_masks.axis_tokens(t, kind, ctx.b)[0]
     n_q = t.length("src" if kind == "enc_self" else "tgt", ctx.b)
@@ -45,6 +39,17 @@ def render(ctx: Ctx) -> None:
                          format_func=lambda i: f"{i}: {q_tokens[i]}")
     for fig in viz_steps.query_key_figures(walk, t, query, hide_pad=ctx.hide_pad):
         chart(fig, ctx)
+
+
+def _show_step(step: viz_steps.Step, ctx: Ctx) -> None:
+    """One step: its name, formula and shape on the left, its figure on the right."""
+    left, right = st.columns([1, 3])
+    with left:
+        st.markdown(f"**{md(step.name)}**")
+        st.caption(md(step.formula))
+        st.code(step.shape, language=None, wrap_lines=True)
+    with right:
+        chart(step.figure, ctx)
 
 
 _HF_SKIP = {"X", "concat", "·W_O"}  # a Hugging Face trace has no block input or W_O output
@@ -72,10 +77,4 @@ def _hf_steps(ctx: Ctx) -> None:
                                 colorscale=ctx.colorscale):
         if step.name in _HF_SKIP:
             continue
-        left, right = st.columns([1, 3])
-        with left:
-            st.markdown(f"**{md(step.name)}**")
-            st.caption(md(step.formula))
-            st.code(step.shape, language=None, wrap_lines=True)
-        with right:
-            chart(step.figure, ctx)
+        _show_step(step, ctx)
