@@ -16,6 +16,9 @@ Load is open-loop: requests arrive at fixed intervals (1 / rate), round-robin ov
 a session that is still busy queues its next request, and latency = finished - scheduled, so
 queueing counts. A request is what a student does: mostly another view, layer or head of the
 input already on screen (the Trace cached), and one in five a new sentence (a model run).
+AppTest is not made for concurrent runs: each run sets and clears Streamlit's global Runtime
+instance, so now and then a run finds none ("Runtime hasn't been created"); such a run is
+counted as a problem, not hidden.
 """
 
 from __future__ import annotations
@@ -139,16 +142,16 @@ def run_step(drivers: list[Driver], rate: float, seconds: float, gen) -> Step:
 
 
 def crossing(steps: list[Step], target: float = TARGET_S) -> float | None:
-    """The offered rate where p95 reaches `target`, by linear interpolation between steps."""
-    prev = None
-    for s in steps:
-        if s.p(95) > target:
-            if prev is None:
-                return None  # already over at the lowest rate
-            r0, p0, r1, p1 = prev.rate, prev.p(95), s.rate, s.p(95)
-            return r0 + (target - p0) * (r1 - r0) / (p1 - p0)
-        prev = s
-    return None
+    """The offered rate where p95 goes over `target` for good: linear interpolation between
+    the last step at or under it and the next one (the lowest rates have few samples, so one
+    slow new sentence there does not count as the crossing). None if no step is under it, or
+    the last one still is."""
+    under = [i for i, s in enumerate(steps) if s.p(95) <= target]
+    if not under or under[-1] == len(steps) - 1:
+        return None
+    lo, hi = steps[under[-1]], steps[under[-1] + 1]
+    r0, p0, r1, p1 = lo.rate, lo.p(95), hi.rate, hi.p(95)
+    return r0 + (target - p0) * (r1 - r0) / (p1 - p0)
 
 
 def run_capacity(n_sessions: int = 12, rates: tuple[float, ...] = (0.5, 1, 1.5, 2, 3, 4, 6),
@@ -195,7 +198,7 @@ def summary(res: dict) -> list[str]:
     if rate is None:
         lines.append("p95 did not cross 1 s between the rates tried" if res["steps"]
                      and res["steps"][-1]["p95_s"] <= TARGET_S else
-                     "p95 was over 1 s already at the lowest rate")
+                     "p95 was over 1 s at every rate tried")
     else:
         lines.append(f"p95 crosses {TARGET_S:g} s at {rate:.2f} reruns/s: about "
                      f"{rate * THINK_S:.0f} students at one request every {THINK_S:g} s each")
