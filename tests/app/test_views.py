@@ -8,22 +8,19 @@ from __future__ import annotations
 
 import base64
 import json
+import shutil
 import sys
 
 import numpy as np
 import plotly.graph_objects as go
 import pytest
-import torch
 
-from model import ModelConfig, Tokenizer, Transformer, capture, load_checkpoint, save_checkpoint
+from model import capture, load_checkpoint
 from tests.app.conftest import run_app
+from tests.tiny_model import save_tiny_checkpoint
 
 LINES = ["겨울은 추워요.", "The big dog eats the fish."]
 TEXT = "\n".join(LINES)
-WORDS = ["The cat", "The big dog", "My friend", "A child", "Winter"]
-VERBS = ["eats the fish", "reads a book in the park", "is cold", "drinks water"]
-KOREAN = ["고양이는 생선을 먹어요.", "큰 개가 생선을 먹어요.", "겨울은 추워요.", "감기 조심하세요.",
-          "내 친구는 공원에서 책을 읽어요."]
 # charts each view draws for TEXT on an encoder–decoder; None: another change owns the view
 CHARTS = {"tokens": 4, "masks": 8, "attention": 3, "steps": 14, "positional": 4,
           "embeddings": 4, "translation": 4, "bertviz": None, "heads": None, "compare": None}
@@ -33,16 +30,11 @@ CHARTS = {"tokens": 4, "masks": 8, "attention": 3, "steps": 14, "positional": 4,
 def models(tmp_path_factory):
     """A folder with a tiny random 'paper' checkpoint and a 'broken' one (no weights)."""
     root = tmp_path_factory.mktemp("checkpoints")
-    lines = [f"{w} {v}." for w in WORDS for v in VERBS] + KOREAN
-    tok = Tokenizer.train(lines * 30, vocab_size=420)
-    cfg = ModelConfig(vocab_size=tok.vocab_size, d_model=32, n_heads=4, d_ff=64, n_enc_layers=2,
-                      n_dec_layers=2, max_len=40)
-    torch.manual_seed(0)
-    save_checkpoint(Transformer(cfg).eval(), tok, root / "paper",
-                    card={"variant": "paper", "metrics": {"en->ko": {"exact_match": 1.0,
-                                                                     "chrf": 12.5}}})
+    paper = save_tiny_checkpoint(
+        root / "paper", extra=["내 친구는 공원에서 책을 읽어요."], max_len=40,
+        card={"variant": "paper", "metrics": {"en->ko": {"exact_match": 1.0, "chrf": 12.5}}})
     (root / "broken").mkdir()
-    cfg.save(root / "broken" / "config.json")
+    shutil.copy(paper / "config.json", root / "broken" / "config.json")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("ATTN_CHECKPOINTS_DIR", str(root))
         mp.delenv("ATTN_MODELS", raising=False)

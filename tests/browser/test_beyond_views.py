@@ -7,17 +7,13 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 import pytest
-import torch
 
-from model import ModelConfig, Tokenizer, Transformer, save_checkpoint
 from tests.browser.conftest import wait_for_app
 from tests.browser.test_views import wait_for_charts
+from tests.tiny_model import save_tiny_checkpoint
 
 TEXT = "겨울은 추워요.\nThe big dog eats the fish."
 HOSTILE = "<img src=x onerror=alert(1)> **bold** 겨울은"
-WORDS = ["The cat", "The big dog", "My friend", "A child", "Winter"]
-VERBS = ["eats the fish", "reads a book in the park", "is cold", "drinks water"]
-KOREAN = ["고양이는 생선을 먹어요.", "큰 개가 생선을 먹어요.", "겨울은 추워요.", "감기 조심하세요."]
 CHARTS = {"contrib": 2, "flow": 1, "qkmap": 1}
 ERROR_BOX = '[data-testid="stAlertContentError"], [data-testid="stException"]'
 
@@ -25,15 +21,10 @@ ERROR_BOX = '[data-testid="stAlertContentError"], [data-testid="stException"]'
 @pytest.fixture(scope="module")
 def checkpoints(tmp_path_factory):
     root = tmp_path_factory.mktemp("beyond_checkpoints")
-    lines = [f"{w} {v}." for w in WORDS for v in VERBS] + KOREAN
-    tok = Tokenizer.train(lines * 30, vocab_size=420)
-    cfg = ModelConfig(vocab_size=tok.vocab_size, d_model=32, n_heads=4, d_ff=64, n_enc_layers=2,
-                      n_dec_layers=2, max_len=24)
-    torch.manual_seed(0)
     # a small corpus in the card, so the query–key map's validation split is quick to make
     card = {"variant": "paper", "corpus_seed": 0, "train_pairs_requested": 400,
             "val_pairs_requested": 300, "test_pairs_per_direction": 50}
-    save_checkpoint(Transformer(cfg).eval(), tok, root / "paper", card=card)
+    save_tiny_checkpoint(root / "paper", card=card)
     return root
 
 

@@ -5,15 +5,12 @@ typing a sentence updates the page. The harness fails on console errors and outs
 from __future__ import annotations
 
 import pytest
-import torch
 
-from model import ModelConfig, Tokenizer, Transformer, save_checkpoint
+from model import Tokenizer
 from tests.browser.conftest import open_app, wait_for_app
+from tests.tiny_model import save_tiny_checkpoint
 
 TEXT = "겨울은 추워요.\nThe big dog eats the fish."
-WORDS = ["The cat", "The big dog", "My friend", "A child", "Winter"]
-VERBS = ["eats the fish", "reads a book in the park", "is cold", "drinks water"]
-KOREAN = ["고양이는 생선을 먹어요.", "큰 개가 생선을 먹어요.", "겨울은 추워요.", "감기 조심하세요."]
 CHARTS = {"tokens": 4, "masks": 8, "attention": 3, "steps": 14, "positional": 4,
           "embeddings": 4, "translation": 4}
 OTHERS = ["bertviz", "heads", "compare"]  # views other changes fill in: they must open cleanly
@@ -23,12 +20,7 @@ CHART = '[data-testid="stPlotlyChart"]'
 @pytest.fixture(scope="module")
 def checkpoints(tmp_path_factory):
     root = tmp_path_factory.mktemp("browser_checkpoints")
-    lines = [f"{w} {v}." for w in WORDS for v in VERBS] + KOREAN
-    tok = Tokenizer.train(lines * 30, vocab_size=420)
-    cfg = ModelConfig(vocab_size=tok.vocab_size, d_model=32, n_heads=4, d_ff=64, n_enc_layers=2,
-                      n_dec_layers=2, max_len=24)
-    torch.manual_seed(0)
-    save_checkpoint(Transformer(cfg).eval(), tok, root / "paper", card={"variant": "paper"})
+    save_tiny_checkpoint(root / "paper", card={"variant": "paper"})
     return root
 
 
