@@ -190,6 +190,15 @@ def _wait_for(cond, timeout=5.0):
         time.sleep(0.01)
 
 
+def _gate_held_by_a(timeout_s: float, log: list) -> tuple[Gate, threading.Event, threading.Thread]:
+    """A one-run gate (budget 100, queue 5) that thread "a" fills until release is set."""
+    gate = Gate(budget=100, queue=5, timeout_s=timeout_s, runs=1, poll_s=0.01)
+    release = threading.Event()
+    a = _hold(gate, 100, threading.Event(), release, log, "a")
+    _wait_for(lambda: gate.snapshot()["running"] == 1)
+    return gate, release, a
+
+
 def test_gate_admits_within_the_budget_first_come_first_served():
     gate = Gate(budget=100, queue=10, timeout_s=10, runs=8, poll_s=0.01)
     log: list = []
@@ -247,11 +256,7 @@ def test_too_large_is_refused_at_once_and_queue_overflow_is_busy():
 
 
 def test_a_long_wait_gives_up_busy_and_leaves_the_queue():
-    gate = Gate(budget=100, queue=5, timeout_s=0.2, runs=1, poll_s=0.01)
-    release = threading.Event()
-    log: list = []
-    a = _hold(gate, 100, threading.Event(), release, log, "a")
-    _wait_for(lambda: gate.snapshot()["running"] == 1)
+    gate, release, a = _gate_held_by_a(timeout_s=0.2, log=[])
     t0 = time.monotonic()
     with pytest.raises(Busy):
         with gate.admit(10):
@@ -263,11 +268,8 @@ def test_a_long_wait_gives_up_busy_and_leaves_the_queue():
 
 
 def test_a_session_that_goes_away_leaves_the_queue_and_keeps_its_place_on_rerun():
-    gate = Gate(budget=100, queue=5, timeout_s=10, runs=1, poll_s=0.01)
-    release = threading.Event()
     log: list = []
-    a = _hold(gate, 100, threading.Event(), release, log, "a")
-    _wait_for(lambda: gate.snapshot()["running"] == 1)
+    gate, release, a = _gate_held_by_a(timeout_s=10, log=log)
     seen: list[int] = []
 
     class Gone(Exception):
@@ -297,10 +299,7 @@ def test_a_session_that_goes_away_leaves_the_queue_and_keeps_its_place_on_rerun(
 
 
 def test_on_wait_true_withdraws_quietly():
-    gate = Gate(budget=100, queue=5, timeout_s=10, runs=1, poll_s=0.01)
-    release = threading.Event()
-    a = _hold(gate, 100, threading.Event(), release, [], "a")
-    _wait_for(lambda: gate.snapshot()["running"] == 1)
+    gate, release, a = _gate_held_by_a(timeout_s=10, log=[])
     with pytest.raises(Withdrawn):
         with gate.admit(10, on_wait=lambda k: True):
             raise AssertionError("the block must not run")
