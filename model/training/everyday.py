@@ -16,7 +16,7 @@ from __future__ import annotations
 import random
 
 from .hangul import _infinitive, _pred_words, _prospective, _stem, particle
-from .lexicon import ADJECTIVES, NOUNS, PRONOUNS, VERBS, Noun, Verb, read_table
+from .lexicon import ADJECTIVES, NOUNS, PRONOUNS, VERBS, Noun, Verb, read_pairs
 from .render import Pair, _finish, _Keys, _pred_keys, _Reject
 from .words import (  # noqa: F401 (re-exported: the everyday helpers live in words.py)
     COUNTER_EN,
@@ -33,10 +33,10 @@ from .words import (  # noqa: F401 (re-exported: the everyday helpers live in wo
 
 # ------------------------------------------------------------------------------- tables
 
-POSSESSIVES = [(r[0], r[1]) for r in read_table("possessives")]
-NAMES = [(r[0], r[1]) for r in read_table("names")]
-NATIONALITIES = [(r[0], r[1]) for r in read_table("nationalities")]
-LOCATIONS = [(r[0], r[1]) for r in read_table("locations")]
+POSSESSIVES = read_pairs("possessives")
+NAMES = read_pairs("names")
+NATIONALITIES = read_pairs("nationalities")
+LOCATIONS = read_pairs("locations")
 
 JOBS = [n for n in NOUNS if "job" in n.tags]
 KIN = [n for n in NOUNS if "family" in n.tags and n.en not in ("king", "queen", "baby")]

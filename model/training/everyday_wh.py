@@ -27,11 +27,11 @@ from .everyday import (
     subject,
 )
 from .hangul import _pred_words, particle
-from .lexicon import ADJECTIVES, NOUNS, WEATHER_STATES, read_table
+from .lexicon import ADJECTIVES, NOUNS, WEATHER_STATES, read_pairs, read_table
 from .render import Pair, _finish, _Keys, _pred_keys, _Reject
 
-DAYS = [(r[0], r[1]) for r in read_table("days")]
-MONTHS = [(r[0], r[1]) for r in read_table("months")]
+DAYS = read_pairs("days")
+MONTHS = read_pairs("months")
 EVENTS = [n for n in NOUNS if n.en in ("birthday", "party", "concert", "exam", "meeting", "class")]
 PRICED = [n for n in NOUNS if n.tags & {"obj", "food", "drink", "read"} and "place" not in n.tags]
 _STATE_ADJ = [a for a in ADJECTIVES if a.state and a.pred]

@@ -26,6 +26,11 @@ def read_table(name: str) -> tuple[tuple[str, ...], ...]:
     return tuple(rows)
 
 
+def read_pairs(name: str) -> list[tuple[str, str]]:
+    """(English, Korean) from the first two columns of data/<name>.tsv."""
+    return [(r[0], r[1]) for r in read_table(name)]
+
+
 def _cell(row: tuple[str, ...], i: int) -> str:
     return row[i] if i < len(row) else ""
 
@@ -188,7 +193,7 @@ MANNER_ADVERBS = {r[1]: r[2] for r in read_table("adverbs") if r[0] == "manner"}
 INTENSIFIERS = [(r[1], r[2]) for r in read_table("adverbs") if r[0] == "intensifier"]
 
 # "Please be careful of colds." <-> "감기 조심하세요."; (noun, English phrase)
-_CAREFUL = [(r[0], r[1]) for r in read_table("careful")]
+_CAREFUL = read_pairs("careful")
 
 FUNCTION_WORDS = ["the", "a", "an", "in", "at", "on", "to", "with", "by", "of", "for", "and",
                   "but", "not", "do", "will", "be", "please", "what", "who", "where", "it",
