@@ -389,7 +389,8 @@ def gate_from_env(env: dict[str, str] | None = None) -> Gate:
 
 
 DEFAULT_INFLIGHT_MB = 3072
-DEFAULT_QUEUE = 16
+DEFAULT_QUEUE = 64  # a class that presses Enter together waits rather than being turned away;
+# queued pages hold no model memory (the budget bounds that), only a place in line
 DEFAULT_TIMEOUT_S = 90.0
 
 
