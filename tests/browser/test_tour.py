@@ -43,6 +43,9 @@ def walk_with_keys(page, base: str, ckpt: str, text: str) -> None:
     page.wait_for_selector(HEADING, timeout=120_000)
     assert heading(page).startswith("1. ")
     for i in range(2, N + 1):
+        # a key pressed while the script still reruns the last step can be dropped by the
+        # page: press only once the app has settled
+        wait_for_app(page, timeout=180)
         # the focus on the page, not in a text box (where Streamlit ignores the shortcuts)
         page.evaluate("() => document.activeElement && document.activeElement.blur()")
         page.keyboard.press("ArrowRight")
@@ -53,6 +56,7 @@ def walk_with_keys(page, base: str, ckpt: str, text: str) -> None:
         page.wait_for_url(re.compile(rf"[?&]step={i}(&|$)"), timeout=60_000)
         errors = page.locator(ERROR_BOX).all_inner_texts()
         assert not errors, (ckpt, i, errors)
+    wait_for_app(page, timeout=180)
     page.keyboard.press("ArrowLeft")
     page.wait_for_url(re.compile(rf"[?&]step={N - 1}(&|$)"), timeout=60_000)
     assert heading(page).startswith(f"{N - 1}. ")
