@@ -67,14 +67,18 @@ def make_model(family: str):
     return MarianMTModel(cfg), "$A </s>"
 
 
-@pytest.fixture(scope="module")
-def model_root(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("hf_models")
-    for family in FAMILIES:
-        model, template = make_model(family)
+def save_families(root: Path, families, build) -> Path:
+    """One folder per family under root: build(family) -> (model, tokenizer template)."""
+    for family in families:
+        model, template = build(family)
         model.save_pretrained(root / family, safe_serialization=True)
         make_tokenizer(template).save_pretrained(root / family)
     return root
+
+
+@pytest.fixture(scope="module")
+def model_root(tmp_path_factory) -> Path:
+    return save_families(tmp_path_factory.mktemp("hf_models"), FAMILIES, make_model)
 
 
 @pytest.fixture(scope="module")

@@ -21,7 +21,7 @@ from model import capture, load_checkpoint  # noqa: E402
 from model.analysis.ablation import ablation_effect, importance_scan  # noqa: E402
 from model.hf.load import model_device  # noqa: E402
 from model.hf.recorder import NAME  # noqa: E402
-from tests.unit.test_hf import SPECIALS, WORDS, make_tokenizer  # noqa: E402
+from tests.unit.test_hf import SPECIALS, WORDS, make_tokenizer, save_families  # noqa: E402
 
 FAMILIES = ("gpt2", "bert", "llama", "mistral", "t5", "marian")
 SENTENCES = ["the cat eats fish every day .", "winter is cold", "a dog runs"]
@@ -74,12 +74,7 @@ def _one_thread():
 
 @pytest.fixture(scope="module")
 def root(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("hf_recorder")
-    for family in FAMILIES:
-        model, template = build(family)
-        model.save_pretrained(root / family, safe_serialization=True)
-        make_tokenizer(template).save_pretrained(root / family)
-    return root
+    return save_families(tmp_path_factory.mktemp("hf_recorder"), FAMILIES, build)
 
 
 @pytest.fixture(scope="module")
