@@ -91,13 +91,7 @@ def check_page(at: AppTest, case: Hostile, view: str, tokenizer=None) -> None:
     assert len(at.warning) <= MAX_WARNINGS, (where, "a wall of warnings", len(at.warning))
     if case.note:
         assert case.note in messages(at), (where, case.note, messages(at))
-    rendered = [str(e.value) for typ in MARKDOWN_TYPES for e in at.get(typ)]
-    rendered += [el.proto.body for el in at.get("html")]
-    rendered += [s for el in at.get("plotly_chart") for s in strings(json.loads(el.proto.spec))
-                 if "<" in s or "&" in s]
-    for text in literals(case):
-        for body in rendered:
-            assert text not in body, (where, "user text reached markup unescaped", text, body)
+    assert_no_raw_markup(at, case, where)
     lines, _ = clean_lines(at.text_area(key="text").value or "")
     if tokenizer is not None and view == "tokens" and lines:
         # the first sentence in the box really reached the page: its pieces, as the tokenizer
@@ -166,3 +160,14 @@ def test_hostile_input_on_every_view(checkpoints, normal_pieces, hostile_tokeniz
         check_page(at, case, view, hostile_tokenizer)
     at.radio(key="view").set_value("tokens").run()
     check_normal_input(at, "tokens", normal_pieces)
+
+
+def assert_no_raw_markup(at, case, where) -> None:
+    """No literal the user typed reaches markdown, HTML or a chart's markup strings unescaped."""
+    rendered = [str(e.value) for typ in MARKDOWN_TYPES for e in at.get(typ)]
+    rendered += [el.proto.body for el in at.get("html")]
+    rendered += [s for el in at.get("plotly_chart") for s in strings(json.loads(el.proto.spec))
+                 if "<" in s or "&" in s]
+    for text in literals(case):
+        for body in rendered:
+            assert text not in body, (where, "user text reached markup unescaped", text, body)

@@ -17,8 +17,6 @@ the model's own tokenizer (the oracle) turns a line into nothing.
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from streamlit import config
 from streamlit.testing.v1 import AppTest
@@ -29,12 +27,10 @@ from tests.conftest import ROOT
 from tests.hostile.families import ALL_FOLDERS, FAMILIES, POSITIONS
 from tests.hostile.inputs import CASES, NORMAL, ZERO_TOKEN_NAMES, Hostile
 from tests.hostile.test_app_hostile import (
-    MARKDOWN_TYPES,
     MAX_WARNINGS,
     TRACEBACK_SIGNS,
-    literals,
+    assert_no_raw_markup,
     messages,
-    strings,
 )
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
@@ -111,13 +107,7 @@ def check(at: AppTest, case: Hostile, where: str, tok) -> None:
         assert case.note in shown, (where, case.note, shown)
     if cut and not zero:  # cut to the position table: the page says so
         assert "too long" in shown, (where, shown)
-    rendered = [str(e.value) for typ in MARKDOWN_TYPES for e in at.get(typ)]
-    rendered += [el.proto.body for el in at.get("html")]
-    rendered += [s for el in at.get("plotly_chart") for s in strings(json.loads(el.proto.spec))
-                 if "<" in s or "&" in s]
-    for text in literals(case):
-        for body in rendered:
-            assert text not in body, (where, "user text reached markup unescaped", text)
+    assert_no_raw_markup(at, case, where)
 
 
 def check_normal(at: AppTest, where: str) -> None:
