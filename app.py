@@ -10,6 +10,7 @@ ui/views/__init__.py; viz/ builds every figure, model/ does every computation.
 from __future__ import annotations
 
 import logging
+from functools import partial
 
 import streamlit as st
 
@@ -21,7 +22,7 @@ from ui.common import can_ablate, clean_input, control_flow
 from ui.context import Ctx, Notes
 from ui.download import trace_download
 from ui.i18n import _
-from ui.runtime import cached_capture
+from ui.runtime import cached_capture, recapture
 from ui.sidebar import checkpoint_ui, input_ui, preset_buttons, sentence_ui, share_ui
 from ui.state import head_state, link_params, seed, url_once, write_url
 from ui.text import md
@@ -112,7 +113,8 @@ def main() -> None:
         trace = run_model(bundle, key, lines, targets, inputs)
         if trace is not None:
             with st.sidebar:
-                trace_download(trace, name)
+                trace_download(trace, name, partial(recapture, bundle, key, tuple(lines), targets,
+                                                    inputs["lang"], inputs["ablate"]))
             render_view(view, Ctx(bundle=bundle, key=key, trace=trace, lines=tuple(lines),
                                   targets=targets, lang=inputs["lang"], ablate=inputs["ablate"],
                                   b=b, hide_pad=inputs["hide_pad"], numbers=inputs["numbers"],

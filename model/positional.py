@@ -17,10 +17,12 @@ from .config import ModelConfig
 
 def sinusoid_table(n_pos: int, d_model: int) -> torch.Tensor:
     """PE[pos, 2i] = sin(pos / 10000^(2i/d)), PE[pos, 2i+1] = cos(same angle): (n_pos, d)."""
+    table = torch.empty(n_pos, d_model, dtype=torch.float64)
+    if table.is_meta:  # shapes only: arange on meta imports torch._dynamo (normal_embedding)
+        return table.float()
     pos = torch.arange(n_pos, dtype=torch.float64).unsqueeze(1)  # (P, 1)
     two_i = torch.arange(0, d_model, 2, dtype=torch.float64)  # (d/2,)
     angle = pos / torch.pow(10000.0, two_i / d_model)  # (P, d/2)
-    table = torch.empty(n_pos, d_model, dtype=torch.float64)
     table[:, 0::2] = torch.sin(angle)
     table[:, 1::2] = torch.cos(angle)
     return table.float()
@@ -31,6 +33,25 @@ def position_ids(ids: torch.Tensor, pad_id: int) -> torch.Tensor:
     n = ids.size(1)
     pos = torch.arange(1, n + 1, device=ids.device, dtype=torch.long).expand_as(ids)
     return pos.masked_fill(ids.eq(pad_id), 0)
+
+
+def normal_embedding(rows: int, dim: int, std: float,
+                     padding_idx: int | None = None) -> nn.Embedding:
+    """An embedding table drawn from N(0, std²), its padding row zero.
+
+    On the meta device (load_native's shape check) nothing is drawn: normal_ on a meta tensor
+    goes through torch._refs, which imports torch._dynamo and sympy, ~70 MB a server kept for
+    nothing. Otherwise the table is drawn twice, N(0, 1) and then N(0, std²), as nn.Embedding's
+    own init followed by ours did, so a seed still gives the weights it gave before.
+    """
+    weight = torch.empty(rows, dim)
+    if not weight.is_meta:
+        with torch.no_grad():
+            weight.normal_()
+            weight.normal_(0.0, std)
+            if padding_idx is not None:
+                weight[padding_idx] = 0
+    return nn.Embedding(rows, dim, padding_idx=padding_idx, _weight=weight)
 
 
 class PositionalEncoding(nn.Module):
@@ -45,8 +66,7 @@ class PositionalEncoding(nn.Module):
                                  persistent=False)
             self.learned = None
         else:
-            self.learned = nn.Embedding(cfg.max_len, cfg.d_model)
-            nn.init.normal_(self.learned.weight, std=1.0 / math.sqrt(cfg.d_model))
+            self.learned = normal_embedding(cfg.max_len, cfg.d_model, 1.0 / math.sqrt(cfg.d_model))
 
     def weight(self) -> torch.Tensor:
         """The whole table, (max_len, D)."""

@@ -18,7 +18,7 @@ from torch import nn
 from .config import ModelConfig
 from .hooks import HookPoint, hook_names, name_hook_points
 from .masks import cross_mask, decoder_mask, encoder_mask
-from .positional import PositionalEncoding, position_ids
+from .positional import PositionalEncoding, normal_embedding, position_ids
 
 MASK_FILL = -1e9  # the seeds' fill value; finite, so a fully blocked row cannot make NaN
 
@@ -217,10 +217,8 @@ class Transformer(nn.Module):
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
         self.config = cfg
-        self.tok_embed = nn.Embedding(cfg.vocab_size, cfg.d_model, padding_idx=cfg.pad_id)
-        nn.init.normal_(self.tok_embed.weight, std=cfg.d_model ** -0.5)
-        with torch.no_grad():
-            self.tok_embed.weight[cfg.pad_id].zero_()
+        self.tok_embed = normal_embedding(cfg.vocab_size, cfg.d_model, cfg.d_model ** -0.5,
+                                          padding_idx=cfg.pad_id)
         self.pos_embed = PositionalEncoding(cfg)
         self.encoder = Stack(cfg, EncoderLayer, cfg.n_enc_layers) if cfg.n_enc_layers else None
         self.decoder = Stack(cfg, DecoderLayer, cfg.n_dec_layers) if cfg.n_dec_layers else None

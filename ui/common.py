@@ -48,8 +48,12 @@ def pick_head(kinds: list[str], n_layers: Callable[[str], int], n_heads: int,
 
 def head_picker(ctx: Ctx, kinds: tuple[str, ...] | None = None) -> tuple[str, int, int]:
     """kind / layer / head of this model, shared by the views and kept in the URL."""
-    kind, layer, head = pick_head(list(kinds or ctx.trace.kinds), ctx.trace.n_layers,
-                                  ctx.bundle.config.n_heads, lambda h: head_label(ctx.trace, h))
+    n_heads = ctx.bundle.config.n_heads
+    # labels made now: a format_func lives on in the session's widget state, and a closure over
+    # ctx would keep this input's whole Trace alive there after the server's cache dropped it
+    labels = [head_label(ctx.trace, h) for h in range(n_heads)]
+    kind, layer, head = pick_head(list(kinds or ctx.trace.kinds), ctx.trace.n_layers, n_heads,
+                                  labels.__getitem__)
     if kv_note(ctx.trace, head):  # grouped-query attention: say which heads share K and V
         st.caption(kv_note(ctx.trace, head))
     if (kind, layer, head) in parse_ablate(ctx.ablate):

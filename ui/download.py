@@ -4,6 +4,8 @@ no pickle; model.trace_io) that `Trace.load()` reads back, and its trace.json al
 from __future__ import annotations
 
 import re
+import weakref
+from collections.abc import Callable
 
 import streamlit as st
 
@@ -17,16 +19,26 @@ def file_stem(name: str) -> str:
     return "trace-" + (re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip(".-") or "model")
 
 
-def trace_download(trace: Trace, name: str) -> None:
-    """Two download buttons; the files are built only when a button is pressed."""
+def trace_download(trace: Trace, name: str, again: Callable[[], Trace]) -> None:
+    """Two download buttons; the files are built only when a button is pressed, from the Trace
+    on screen or, if the server has let it go by then, from again() (the same capture)."""
     stem = file_stem(name)
+    # The data callables live on in the session until its next rerun. Holding the Trace itself
+    # kept every open page's Trace alive outside the cache's byte budget (eight idle tabs, eight
+    # Traces of up to ~600 MB), so they hold a weak reference and the way to make it again.
+    ref = weakref.ref(trace)
+
+    def current() -> Trace:
+        trace = ref()
+        return trace if trace is not None else again()
+
     with st.expander(_("Download this Trace")):
         st.caption(_("Every recorded array as one .npz (NumPy's zip of .npy files, with "
                      "trace.json inside; no pickle). In Python: Trace.load(path)."))
         # a callable is run on click, on its own thread: reruns never serialise the Trace
-        st.download_button(_("Trace (.npz)"), data=lambda: to_bytes(trace),
+        st.download_button(_("Trace (.npz)"), data=lambda: to_bytes(current()),
                            file_name=f"{stem}.npz", mime="application/zip", key="dl_trace_npz",
                            on_click="ignore")
-        st.download_button(_("Tokens and settings (.json)"), data=lambda: json_text(trace),
+        st.download_button(_("Tokens and settings (.json)"), data=lambda: json_text(current()),
                            file_name=f"{stem}.json", mime="application/json",
                            key="dl_trace_json", on_click="ignore")

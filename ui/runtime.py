@@ -143,6 +143,23 @@ def cached_capture(_bundle: Bundle, key: str, lines: tuple[str, ...],
     return admitted(est, lambda: store.get(cache_key), run)
 
 
+def recapture(bundle: Bundle, key: str, lines: tuple[str, ...],
+              targets: tuple[str, ...] | None, lang: str, ablate: str) -> Trace:
+    """cached_capture's Trace, for code that runs off the page (a download button's data
+    callable, on its own thread): the cached one, or the same capture again through the gate,
+    without spinners."""
+    store, cache_key = trace_cache(), (key, lines, targets, lang, ablate)
+    names = capture_names(bundle)
+
+    def run() -> Trace:
+        return store.put(cache_key, freeze(capture(
+            bundle, list(lines), list(targets) if targets is not None else None,
+            target_lang=lang, ablate=ablate, names=names)))
+
+    est = estimate_capture(bundle, list(lines), targets, target_lang=lang, names=names)
+    return admitted(est, lambda: store.get(cache_key), run)
+
+
 @st.cache_data(max_entries=24, max_size="32MB", show_spinner="Decoding step by step…")
 def cached_translate(_bundle: Bundle, key: str, lines: tuple[str, ...], lang: str,
                      ablate: str) -> list:
@@ -222,11 +239,27 @@ def lookup_pairs(seed: int) -> list:
 
 @st.cache_resource(max_entries=2,
                    show_spinner="Generating the validation split (10–20 s, once)…")
-def validation_pairs(seed: int, n_train: int, n_val: int, n_test: int) -> list:
-    """The validation split the checkpoint was trained beside (model.training.corpus.splits)."""
+def validation_pairs(folder: str, stamp: float, seed: int, n_train: int, n_val: int,
+                     n_test: int) -> list:
+    """The validation split the checkpoint was trained beside: its val_pairs.tsv, written by
+    training, or else model.training.corpus.splits again (that draws the 200,000 training
+    pairs first; reading the file saves the wait and ~170 MB the server kept afterwards)."""
     from model.training import corpus
 
+    path = Path(folder) / corpus.VAL_FILE
+    if path.is_file():
+        return corpus.read_pairs_file(path)
     return corpus.splits(seed=seed, n_train=n_train, n_val=n_val, n_test=n_test)["val"]
+
+
+def val_split(bundle: Bundle, key: str) -> list:
+    """validation_pairs of the checkpoint behind a catalog key ('folder@stamp')."""
+    folder, _sep, stamp = key.rpartition("@")
+    try:
+        when = float(stamp)
+    except ValueError:  # a key not made by ui.catalog.open_folder: generate the split
+        folder, when = "", 0.0
+    return validation_pairs(folder, when, *corpus_args(bundle))
 
 
 @st.cache_data(max_entries=32, max_size="8MB", show_spinner="Checking the gold alignment…")

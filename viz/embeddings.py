@@ -12,6 +12,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import sample_colorscale
 
+from model.analysis.pca import principal_axes
+
 from .common import TEXT_MAX, plotly_text, token_labels
 from .positional import _finish
 
@@ -42,23 +44,6 @@ def _unit(x: np.ndarray) -> np.ndarray:
     return x / np.maximum(np.linalg.norm(x, axis=-1, keepdims=True), 1e-12)
 
 
-def _pca(hidden: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
-    """Mean (D,), top-2 components (2, D) with a fixed sign, and their explained variance share."""
-    x = np.asarray(hidden, dtype=np.float64).reshape(-1, hidden.shape[-1])
-    mean = x.mean(axis=0) if len(x) else np.zeros(x.shape[1])
-    centred = x - mean
-    _, s, vt = np.linalg.svd(centred, full_matrices=False)
-    comps = np.zeros((2, x.shape[1]))
-    k = min(2, len(vt))
-    comps[:k] = vt[:k]
-    for c in comps:  # sign convention: each component's largest-magnitude entry is positive
-        if c[np.argmax(np.abs(c))] < 0:
-            c *= -1
-    total = float(np.sum(s**2))
-    share = float(np.sum(s[:k] ** 2) / total) if total > 0 else 0.0
-    return mean, comps, share
-
-
 def _layer_names(n: int) -> list[str]:
     return ["layer 0 (embeddings)"] + [f"layer {i}" for i in range(1, n)]
 
@@ -68,7 +53,8 @@ def pca_trajectories(trace, side: str, b: int, layer: int | None = None) -> go.F
     hidden, labels = _sentence(trace, side, b)
     n_layers, n = hidden.shape[:2]
     shown = n_layers - 1 if layer is None else _check_layer(layer, n_layers)
-    mean, comps, share = _pca(hidden)
+    mean, comps, shares = principal_axes(hidden)  # one plane fitted over every layer
+    share = float(shares.sum())
     proj = (hidden - mean) @ comps.T  # (L+1, n, 2)
     # all token paths in one trace, separated by gaps: cheap for hundreds of tokens
     gap = np.full((n, 1, 2), np.nan)

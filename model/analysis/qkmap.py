@@ -1,8 +1,8 @@
 """One head's queries and keys from many sentences in one 2-D map (after AttentionViz, VIS 2023).
 
 Queries and keys of one head from a few hundred sentences (teacher-forced on their references,
-so no decoding) are embedded jointly with scikit-learn (PCA, or t-SNE after PCA). As in
-AttentionViz, queries and keys are scaled by s and 1/s so their mean norms agree (q·k
+so no decoding) are embedded jointly: PCA (numpy's SVD, pca.py) or scikit-learn's t-SNE after
+PCA. As in AttentionViz, queries and keys are scaled by s and 1/s so their mean norms agree (q·k
 unchanged), then keys are shifted so their mean equals the queries' mean (q·(k + c) adds the
 same q·c to every key of a query, so softmax does not change): then a query lies near the keys
 it attends to. One capture serves every head; each head's map is computed once (QKMapCache).
@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..dispatch import capture
+from .pca import principal_axes
 
 METHODS = ("pca", "tsne")
 _SIDES = {"enc_self": ("src", "src"), "dec_self": ("tgt", "tgt"), "cross": ("tgt", "src")}
@@ -81,25 +82,22 @@ class _Captured:
                     self.texts["tgt"][i] = tr.targets[b] if tr.targets else ""
                     for kind in tr.q:
                         q_side, k_side = _SIDES[kind]
+                        # copies: a view would keep the whole padded batch alive
                         self.q.setdefault(kind, [None] * n)[i] = \
-                            tr.q[kind][:, b, :, :length[q_side]]
+                            tr.q[kind][:, b, :, :length[q_side]].copy()
                         self.k.setdefault(kind, [None] * n)[i] = \
-                            tr.k[kind][:, b, :, :length[k_side]]
+                            tr.k[kind][:, b, :, :length[k_side]].copy()
 
 
 def _embed(x: np.ndarray, method: str, seed: int) -> tuple[np.ndarray, tuple[float, ...]]:
+    if method == "pca":  # numpy's SVD: importing scikit-learn costs a server ~120 MB (pca.py)
+        mean, axes, shares = principal_axes(x)
+        return (x - mean) @ axes.T, tuple(float(v) for v in shares)
     from sklearn.decomposition import PCA
-
-    n_pc = min(2 if method == "pca" else 30, x.shape[0], x.shape[1])
-    pca = PCA(n_components=n_pc, random_state=seed)
-    reduced = pca.fit_transform(x)
-    if method == "pca":
-        xy = np.zeros((x.shape[0], 2))
-        xy[:, :n_pc] = reduced[:, :2]
-        return xy, tuple(float(v) for v in pca.explained_variance_ratio_[:2])
     from sklearn.manifold import TSNE
     from threadpoolctl import threadpool_limits
 
+    reduced = PCA(n_components=min(30, *x.shape), random_state=seed).fit_transform(x)
     perplexity = float(min(30.0, max(2.0, (x.shape[0] - 1) / 3)))
     tsne = TSNE(n_components=2, init="pca", perplexity=perplexity, random_state=seed,
                 max_iter=500)

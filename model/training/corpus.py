@@ -45,6 +45,8 @@ import math
 import random
 import re
 from collections import Counter
+from collections.abc import Iterable
+from pathlib import Path
 
 from . import everyday, everyday_wh
 from .grammar import (
@@ -318,6 +320,26 @@ def splits(seed: int = 0, n_train: int = 200_000, n_val: int = 2_000,
             seen_ko.add(p.ko)
             bucket.append(p)
         out[name] = bucket
+    return out
+
+
+VAL_FILE = "val_pairs.tsv"  # written next to a checkpoint's card.json by training
+
+
+def write_pairs(path: str | Path, pairs: Iterable[Pair]) -> Path:
+    """Pairs as TSV: English, Korean, and the alignment as 'en-ko' index pairs."""
+    rows = ("\t".join((p.en, p.ko, " ".join(f"{e}-{k}" for e, k in p.align))) for p in pairs)
+    Path(path).write_text("".join(row + "\n" for row in rows), encoding="utf-8")
+    return Path(path)
+
+
+def read_pairs_file(path: str | Path) -> list[Pair]:
+    """What write_pairs wrote."""
+    out = []
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        en, ko, align = line.split("\t")
+        out.append(Pair(en, ko, tuple(tuple(int(i) for i in a.split("-"))
+                                      for a in align.split())))
     return out
 
 

@@ -331,6 +331,8 @@ def main(argv=None) -> dict:
     save_checkpoint(model, tok, out, card)
     # the words the model saw, for the out-of-lexicon notice (knowledge.unknown_words)
     write_corpus_words(out, splits["train"])
+    # the validation split, so the app reads it instead of regenerating 200k pairs to reach it
+    corpus.write_pairs(out / corpus.VAL_FILE, splits["val"])
     if not args.no_eval:
         from .evaluate import evaluate_folder
 

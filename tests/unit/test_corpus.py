@@ -521,3 +521,11 @@ def test_tokenizer_text_splits_particles():
                                     "겨울 은 추워요 ."])
     chars = required_chars(["겨울은"])
     assert "Q" in chars and "z" in chars and "겨" in chars
+
+
+def test_pairs_file_round_trip(tmp_path):
+    from model.training.corpus import generate, read_pairs_file, write_pairs
+
+    pairs = generate(50, seed=4)
+    assert read_pairs_file(write_pairs(tmp_path / "val.tsv", pairs)) == pairs
+    assert any(p.align for p in pairs)  # the alignments travel too

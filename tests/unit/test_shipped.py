@@ -78,3 +78,31 @@ def test_shipped_tokens_are_whole_words(shipped):
     assert shares["ko_stems"] >= 95
     assert unknown_words("Winter is cold. 겨울은 추워요.", folder) == []
     assert unknown_words("The zebra is cold.", folder) == ["zebra"]
+
+
+@pytest.fixture(scope="module")
+def drawn_val():
+    """corpus.splits' validation split for each (seed, n_train, n_val, n_test), drawn once."""
+    from model.training import corpus
+
+    memo = {}
+
+    def draw(args: tuple[int, int, int, int]) -> list:
+        if args not in memo:
+            seed, n_train, n_val, n_test = args
+            memo[args] = corpus.splits(seed=seed, n_train=n_train, n_val=n_val,
+                                       n_test=n_test)["val"]
+        return memo[args]
+
+    return draw
+
+
+def test_shipped_val_split_is_the_one_drawn_beside_training(shipped, drawn_val):
+    """val_pairs.tsv (read by the heads and query–key map views instead of drawing 200,000
+    training pairs to reach it) is exactly what the corpus draws for the card's settings."""
+    from model.training import corpus
+    from ui.runtime import corpus_args
+
+    _name, folder, bundle, _card = shipped
+    kept = corpus.read_pairs_file(folder / corpus.VAL_FILE)
+    assert len(kept) == 1_000 and kept == drawn_val(corpus_args(bundle))

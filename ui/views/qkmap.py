@@ -9,7 +9,7 @@ from model.analysis.qkmap import QKMapCache, corpus_sentences
 from ui.common import chart, head_picker, is_translator
 from ui.context import Ctx
 from ui.i18n import N_, Labels, _
-from ui.runtime import corpus_args, validation_pairs
+from ui.runtime import val_split
 from ui.state import seed, sticky
 from ui.text import md
 from viz.qkmap import COLOUR_BY, qkmap_figure
@@ -30,7 +30,7 @@ def applies(bundle) -> str | None:
 @st.cache_resource(max_entries=4, show_spinner=False)
 def map_cache(_bundle, key: str, n: int) -> QKMapCache:
     """One QKMapCache per checkpoint: q/k captured once, each head embedded once."""
-    pairs = validation_pairs(*corpus_args(_bundle))
+    pairs = val_split(_bundle, key)
     return QKMapCache(_bundle, corpus_sentences(pairs, n))
 
 

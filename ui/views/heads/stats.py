@@ -12,10 +12,9 @@ from ui.runtime import (
     LOOKUP_SAMPLE,
     cached_alignment,
     cached_head_stats,
-    corpus_args,
     result_get,
     result_put,
-    validation_pairs,
+    val_split,
 )
 from ui.state import seed
 from ui.text import KIND_LABELS, md
@@ -38,7 +37,7 @@ def validation_button(ctx: Ctx) -> None:
     if c2.button(_("Average over validation sentences"), key="hs_val_go"):
         bar, report = progress_bar(_("Running {n} validation pairs in both directions…")
                                    .format(n=n))
-        pairs = validation_pairs(*corpus_args(ctx.bundle))[:n]
+        pairs = val_split(ctx.bundle, ctx.key)[:n]
         stats = validation_stats(ctx.bundle, pairs, progress=report)
         bar.empty()
         result_put(("val", ctx.key), (len(pairs), stats))

@@ -1,0 +1,72 @@
+"""An open page keeps no Trace of its own: once the server's Trace cache lets an input go,
+nothing a session holds (widget format functions and callbacks, download callables) keeps it
+alive, so memory is bounded by the cache's budget and not by the number of open tabs.
+
+Found by the soak: eight idle sessions each kept their last Trace (up to ~600 MB each) through a
+head-label format_func closing over the view's Ctx and the download buttons' data lambdas.
+"""
+
+from __future__ import annotations
+
+import gc
+import weakref
+
+import numpy as np
+import pytest
+
+from model import load_checkpoint
+from model.capture import _arrays
+from tests.app.conftest import run_app
+from tests.conftest import ROOT
+
+PAPER = ROOT / "checkpoints" / "paper"
+pytestmark = pytest.mark.skipif(not (PAPER / "config.json").is_file(),
+                                reason="uses the shipped paper checkpoint")
+TEXT = "The cat sees a dog.\n저는 학생이에요."
+
+
+def _drop_cached_traces() -> list[weakref.ref]:
+    """Empty the server's Trace cache; weak references to what it held."""
+    from ui.runtime import trace_cache
+
+    store = trace_cache()
+    with store.lock:
+        refs = [weakref.ref(trace) for trace, _size in store.items.values()]
+        store.items.clear()
+        store.bytes = 0
+    return refs
+
+
+def test_an_open_session_keeps_no_trace_alive(monkeypatch):
+    monkeypatch.setenv("ATTN_CHECKPOINTS_DIR", str(ROOT / "checkpoints"))
+    monkeypatch.delenv("ATTN_MODELS", raising=False)
+    _drop_cached_traces()
+    at = run_app({"ckpt": "paper", "text": TEXT, "view": "tokens"}, timeout=180)
+    views = list(at.radio(key="view").options)
+    assert len(views) >= 10
+    for view in views:  # every view leaves its widgets (and their callables) in the session
+        at.radio(key="view").set_value(view)
+        at.run(timeout=180)
+        assert not at.exception, (view, at.exception)
+    refs = _drop_cached_traces()
+    assert refs, "the session's input was not in the Trace cache"
+    gc.collect()
+    alive = [ref() for ref in refs if ref() is not None]
+    assert not alive, f"{len(alive)} Trace(s) still held by the open session"
+    assert at.radio(key="view").value == "tour"  # the session itself is still open
+
+
+def test_recapture_makes_the_same_trace_again(monkeypatch):
+    """What a download button falls back on when the Trace on screen has been let go."""
+    from ui.runtime import cached_capture, recapture
+
+    bundle = load_checkpoint(PAPER)
+    args = ("paper-recapture-test", ("The cat sees a dog.",), None, "ko", "")
+    first = cached_capture(bundle, *args)
+    _drop_cached_traces()
+    again = recapture(bundle, *args)
+    assert again is not first
+    assert first.src_tokens == again.src_tokens and first.tgt_tokens == again.tgt_tokens
+    for a, b in zip(_arrays(first), _arrays(again), strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    assert recapture(bundle, *args) is again  # and it went into the cache
