@@ -66,10 +66,13 @@ class SoakConfig:
 class SoakResult:
     config: dict
     samples: list[tuple[int, float]] = field(default_factory=list)  # (inputs done, RSS MB)
+    cached_mb: list[float] = field(default_factory=list)  # the Trace cache's bytes at each sample
     trace_cache_mb: float = 0.0
     warmup: int = 0
     peak_after_warmup_mb: float = 0.0
     slope_mb_per_100: float = 0.0
+    outside_slope_mb_per_100: float = 0.0  # of RSS minus the Trace cache's bytes (diagnostic)
+    peak_outside_mb: float = 0.0  # the most RSS held beyond the Trace cache after warm-up
     caches: dict = field(default_factory=dict)  # name -> {entries, bytes, bound}
     cache_violations: list[str] = field(default_factory=list)
     closed_sessions: int = 0
@@ -240,6 +243,7 @@ def run_soak(cfg: SoakConfig, log=print) -> SoakResult:
     views = list(sessions[0].radio(key="view").options)
     closed: list[weakref.ref] = []
     res.samples.append((0, rss_mb()))
+    res.cached_mb.append(runtime.trace_cache().bytes / 2**20)
     for i in range(cfg.inputs):
         if i and i % cfg.churn == 0:  # the oldest tab closes, a new one opens
             old = sessions.pop(0)
@@ -258,6 +262,7 @@ def run_soak(cfg: SoakConfig, log=print) -> SoakResult:
         if (i + 1) % cfg.every == 0:
             res.samples.append((i + 1, rss_mb()))
             caches, problems = cache_report(runtime)
+            res.cached_mb.append(caches["trace_cache"]["bytes"] / 2**20)
             res.cache_violations += [f"after {i + 1}: {p}" for p in problems]
             res.caches = caches
             log(f"  {i + 1:5d} inputs  RSS {res.samples[-1][1]:7.0f} MB  trace cache "
@@ -281,11 +286,20 @@ def run_soak(cfg: SoakConfig, log=print) -> SoakResult:
     res.wall_s = time.monotonic() - start
     after = [(n, r) for n, r in res.samples if n >= res.warmup]
     res.peak_after_warmup_mb = max(r for _, r in after)
-    tail = [(n, r) for n, r in res.samples if n >= cfg.inputs - cfg.inputs // 2]
-    if len(tail) >= 2:
-        x, y = np.array([n for n, _ in tail], float), np.array([r for _, r in tail])
-        res.slope_mb_per_100 = float(np.polyfit(x, y, 1)[0] * 100)
+    outside = [(n, r - c) for (n, r), c in zip(res.samples, res.cached_mb, strict=True)]
+    res.peak_outside_mb = max(r for n, r in outside if n >= res.warmup)
+    res.slope_mb_per_100 = _slope(res.samples, cfg.inputs - cfg.inputs // 2)
+    res.outside_slope_mb_per_100 = _slope(outside, cfg.inputs - cfg.inputs // 2)
     return res
+
+
+def _slope(series: list[tuple[int, float]], start: int) -> float:
+    """Least-squares slope of the samples from input `start` on, in MB per 100 inputs."""
+    tail = [(n, r) for n, r in series if n >= start]
+    if len(tail) < 2:
+        return 0.0
+    x, y = np.array([n for n, _ in tail], float), np.array([r for _, r in tail])
+    return float(np.polyfit(x, y, 1)[0] * 100)
 
 
 def summary(res: SoakResult) -> list[str]:
@@ -302,6 +316,10 @@ def summary(res: SoakResult) -> list[str]:
         f"(ATTN_TRACE_CACHE_MB + {HEADROOM_MB})",
         f"slope over the last {cfg['inputs'] // 2} inputs: {res.slope_mb_per_100:+.2f} MB per "
         f"100 inputs (limit ±{SLOPE_LIMIT_MB:g})",
+        "Trace cache every {} inputs (MB): {}".format(
+            cfg["every"], " ".join(f"{c:.0f}" for c in res.cached_mb)),
+        f"RSS beyond the Trace cache: peak {res.peak_outside_mb:.0f} MB after warm-up, slope "
+        f"{res.outside_slope_mb_per_100:+.2f} MB per 100 inputs over the same span",
         f"rerun per input: p50 {np.percentile(lat, 50):.2f} s, p95 "
         f"{np.percentile(lat, 95):.2f} s, max {lat.max():.2f} s",
         "caches at the end: " + "; ".join(
@@ -323,6 +341,9 @@ def main(parts: list[str] | None = None):
 
     res = run_soak(SoakConfig(), log=lambda line: print(line, flush=True))
     figures = {"soak": {"inputs": res.config["inputs"], "rss_mb": [r for _, r in res.samples],
+                        "trace_cache_mb_series": [round(c, 1) for c in res.cached_mb],
+                        "peak_outside_cache_mb": round(res.peak_outside_mb),
+                        "outside_slope_mb_per_100_inputs": round(res.outside_slope_mb_per_100, 2),
                         "peak_after_warmup_mb": round(res.peak_after_warmup_mb),
                         "slope_mb_per_100_inputs": round(res.slope_mb_per_100, 2),
                         "trace_cache_mb": res.trace_cache_mb, "passed": res.passed}}

@@ -9,7 +9,7 @@ Every cache here is bounded, so a server's memory levels off however many differ
 class types (benchmarks/bench_soak.py checks it; README "Limits and deployment"):
 
     cache                   entries  bytes (pickled for st.cache_data)
-    trace_cache             24       ATTN_TRACE_CACHE_MB (default 2048); the newest always kept
+    trace_cache             256      ATTN_TRACE_CACHE_MB (default 2048); the newest always kept
     load_bundle             6        one model each (the catalog's checkpoints)
     cached_translate        24       32 MB    cached_logit_lens   32   16 MB
     cached_weights          64       32 MB    cached_vocab         8   16 MB
@@ -75,11 +75,14 @@ class TraceCache:
     """Recent Traces, newest last, bounded by count and by bytes; shared by every session.
 
     st.cache_resource bounds only the number of entries, and a Trace ranges from kilobytes
-    to ~600 MB (16 lines of 519 pieces), so 24 entries could have held ~14 GB. The newest
-    entry is always kept, whatever its size: a session is reading it.
+    to ~600 MB (16 lines of 519 pieces), so 24 entries could have held ~14 GB. The bytes are
+    the bound that matters; the count (256) only caps what nbytes leaves out (each entry's
+    token lists, a few kB). With 24 a class's short sentences (a few MB each) left most of the
+    budget unused while repeats were recomputed. The newest entry is always kept, whatever its
+    size: a session is reading it.
     """
 
-    def __init__(self, max_bytes: int, max_entries: int = 24) -> None:
+    def __init__(self, max_bytes: int, max_entries: int = 256) -> None:
         self.max_bytes, self.max_entries = max_bytes, max_entries
         self.lock = threading.Lock()
         self.items: OrderedDict[tuple, tuple[Trace, int]] = OrderedDict()

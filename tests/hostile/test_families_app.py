@@ -41,10 +41,6 @@ LINKS = [c for c in CASES if c.text is None]
 EXTRA = {"over_positions", *ZERO_TOKEN_NAMES}
 VIEW_CASES = [c for c in CASES if c.every_view or c.name in EXTRA]
 # Known failures, marked strict so that a fix shows up: found by this suite, not ours to fix.
-SHIPPED_XFAIL = {
-    "1000_lines": "16 lines on a shipped checkpoint: the tokens view shows one unknown-word "
-                  "warning per line (17 warnings), a wall of warnings (limit 8)",
-}
 SHIPPED = [name for name in ("paper", "seed001")
            if (ROOT / "checkpoints" / name / "config.json").is_file()]
 
@@ -167,9 +163,7 @@ def shipped_env():
 @pytest.mark.skipif(not SHIPPED, reason="no shipped checkpoints in checkpoints/")
 @pytest.mark.parametrize("case", VIEW_CASES, ids=str)
 @pytest.mark.parametrize("name", SHIPPED)
-def test_views_on_shipped_checkpoint(shipped_env, request, name, case):
-    if case.name in SHIPPED_XFAIL:
-        request.applymarker(pytest.mark.xfail(strict=True, reason=SHIPPED_XFAIL[case.name]))
+def test_views_on_shipped_checkpoint(shipped_env, name, case):
     at = open_session({"ckpt": name, "view": "tokens"})
     assert at.query_params["ckpt"] == name
     at.text_area(key="text").input(case.wire_text).run()

@@ -52,11 +52,12 @@ def test_memory_levels_off(soak):
     assert abs(soak["slope_mb_per_100"]) <= 50.0, soak["summary"]
 
 
-@pytest.mark.xfail(strict=False, reason="measured 832-904 MB against 608: the process alone "
-                   "(imports, both models, six sessions) is ~440 MB before any input and the "
-                   "first use of the views adds ~300 MB, so an 8 MB cache + 600 MB cannot hold")
 def test_memory_within_the_issue_bound(soak):
+    """ATTN_TRACE_CACHE_MB + 600 MB, here 608 MB: measured 516 MB. (It failed at 832-904 MB
+    while open sessions kept their Traces, the val split was drawn from 200k pairs, the model
+    loader imported torch._dynamo and the query-key map imported scikit-learn.)"""
     assert soak["peak_after_warmup_mb"] <= soak["trace_cache_mb"] + 600, soak["summary"]
+    assert soak["peak_outside_mb"] <= 600, soak["summary"]
 
 
 def test_every_cache_stays_within_its_bound(soak):

@@ -123,24 +123,34 @@ def known_words(ctx: Ctx) -> frozenset[str] | None:
         return None
 
 
-def unknown_notice(ctx: Ctx, b: int) -> list[bool] | None:
-    """Warn which words of sentence b training never saw; returns the per-word flags (None
-    when the model has no word list)."""
+def unknown_in(ctx: Ctx, b: int) -> tuple[list[bool] | None, list[str]]:
+    """Per-word flags of sentence b (None when the model has no word list) and the words that
+    training never saw."""
     known = known_words(ctx)
     if known is None or b >= len(ctx.lines):
-        return None
-    line = ctx.lines[b]
-    flags = unknown_flags(line, known)
-    words = unknown_list(line, flags)
-    if words:
-        listed = ", ".join(f"\u2068{md(w)}\u2069" for w in words[:MAX_LISTED])  # bidi-isolated
-        if len(words) > MAX_LISTED:
-            listed += " " + _("… ({n} in all)").format(n=len(words))
-        text = _("Never seen in training: {words}").format(words=listed)
-        st.warning(text + "  \n" + _("The training corpus never contained these words, so "
-                                     "the model has no learned meaning for them: a bad "
-                                     "translation here is an unknown word, not a model error. "
-                                     "See the “What this model knows” view."), icon="🔎")
+        return None, []
+    flags = unknown_flags(ctx.lines[b], known)
+    return flags, unknown_list(ctx.lines[b], flags)
+
+
+def warn_unknown(words: list[str]) -> None:
+    """One warning naming the words training never saw (nothing when there are none)."""
+    if not words:
+        return
+    listed = ", ".join(f"\u2068{md(w)}\u2069" for w in words[:MAX_LISTED])  # bidi-isolated
+    if len(words) > MAX_LISTED:
+        listed += " " + _("… ({n} in all)").format(n=len(words))
+    text = _("Never seen in training: {words}").format(words=listed)
+    st.warning(text + "  \n" + _("The training corpus never contained these words, so "
+                                 "the model has no learned meaning for them: a bad "
+                                 "translation here is an unknown word, not a model error. "
+                                 "See the “What this model knows” view."), icon="🔎")
+
+
+def unknown_notice(ctx: Ctx, b: int) -> list[bool] | None:
+    """Warn which words of sentence b training never saw; returns the per-word flags."""
+    flags, words = unknown_in(ctx, b)
+    warn_unknown(words)
     return flags
 
 

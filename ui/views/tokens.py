@@ -7,7 +7,7 @@ import streamlit as st
 from ui.common import chart
 from ui.context import Ctx
 from ui.i18n import _
-from ui.views.knows import marked_chips_html, piece_marks, unknown_notice
+from ui.views.knows import marked_chips_html, piece_marks, unknown_in, warn_unknown
 from viz import tokens as viz_tokens
 
 
@@ -18,11 +18,14 @@ def render(ctx: Ctx) -> None:
                  "framed by a target-language tag and </s>, and padded with id {pad} to the "
                  "longest sentence in the batch.").format(pad=t.pad_id))
     if any(t.src_tokens):  # a decoder-only model (GPT-2) has text on the decoder side only
+        # words the training corpus never contained: named once for every sentence (not a
+        # warning per line), and their pieces marked
+        unknown = [unknown_in(ctx, b) for b in range(len(t.src_tokens))]
+        warn_unknown(list(dict.fromkeys(w for _flags, words in unknown for w in words)))
         for b, pieces in enumerate(t.src_tokens):
             st.markdown(_("**Sentence {b}** · encoder input, {n} pieces")
                         .format(b=b + 1, n=len(pieces)))
-            # words the training corpus never contained: named, and their pieces marked
-            marks = piece_marks(ctx, b, unknown_notice(ctx, b))
+            marks = piece_marks(ctx, b, unknown[b][0])
             st.html(viz_tokens.chips_html(pieces, t.src_ids[b, : len(pieces)]) if marks is None
                     else marked_chips_html(pieces, t.src_ids[b, : len(pieces)], marks))
         chart(viz_tokens.id_matrix_figure(t, "src", ctx.numbers), ctx)
