@@ -32,6 +32,7 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
+from contextlib import nullcontext
 from pathlib import Path
 
 import streamlit as st
@@ -123,42 +124,37 @@ def cached_capture(_bundle: Bundle, key: str, lines: tuple[str, ...],
     """The one forward pass per input; every view reads this Trace. One read-only object
     shared by all sessions: st.cache_data would pickle it on every miss and unpickle it on
     every rerun (a 16-line input's Trace is ~600 MB; pickling took the server past 2 GB)."""
+    return _cached(_bundle, key, lines, targets, lang, ablate, on_page=True)
+
+
+def recapture(bundle: Bundle, key: str, lines: tuple[str, ...],
+              targets: tuple[str, ...] | None, lang: str, ablate: str) -> Trace:
+    """cached_capture's Trace for code that runs off the page (a download button's data
+    callable, on its own thread): the same capture through the gate, with no spinner."""
+    return _cached(bundle, key, lines, targets, lang, ablate, on_page=False)
+
+
+def _cached(bundle: Bundle, key: str, lines: tuple[str, ...], targets: tuple[str, ...] | None,
+            lang: str, ablate: str, on_page: bool) -> Trace:
     store, cache_key = trace_cache(), (key, lines, targets, lang, ablate)
     trace = store.get(cache_key)
     if trace is not None:  # cached inputs never wait for the admission gate
         return trace
-    names = capture_names(_bundle)
+    names = capture_names(bundle)
 
     def run() -> Trace:
-        # the greedy decode is shared with the translation and heads views, not run twice
-        decoded = (cached_translate(_bundle, key, lines, lang, ablate)
-                   if targets is None and _bundle.kind == "native" and "cross" in _bundle.kinds
-                   else None)
-        with st.spinner(_("Running the model…")):
-            trace = freeze(capture(_bundle, list(lines),
+        # on the page the greedy decode is shared with the translation and heads views
+        decoded = (cached_translate(bundle, key, lines, lang, ablate)
+                   if on_page and targets is None and bundle.kind == "native"
+                   and "cross" in bundle.kinds else None)
+        with st.spinner(_("Running the model…")) if on_page else nullcontext():
+            trace = freeze(capture(bundle, list(lines),
                                    list(targets) if targets is not None else None,
                                    target_lang=lang, ablate=ablate, names=names,
                                    decoded=decoded))
         return store.put(cache_key, trace)
 
     # its peak memory, from the shapes, is what it asks of the gate (ui/admission.py)
-    est = estimate_capture(_bundle, list(lines), targets, target_lang=lang, names=names)
-    return admitted(est, lambda: store.get(cache_key), run)
-
-
-def recapture(bundle: Bundle, key: str, lines: tuple[str, ...],
-              targets: tuple[str, ...] | None, lang: str, ablate: str) -> Trace:
-    """cached_capture's Trace, for code that runs off the page (a download button's data
-    callable, on its own thread): the cached one, or the same capture again through the gate,
-    without spinners."""
-    store, cache_key = trace_cache(), (key, lines, targets, lang, ablate)
-    names = capture_names(bundle)
-
-    def run() -> Trace:
-        return store.put(cache_key, freeze(capture(
-            bundle, list(lines), list(targets) if targets is not None else None,
-            target_lang=lang, ablate=ablate, names=names)))
-
     est = estimate_capture(bundle, list(lines), targets, target_lang=lang, names=names)
     return admitted(est, lambda: store.get(cache_key), run)
 
