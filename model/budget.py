@@ -71,6 +71,7 @@ class Estimate:
     bytes: int
     parts: dict[str, int] = field(default_factory=dict)
     dims: Dims | None = None
+    run: str = "capture"  # capture, ablation, scan, lens or validation (picks the advice)
 
     @property
     def mb(self) -> float:
@@ -180,7 +181,9 @@ def estimate(d: Dims, groups: Collection[str], raw: Sequence[str] = ()) -> Estim
     forward = extra * quad + acts
     # model/norms.py: per layer, attn × ‖f(v)‖ and its float32 copy, beside (B, H, K, D)
     after = 2 * quad + d.batch * d.heads * max(d.src, d.tgt) * d.d_model * F32
-    parts["transient"] = max(forward, after if "norms" in groups else 0)
+    # the lab's forward returns logits even unrecorded, and capture holds them to its end
+    unkept = d.batch * d.tgt * d.vocab * F32 * (d.family == "native" and "logits" not in groups)
+    parts["transient"] = max(forward, after if "norms" in groups else 0, unkept)
     for g in groups - kept:  # recorded for the norms, dropped from the Trace after
         parts[f"{g} (for norms)"] = parts.pop(g)
     total = sum(parts.values())
@@ -189,6 +192,62 @@ def estimate(d: Dims, groups: Collection[str], raw: Sequence[str] = ()) -> Estim
         parts = {"decode": decode}
         total = decode
     return Estimate(total, parts, d)
+
+
+# ---- the other model runs (model/dispatch.estimate_ablation, _scan, _logit_lens, _validation)
+
+PLAIN_QUADS = 4  # a forward that records nothing: scores, masked, softmax's output and probs
+LOGP_BYTES = 4 + 8 + 8  # per (B, T, V) cell: logits, their float64 copy, log_softmax's output
+ROW_SUM_BYTES = 8 + 1 + 8 + 8  # per attention cell in _row_sums: float64, attn > 0, logs, product
+
+
+def _plain_forward(d: Dims) -> int:
+    """A forward that records nothing (ablation hooks only) at its worst moment: one attention
+    call's four (B, H, Q, K) beside (B, n, D) activations, a feed-forward's (B, n, F) ones, or
+    the output's log-probabilities (ablation._token_logprobs); these phases never overlap."""
+    attn = PLAIN_QUADS * _largest_quad(d) + ACTIVATION_ROWS * _rows(d) * d.d_model * F32
+    rows = d.tgt if d.logit_rows < 0 else d.logit_rows
+    masks = sum(d.batch * q * k for q, k in map(d.qk, d.layers))
+    return max(attn, ACTIVATION_ROWS * _rows(d) * d.d_ff * F32,
+               LOGP_BYTES * d.batch * rows * d.vocab) + masks
+
+
+def _greedy(d: Dims) -> int:
+    """Greedy decoding (the lab's model): the encoder pass, then K/V kept per decoder layer."""
+    kv = 2 * d.layers.get("dec_self", 0) * d.batch * d.d_model * (d.src + 2 * d.decode_steps)
+    return _plain_forward(replace(d, tgt=0)) + kv * F32
+
+
+def ablation_estimate(d: Dims) -> Estimate:
+    """ablation_effect: two greedy decodes, then two forced passes over the longest output."""
+    parts = {"decode": _greedy(d), "forced pass": _plain_forward(d)}
+    return Estimate(max(parts.values()), parts, d, "ablation")
+
+
+def scan_estimate(d: Dims, rows: int) -> Estimate:
+    """importance_scan: a decode, then passes of `rows` copies one at a time (peak: one)."""
+    parts = {"decode": _greedy(d), "one pass": _plain_forward(replace(d, batch=rows))}
+    return Estimate(max(parts.values()), parts, replace(d, batch=rows), "scan")
+
+
+def lens_estimate(d: Dims) -> Estimate:
+    """logit_lens of one sentence: (L+1, T, D) states copied and normed, logits and softmax."""
+    per = 2 * (d.layers.get("dec_self", 0) + 1) * d.tgt * F32  # two (L+1, T, ·) arrays of each
+    parts = {"hidden": per * d.d_model, "logits": per * d.vocab}
+    return Estimate(sum(parts.values()), parts, d, "lens")
+
+
+def validation_estimate(chunks: Sequence[Dims]) -> Estimate:
+    """validation_stats: attention captures chunk by chunk, each while the previous Trace is
+    held, then _row_sums in float64 on it; the peak is the largest moment, not a sum."""
+    peak, worst, before = 0, None, 0
+    for d in chunks:
+        trace = sum(trace_parts(d, {"attn"}).values())
+        cells = max((quad_bytes(d, kind) // F32 for kind in d.layers), default=0)
+        at = max(estimate(d, {"attn"}).bytes + before, trace + ROW_SUM_BYTES * cells)
+        peak, worst = (at, d) if at > peak else (peak, worst)
+        before = trace
+    return Estimate(peak, {"one chunk": peak}, worst, "validation")
 
 
 # ---- shapes from a bundle and the typed text (model/dispatch.estimate_capture) -------------
@@ -227,25 +286,32 @@ def groups_of(names: Collection[str] | None) -> tuple[set[str], list[str]]:
 def lines_that_fit(est: Estimate, budget: int) -> int:
     """How many of these lines (at this length) would fit the budget: 0 when not even one."""
     d = est.dims
-    if d is None:
+    if d is None or est.run not in ("capture", "ablation"):  # the others are not per line
         return 0
     groups = {g for g in est.parts if g in (*GROUPS_QUAD, "q", "k", "v", "hidden", "logits")}
+    again = ablation_estimate if est.run == "ablation" else lambda x: estimate(x, groups)
     fit = 0
     for b in range(1, d.batch + 1):
-        if estimate(replace(d, batch=b), groups).bytes > budget:
+        if again(replace(d, batch=b)).bytes > budget:
             break
         fit = b
     return fit
 
 
 def too_large_message(est: Estimate, budget: int) -> str:
-    """Why a run is refused outright, and how to make it fit."""
+    """Why a run is refused outright, and how to make it fit (ui/admission.py: translated)."""
+    mb, whole = f"{est.mb:,.0f}", f"{budget / MB:,.0f}"
+    if est.run in ("scan", "lens"):
+        return (f"This sentence needs about {mb} MB for this, more than this server's whole "
+                f"budget for model runs ({whole} MB). Use a shorter sentence.")
+    if est.run == "validation":
+        return (f"The validation average needs about {mb} MB at a time, more than this "
+                f"server's whole budget for model runs ({whole} MB); it cannot run here.")
     fit = lines_that_fit(est, budget)
     how = (f"at most {fit} of these lines at a time" if fit else
            "fewer or shorter lines (each line alone is too long)")
-    return (f"This input needs about {est.mb:,.0f} MB to run, more than this server's whole "
-            f"budget for model runs ({budget / MB:,.0f} MB). Use fewer lines or shorter lines: "
-            f"{how}.")
+    return (f"This input needs about {mb} MB to run, more than this server's whole "
+            f"budget for model runs ({whole} MB). Use fewer lines or shorter lines: {how}.")
 
 
 # ---- the gate ------------------------------------------------------------------------------
@@ -259,7 +325,11 @@ class Busy(RuntimeError):
 
 
 class TooLarge(ValueError):
-    """One run needs more than the whole budget; waiting would never help."""
+    """One run needs more than the whole budget; waiting never helps (est: for a page's text)."""
+
+    def __init__(self, message: str, est: Estimate | None = None, budget: int = 0) -> None:
+        super().__init__(message)
+        self.est, self.budget = est, budget
 
 
 @dataclass

@@ -10,7 +10,17 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 
-from .budget import Estimate, estimate, groups_of, native_dims
+from .budget import (
+    Dims,
+    Estimate,
+    ablation_estimate,
+    estimate,
+    groups_of,
+    lens_estimate,
+    native_dims,
+    scan_estimate,
+    validation_estimate,
+)
 from .capture import Trace, capture_native
 from .checkpoint import Bundle, CheckpointError, _read_json, load_native
 from .decode import Translation, translate_native
@@ -71,6 +81,58 @@ def estimate_capture(bundle: Bundle, sources: Sequence[str] | str,
     else:
         dims = native_dims(bundle, sources, targets, target_lang)
     return estimate(dims, *groups_of(names))
+
+
+def _forced_dims(bundle: Bundle, sources: list[str], target_lang: str | None) -> Dims:
+    """Dims of a teacher-forced pass over what the model will write for these sources (its
+    longest possible output: greedy decoding has not run yet)."""
+    if bundle.kind != "native":
+        from .hf.shapes import hf_dims
+
+        return hf_dims(bundle, sources)
+    return native_dims(bundle, sources, target_lang=target_lang)
+
+
+def estimate_ablation(bundle: Bundle, sources: Sequence[str] | str,
+                      target_lang: str | None = None) -> Estimate:
+    """Peak bytes of model.analysis.ablation.ablation_effect(bundle, sources, …)."""
+    sources = [sources] if isinstance(sources, str) else list(sources)
+    return ablation_estimate(_forced_dims(bundle, sources, target_lang))
+
+
+def estimate_scan(bundle: Bundle, source: str, target_lang: str | None = None,
+                  chunk: int = 64) -> Estimate:
+    """Peak bytes of importance_scan(bundle, source, …): one pass of min(chunk, heads + 1)
+    copies of the sentence (each knocks out one head; the first none)."""
+    heads = sum(bundle.n_layers(k) for k in bundle.kinds) * bundle.config.n_heads
+    return scan_estimate(_forced_dims(bundle, [source], target_lang),
+                         min(max(1, chunk), heads + 1))
+
+
+def estimate_logit_lens(bundle: Bundle, trace: Trace, b: int) -> Estimate:
+    """Peak bytes of model.analysis.lens.logit_lens(bundle, trace, b)."""
+    cfg = bundle.config
+    layers = trace.hidden["dec"].shape[0] - 1 if "dec" in trace.hidden else 0
+    return lens_estimate(Dims(batch=1, src=0, tgt=len(trace.tgt_tokens[b]),
+                              layers={"dec_self": layers}, heads=cfg.n_heads,
+                              d_head=cfg.d_model // cfg.n_heads, d_model=cfg.d_model,
+                              d_ff=cfg.d_ff, vocab=cfg.vocab_size))
+
+
+def estimate_validation(bundle: Bundle, pairs: Sequence, *, batch: int = 32,
+                        target_lang: str | None = None) -> Estimate:
+    """Peak bytes of validation_stats(bundle, pairs, batch=…): the largest moment of its
+    chunk-by-chunk captures, in both directions (tokenizes every pair, runs nothing)."""
+    if not pairs:
+        raise ValueError("validation_stats needs at least one pair")
+    # analysis.heads._directions, in its order (importing it here would make an import cycle)
+    dirs = [d for d in (("ko", "en", "ko"), ("en", "ko", "en"))
+            if target_lang in (None, "auto", "both", d[0])]
+    chunks = [pairs[i:i + batch] for i in range(0, len(pairs), max(1, batch))]
+    return validation_estimate([
+        native_dims(bundle, [getattr(p, src_of) for p in chunk],
+                    [getattr(p, tgt_of) for p in chunk], target_lang=lang)
+        for lang, src_of, tgt_of in dirs for chunk in chunks])
 
 
 def translate(bundle: Bundle, sources: Sequence[str] | str, target_lang: str | None = None, *,

@@ -22,20 +22,38 @@ from streamlit.runtime.scriptrunner_utils.script_run_context import (
 
 from model.budget import (
     BUSY,
+    MB,
     Busy,
     Estimate,
     Gate,
     TooLarge,
     Withdrawn,
     gate_from_env,
+    lines_that_fit,
     return_freed_memory,
     threads_per_run,
     too_large_message,
 )
-from ui.i18n import _
+from ui.i18n import N_, _
 
 T = TypeVar("T")
-__all__ = ["BUSY", "Busy", "TooLarge", "admitted", "server_gate"]
+__all__ = ["BUSY", "Busy", "TooLarge", "admitted", "refusal", "server_gate"]
+
+# model/budget.py's messages, marked for the catalogue here (model/ knows no gettext);
+# tests/unit/test_budget_runs.py checks the English is the same
+_BUSY = N_("The server is busy, try again in a moment.")
+_TOO_LARGE = {
+    "lines": N_("This input needs about {mb} MB to run, more than this server's whole budget "
+                "for model runs ({budget} MB). Use fewer lines or shorter lines: at most {fit} "
+                "of these lines at a time."),
+    "line": N_("This input needs about {mb} MB to run, more than this server's whole budget "
+               "for model runs ({budget} MB). Use fewer lines or shorter lines: fewer or "
+               "shorter lines (each line alone is too long)."),
+    "sentence": N_("This sentence needs about {mb} MB for this, more than this server's whole "
+                   "budget for model runs ({budget} MB). Use a shorter sentence."),
+    "validation": N_("The validation average needs about {mb} MB at a time, more than this "
+                     "server's whole budget for model runs ({budget} MB); it cannot run here."),
+}
 
 
 @st.cache_resource
@@ -62,7 +80,7 @@ def admitted(est: Estimate, lookup: Callable[[], T | None], run: Callable[[], T]
     found cached (before, while waiting, or once admitted: another session ran it)."""
     gate = server_gate()
     if est.bytes > gate.budget:
-        raise TooLarge(too_large_message(est, gate.budget))
+        raise TooLarge(too_large_message(est, gate.budget), est, gate.budget)
     check = get_run_yield_check()  # raises StopException / RerunException: session gone/newer
     slot, shown = None, None
 
@@ -95,10 +113,22 @@ def admitted(est: Estimate, lookup: Callable[[], T | None], run: Callable[[], T]
             slot.empty()
 
 
+def too_large_text(est: Estimate, budget: int) -> str:
+    """too_large_message in the interface language."""
+    if est.run in ("scan", "lens"):
+        key, fit = "sentence", 0
+    elif est.run == "validation":
+        key, fit = "validation", 0
+    else:
+        fit = lines_that_fit(est, budget)
+        key = "lines" if fit else "line"
+    return _(_TOO_LARGE[key]).format(mb=f"{est.mb:,.0f}", budget=f"{budget / MB:,.0f}", fit=fit)
+
+
 def refusal(exc: BaseException) -> str | None:
     """The message for a run the gate turned away, or None for any other failure."""
     if isinstance(exc, Busy):
-        return _(BUSY)
+        return _(_BUSY) if str(exc) == BUSY else str(exc)
     if isinstance(exc, TooLarge):
-        return str(exc)
+        return too_large_text(exc.est, exc.budget) if exc.est is not None else str(exc)
     return None

@@ -168,8 +168,12 @@ def cached_translate(_bundle: Bundle, key: str, lines: tuple[str, ...], lang: st
 @st.cache_data(max_entries=32, max_size="16MB")
 def cached_logit_lens(_bundle: Bundle, _trace: Trace, tkey: tuple, b: int, k: int = 5) -> dict:
     """The decoder's logit lens for sentence b: a vocabulary projection per layer, so cached
-    like the Trace it reads (a 512-piece typed target is ~0.5 GFLOP)."""
-    return logit_lens(_bundle, _trace, b, k=k)
+    like the Trace it reads (a 512-piece typed target is ~0.5 GFLOP). A new one asks the
+    admission gate first; a cached one never runs this body, so never waits."""
+    from model.dispatch import estimate_logit_lens
+
+    return admitted(estimate_logit_lens(_bundle, _trace, b), lambda: None,
+                    lambda: logit_lens(_bundle, _trace, b, k=k))
 
 
 @st.cache_data(max_entries=64, max_size="32MB")  # a 768-wide layer's weights are ~9 MB
@@ -224,7 +228,11 @@ def cached_head_stats(_trace: Trace, tkey: tuple, kind: str, b: int | None) -> d
                show_spinner="Translating with and without those heads…")
 def cached_ablation(_bundle: Bundle, key: str, lines: tuple[str, ...], lang: str,
                     ablate: str) -> dict:
-    return ablation_effect(_bundle, list(lines), ablate, target_lang=lang)
+    """ablation_effect, through the admission gate when not cached (cached: never waits)."""
+    from model.dispatch import estimate_ablation
+
+    return admitted(estimate_ablation(_bundle, list(lines), target_lang=lang), lambda: None,
+                    lambda: ablation_effect(_bundle, list(lines), ablate, target_lang=lang))
 
 
 @st.cache_resource(max_entries=2,

@@ -73,10 +73,14 @@ def gate_env(monkeypatch, checkpoints):
     torch.set_num_threads(threads)
 
 
-def _app(text: str, view: str = "tokens") -> AppTest:
+def _app(text: str, view: str = "tokens", state: dict | None = None, **query: str) -> AppTest:
     at = AppTest.from_file(str(APP), default_timeout=120)
     at.query_params["text"] = text
     at.query_params["view"] = view
+    for key, value in query.items():
+        at.query_params[key] = value
+    for key, value in (state or {}).items():  # as if chosen before (no widget interaction)
+        at.session_state[key] = value
     config.set_option("client.showErrorDetails", "full")
     return at.run(timeout=120)
 
@@ -252,3 +256,118 @@ def test_a_result_cached_meanwhile_ends_the_wait(gate_env, monkeypatch):
         t.join(5)
     assert got == "another session's trace"
     assert gate.snapshot()["waiting"] == 0
+
+
+# ---- the other model runs: ablation, importance scan, logit lens, validation average -------
+# Each test first runs A (its result cached) and opens B on a page that caches only B's
+# capture, then shrinks the budget to ~1 KB, where every new run is too large: A's result is
+# shown without asking the gate, and B's run is refused with the message in the page.
+
+TINY_MB = 0.001
+A, B = "The cat eats the fish.", "My friend reads a book in the park."
+
+
+def _gate_calls(monkeypatch) -> list[int]:
+    """Record every call that reaches the gate (admitted() asks server_gate() first)."""
+    calls: list[int] = []
+    real = admission.server_gate
+    monkeypatch.setattr(admission, "server_gate", lambda: calls.append(1) or real())
+    return calls
+
+
+def _refused_cleanly(at: AppTest, text: str, words: str) -> None:
+    """The refusal is a warning in the page; no traceback, no error box, the text kept."""
+    assert not at.exception, [e.value for e in at.exception]
+    assert not _texts(at, "error")
+    assert words in " ".join(_texts(at, "warning")), _texts(at, "warning")
+    assert [a.value for a in at.sidebar.text_area][0] == text
+    assert at.query_params["text"] == text
+
+
+def _charts(at: AppTest) -> int:
+    return len(at.get("plotly_chart"))
+
+
+def _part(at: AppTest, part: str) -> AppTest:
+    return at.radio(key="_w_heads_part").set_value(part).run()
+
+
+def test_ablation_too_large_is_a_message_in_the_page_language_and_a_cached_one_never_asks(
+        gate_env, monkeypatch):
+    gate_env(ATTN_INFLIGHT_MB=512)
+    first = _part(_app(A, "heads", ablate="cross:1:2"), "ablation")
+    assert not first.exception and _charts(first) == 1
+    _app(A, "tokens", ablate="enc_self:0:1")  # that capture only
+    gate_env(ATTN_INFLIGHT_MB=TINY_MB)
+    calls = _gate_calls(monkeypatch)
+    again = _part(_app(A, "heads", ablate="cross:1:2"), "ablation")
+    assert not again.exception and _charts(again) == 1 and not _texts(again, "warning")
+    assert calls == []
+    refused = _part(_app(A, "heads", ablate="enc_self:0:1"), "ablation")
+    _refused_cleanly(refused, A, "more than this server's whole budget")
+    assert "fewer lines or shorter lines" in " ".join(_texts(refused, "warning"))
+    assert calls and _charts(refused) == 0
+    assert refused.query_params["ablate"] == "enc_self:0:1"  # the ticked heads stay too
+    korean = _app(A, "heads", {"heads_part": "ablation"}, ablate="enc_self:0:1", lang_ui="ko")
+    _refused_cleanly(korean, A, "모델 실행에 쓸 수 있는 전체 예산")
+    assert "더 짧은 줄을 쓰세요" in " ".join(_texts(korean, "warning"))
+
+
+def test_scan_too_large_is_a_message_and_a_kept_one_never_asks(gate_env, monkeypatch):
+    gate_env(ATTN_INFLIGHT_MB=512)
+    first = _part(_app(A, "heads"), "scan")
+    first.button(key="scan_go").click().run()
+    assert not first.exception and _charts(first) == 1
+    _app(B, "tokens")
+    gate_env(ATTN_INFLIGHT_MB=TINY_MB)
+    calls = _gate_calls(monkeypatch)
+    again = _part(_app(A, "heads"), "scan")
+    again.button(key="scan_go").click().run()  # pressed again: the kept scan, not a new one
+    assert not again.exception and _charts(again) == 1 and not _texts(again, "warning")
+    assert calls == []
+    refused = _part(_app(B, "heads"), "scan")
+    refused.button(key="scan_go").click().run()
+    _refused_cleanly(refused, B, "Use a shorter sentence")
+    assert calls and _charts(refused) == 0
+
+
+def test_logit_lens_too_large_is_a_message_below_the_other_charts(gate_env, monkeypatch):
+    gate_env(ATTN_INFLIGHT_MB=512)
+    first = _app(A, "embeddings").radio(key="emb_side").set_value("dec").run()
+    assert not first.exception and not _texts(first, "warning")
+    drawn = _charts(first)
+    _app(B, "tokens")
+    gate_env(ATTN_INFLIGHT_MB=TINY_MB)
+    calls = _gate_calls(monkeypatch)
+    again = _app(A, "embeddings").radio(key="emb_side").set_value("dec").run()
+    assert not again.exception and _charts(again) == drawn and not _texts(again, "warning")
+    assert calls == []
+    refused = _app(B, "embeddings").radio(key="emb_side").set_value("dec").run()
+    _refused_cleanly(refused, B, "Use a shorter sentence")
+    assert calls and _charts(refused) == drawn - 1  # only the lens is missing
+
+
+def test_validation_average_too_large_is_a_message_and_a_kept_one_never_asks(
+        gate_env, monkeypatch, checkpoints):
+    from model.training import corpus
+
+    # the checkpoint's own validation split, read from its folder (not generated)
+    corpus.write_pairs(checkpoints / "paper" / corpus.VAL_FILE, corpus.generate(120, seed=3))
+    gate_env(ATTN_INFLIGHT_MB=512)
+    first = _app(A, "heads")
+    first.select_slider(key="hs_val_n").set_value(100).run()
+    first.button(key="hs_val_go").click().run()
+    assert not first.exception
+    assert first.radio(key="hs_scope").value == "validation"
+    gate_env(ATTN_INFLIGHT_MB=TINY_MB)
+    calls = _gate_calls(monkeypatch)
+    again = _app(A, "heads")
+    again.select_slider(key="hs_val_n").set_value(100).run()
+    again.button(key="hs_val_go").click().run()
+    assert not again.exception and not _texts(again, "warning")
+    assert again.radio(key="hs_scope").value == "validation" and calls == []
+    again.select_slider(key="hs_val_n").set_value(250).run()  # all 120 pairs: not kept
+    again.button(key="hs_val_go").click().run()
+    _refused_cleanly(again, A, "The validation average needs about")
+    assert calls
+    assert again.radio(key="hs_scope").options[-1].startswith("100 validation pairs")

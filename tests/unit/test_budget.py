@@ -1,23 +1,15 @@
 """model.budget: the peak-memory estimate against measured peaks, and the admission gate.
 
-The estimate is checked against the peak resident set size (VmHWM) of a child process, reset
-before each capture (/proc/self/clear_refs, after gc and malloc_trim so freed heap pages are
-given back), minus its RSS just before. RSS is what the kernel's OOM killer counts, and it sees
-every allocator at once (torch's CPU tensors, numpy's arrays, Python objects); tracemalloc would
-miss torch's allocations, and torch's profiler would miss numpy's. The child runs the lab's
+The estimate is checked against the peak resident set size of a child process during each
+capture (tests/unit/peaks.py says how and why RSS). The child runs the lab's
 `paper` checkpoint (or a random model of its shape when it is not shipped) and a random
 GPT-2-shaped Hugging Face model built here, at three batch sizes each.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
@@ -34,33 +26,24 @@ from model.budget import (
     quad_bytes,
     too_large_message,
 )
+from tests.unit.peaks import run_child
 
-ROOT = Path(__file__).resolve().parents[2]
 TOLERANCE = 0.30
 
 CHILD = r'''
-import ctypes, gc, json, os, random, sys, tempfile
+import gc, json, random, tempfile
 from pathlib import Path
 import torch
 torch.set_num_threads(1)
 from benchmarks.common import paper_bundle
 from model import capture, load_checkpoint
 from model.dispatch import estimate_capture
-
-libc = ctypes.CDLL("libc.so.6")
-
-def status(key):
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith(key):
-            return int(line.split()[1]) * 1024
+from tests.unit.peaks import peak_of
 
 def measure(bundle, sources, targets, names, label):
     est = estimate_capture(bundle, sources, targets, target_lang="ko", names=names)
-    gc.collect(); libc.malloc_trim(0)
-    Path("/proc/self/clear_refs").write_text("5")  # VmHWM := VmRSS
-    before = status("VmRSS:")
-    trace = capture(bundle, sources, targets, target_lang="ko", names=names)
-    peak = status("VmHWM:") - before
+    trace, peak = peak_of(lambda: capture(bundle, sources, targets, target_lang="ko",
+                                          names=names))
     print(json.dumps({"label": label, "batch": len(sources), "src": trace.src_ids.shape[1],
                       "tgt": trace.tgt_ids.shape[1], "estimate": est.bytes, "peak": peak}),
           flush=True)
@@ -101,11 +84,7 @@ for b, n in ((2, 64), (4, 256), (8, 512)):
 
 @pytest.fixture(scope="module")
 def measured() -> list[dict]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
-    out = subprocess.run([sys.executable, "-c", CHILD], cwd=ROOT, env=env, capture_output=True,
-                         text=True, timeout=300)
-    assert out.returncode == 0, out.stderr[-3000:]
-    return [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+    return run_child(CHILD)
 
 
 def test_estimate_within_30_percent_of_the_measured_peak(measured):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from model import format_ablate, parse_ablate
+from ui.admission import Busy, TooLarge, refusal
 from ui.common import NOT_NATIVE, can_ablate, chart, head_label, is_translator
 from ui.context import Ctx
 from ui.i18n import _
@@ -58,7 +59,9 @@ def render(ctx: Ctx) -> None:
         st.markdown(_("**Translation of sentence {b}** (no head knocked out)").format(b=b + 1))
         st.code(result.text or _("(empty)"), language=None)
         return
-    effect = cached_ablation(bundle, ctx.key, ctx.lines, ctx.lang, ctx.ablate)
+    effect = _effect(ctx)
+    if effect is None:
+        return
     left, right = st.columns(2)
     with left:
         st.markdown(_("**Before**: sentence {b} with every head").format(b=b + 1))
@@ -75,6 +78,16 @@ def render(ctx: Ctx) -> None:
     chart(viz_heads.ablation_figure(effect, b), ctx)
 
 
+def _effect(ctx: Ctx) -> dict | None:
+    """The cached ablation; None, with the message shown, when the admission gate turns it
+    away (the ticked heads and the text stay as they are)."""
+    try:
+        return cached_ablation(ctx.bundle, ctx.key, ctx.lines, ctx.lang, ctx.ablate)
+    except (Busy, TooLarge) as exc:
+        st.warning(refusal(exc))
+        return None
+
+
 # what "before/after" and "loss" mean for a Hugging Face model (model/hf/forced.py)
 _HF_WORDS = {
     "decoder": ("Continuation (greedy, 8 tokens)", "Loss (mean NLL of each next typed token)"),
@@ -89,7 +102,9 @@ def _hf_effect(ctx: Ctx, current: frozenset) -> None:
         st.info(_("Tick heads above to see what the model loses without them."))
         return
     b = ctx.b
-    effect = cached_ablation(ctx.bundle, ctx.key, ctx.lines, ctx.lang, ctx.ablate)
+    effect = _effect(ctx)
+    if effect is None:
+        return
     wrote, loss = _HF_WORDS[ctx.bundle.config.family]
     if wrote:
         left, right = st.columns(2)

@@ -7,6 +7,8 @@ import time
 import streamlit as st
 
 from model.analysis.ablation import importance_scan
+from model.dispatch import estimate_scan
+from ui.admission import Busy, TooLarge, admitted, refusal
 from ui.common import NOT_NATIVE, can_ablate, chart, progress_bar
 from ui.context import Ctx
 from ui.i18n import _
@@ -24,12 +26,14 @@ def render(ctx: Ctx) -> None:
                  "without the head. One batched forward pass per 64 heads; results are kept per "
                  "checkpoint and sentence for every session.").format(b=ctx.b + 1))
     key = ("scan", ctx.key, line, ctx.lang)
-    if st.button(_("Scan every head"), key="scan_go"):
-        bar, report = progress_bar(_("Knocking out one head at a time…"))
-        start = time.monotonic()
-        scan = importance_scan(ctx.bundle, line, ctx.lang, progress=report)
-        result_put(key, (scan, time.monotonic() - start))
-        bar.empty()
+    # a scan already kept is shown at once, never queued again
+    if st.button(_("Scan every head"), key="scan_go") and result_get(key) is None:
+        try:
+            admitted(estimate_scan(ctx.bundle, line, ctx.lang), lambda: result_get(key),
+                     lambda: _scan(ctx, line, key))
+        except (Busy, TooLarge) as exc:
+            st.warning(refusal(exc))
+            return
     found = result_get(key)
     if found is None:
         st.info(_("Press “Scan every head” to measure how much the model needs each head."))
@@ -37,3 +41,14 @@ def render(ctx: Ctx) -> None:
     scan, seconds = found
     st.caption(_("Scan took {s:.2f} s.").format(s=seconds))
     chart(viz_heads.importance_figure(scan), ctx)
+
+
+def _scan(ctx: Ctx, line: str, key: tuple) -> tuple:
+    """Run the scan with a progress bar (once the gate admits it) and keep it for everyone."""
+    bar, report = progress_bar(_("Knocking out one head at a time…"))
+    start = time.monotonic()
+    scan = importance_scan(ctx.bundle, line, ctx.lang, progress=report)
+    found = (scan, time.monotonic() - start)
+    result_put(key, found)
+    bar.empty()
+    return found

@@ -5,6 +5,8 @@ from __future__ import annotations
 import streamlit as st
 
 from model.analysis.heads import METRICS, validation_stats
+from model.dispatch import estimate_validation
+from ui.admission import Busy, TooLarge, admitted, refusal
 from ui.common import chart, goto, is_translator, progress_bar
 from ui.context import Ctx, trace_key
 from ui.i18n import _
@@ -35,12 +37,26 @@ def validation_button(ctx: Ctx) -> None:
     c2.caption(_("Teacher-forced on the reference translations, both directions (so twice "
                  "as many forward passes), and with gold alignments for cross attention."))
     if c2.button(_("Average over validation sentences"), key="hs_val_go"):
-        bar, report = progress_bar(_("Running {n} validation pairs in both directions…")
-                                   .format(n=n))
         pairs = val_split(ctx.bundle, ctx.key)[:n]
-        stats = validation_stats(ctx.bundle, pairs, progress=report)
-        bar.empty()
-        result_put(("val", ctx.key), (len(pairs), stats))
+
+        def kept() -> tuple | None:  # this many pairs already averaged: shown, never queued
+            found = result_get(("val", ctx.key))
+            return found if found is not None and found[0] == len(pairs) else None
+
+        def run() -> tuple:
+            bar, report = progress_bar(_("Running {n} validation pairs in both directions…")
+                                       .format(n=n))
+            found = (len(pairs), validation_stats(ctx.bundle, pairs, progress=report))
+            bar.empty()
+            result_put(("val", ctx.key), found)
+            return found
+
+        if kept() is None:
+            try:
+                admitted(estimate_validation(ctx.bundle, pairs), kept, run)
+            except (Busy, TooLarge) as exc:
+                st.warning(refusal(exc))
+                return
         st.session_state["_hs_show_val"] = True  # the scope radio above is already drawn
         st.rerun()
 

@@ -1,0 +1,52 @@
+"""Peak memory of one call, as the estimate-vs-measured tests measure it (test_budget.py,
+test_budget_runs.py), and the child process they measure in.
+
+The peak is the resident set size's high-water mark (VmHWM), reset just before the call
+(/proc/self/clear_refs, after gc and malloc_trim so freed heap pages are given back), minus the
+RSS just before. RSS is what the kernel's OOM killer counts, and it sees every allocator at once
+(torch's CPU tensors, numpy's arrays, Python objects); tracemalloc would miss torch's
+allocations, and torch's profiler would miss numpy's. Linux only.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import gc
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+ROOT = Path(__file__).resolve().parents[2]
+T = TypeVar("T")
+
+
+def _status(key: str) -> int:
+    """One /proc/self/status figure, in bytes."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(key):
+            return int(line.split()[1]) * 1024
+    raise KeyError(key)
+
+
+def peak_of(fn: Callable[[], T]) -> tuple[T, int]:
+    """fn()'s result, and how many bytes the process's RSS peaked above its level before."""
+    gc.collect()
+    ctypes.CDLL("libc.so.6").malloc_trim(0)
+    Path("/proc/self/clear_refs").write_text("5")  # VmHWM := VmRSS
+    before = _status("VmRSS:")
+    out = fn()
+    return out, _status("VmHWM:") - before
+
+
+def run_child(code: str, timeout_s: float = 300) -> list[dict]:
+    """Run `code` in a fresh Python at the repository root with one torch thread (no other
+    test's memory in the way) and return the JSON objects it printed, one per line."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,
+                         text=True, timeout=timeout_s)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
