@@ -1,14 +1,19 @@
-"""An open page keeps no Trace of its own: once the server's Trace cache lets an input go,
-nothing a session holds (widget format functions and callbacks, download callables) keeps it
-alive, so memory is bounded by the cache's budget and not by the number of open tabs.
+"""What a server keeps between inputs is its bounded caches and nothing else.
+
+An open page keeps no Trace of its own: once the server's Trace cache lets an input go, nothing
+a session holds (widget format functions and callbacks, download callables) keeps it alive, so
+memory is bounded by the cache's budget and not by the number of open tabs. And a bertviz page
+drawn is not kept by urllib's URL-parsing cache.
 
 Found by the soak: eight idle sessions each kept their last Trace (up to ~600 MB each) through a
-head-label format_func closing over the view's Ctx and the download buttons' data lambdas.
+head-label format_func closing over the view's Ctx and the download buttons' data lambdas; and
+memory beyond the caches grew ~1 MB per input while urlsplit's lru_cache filled with pages.
 """
 
 from __future__ import annotations
 
 import gc
+import tracemalloc
 import weakref
 
 import numpy as np
@@ -70,3 +75,25 @@ def test_recapture_makes_the_same_trace_again(monkeypatch):
     for a, b in zip(_arrays(first), _arrays(again), strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
     assert recapture(bundle, *args) is again  # and it went into the cache
+
+
+def test_bertviz_pages_are_not_kept_after_drawing(monkeypatch):
+    monkeypatch.setenv("ATTN_CHECKPOINTS_DIR", str(ROOT / "checkpoints"))
+    monkeypatch.delenv("ATTN_MODELS", raising=False)
+    at = run_app({"ckpt": "paper", "text": "The cat sees a dog.", "view": "bertviz"},
+                 timeout=180)
+    tracemalloc.start()
+    try:
+        for i in range(6):  # distinct pages, each several hundred kB
+            at.text_area(key="text").input(f"My friend reads {i + 2} books in the park.")
+            at.run(timeout=180)
+            assert not at.exception and at.get("iframe"), i
+        gc.collect()
+        kept = tracemalloc.take_snapshot().filter_traces(
+            [tracemalloc.Filter(True, "*urllib/parse.py")])
+        held = sum(stat.size for stat in kept.statistics("filename"))
+    finally:
+        tracemalloc.stop()
+    page = len(at.get("iframe")[0].proto.srcdoc)
+    assert page > 100_000
+    assert held < page, f"urllib.parse holds {held:,} bytes; one page is {page:,}"

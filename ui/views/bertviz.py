@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import urllib.parse
+
 import streamlit as st
 
 from ui.common import goto
@@ -44,3 +46,7 @@ def render(ctx: Ctx) -> None:
         st.info(_("bertviz cannot show this sentence: {reason}").format(reason=md(exc)))
         return
     st.iframe(html, height=bertviz_height(t, ctx.b, view, layers))
+    # st.iframe asks urllib.parse whether the page is a URL, and urlsplit keeps its last 128
+    # arguments and results (an lru_cache): every page drawn (up to 8 MB, held twice) stayed in
+    # the server, ~1 MB more per input in the soak until 128 pages were held
+    urllib.parse.urlsplit.cache_clear()
