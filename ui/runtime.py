@@ -43,7 +43,7 @@ from model.analysis.heads import alignment_for_input, head_stats
 from model.analysis.inspect import head_weights
 from model.analysis.lens import logit_lens
 from model.capture import GROUPS, freeze, nbytes
-from model.dispatch import estimate_capture
+from model.dispatch import estimate_ablation, estimate_capture, estimate_logit_lens
 from ui.admission import admitted
 from ui.i18n import _
 from viz import bertviz_embed
@@ -170,8 +170,6 @@ def cached_logit_lens(_bundle: Bundle, _trace: Trace, tkey: tuple, b: int, k: in
     """The decoder's logit lens for sentence b: a vocabulary projection per layer, so cached
     like the Trace it reads (a 512-piece typed target is ~0.5 GFLOP). A new one asks the
     admission gate first; a cached one never runs this body, so never waits."""
-    from model.dispatch import estimate_logit_lens
-
     return admitted(estimate_logit_lens(_bundle, _trace, b), lambda: None,
                     lambda: logit_lens(_bundle, _trace, b, k=k))
 
@@ -229,8 +227,6 @@ def cached_head_stats(_trace: Trace, tkey: tuple, kind: str, b: int | None) -> d
 def cached_ablation(_bundle: Bundle, key: str, lines: tuple[str, ...], lang: str,
                     ablate: str) -> dict:
     """ablation_effect, through the admission gate when not cached (cached: never waits)."""
-    from model.dispatch import estimate_ablation
-
     return admitted(estimate_ablation(_bundle, list(lines), target_lang=lang), lambda: None,
                     lambda: ablation_effect(_bundle, list(lines), ablate, target_lang=lang))
 
