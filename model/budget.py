@@ -476,25 +476,6 @@ def default_runs() -> int:
     return 1
 
 
-M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter number
-
-
-def return_freed_memory(threshold: int = 1 << 20) -> bool:
-    """Have glibc serve every allocation of `threshold` bytes or more with its own mmap, given
-    back to the kernel when freed. By default glibc raises that threshold (up to 32 MB) each
-    time a large block is freed, after which blocks of up to 32 MB come from per-thread heaps
-    that keep their pages: with several sessions' threads in turn, measured ~200 MB more on a
-    4-session crowd of largest inputs (bench_admission's child). False where there is no glibc."""
-    import ctypes
-    import ctypes.util
-
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        return bool(libc.mallopt(M_MMAP_THRESHOLD, threshold))
-    except (OSError, AttributeError):
-        return False
-
-
 def threads_per_run(runs: int) -> int:
     """torch intra-op threads per run so that `runs` runs at once fill the cores, no more."""
     return max(1, cores() // max(1, runs))

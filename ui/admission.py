@@ -30,10 +30,10 @@ from model.budget import (
     Withdrawn,
     gate_from_env,
     lines_that_fit,
-    return_freed_memory,
     threads_per_run,
     too_large_message,
 )
+from model.heap import return_freed_memory
 from ui.i18n import N_, _
 
 T = TypeVar("T")

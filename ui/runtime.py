@@ -44,6 +44,7 @@ from model.analysis.inspect import head_weights
 from model.analysis.lens import logit_lens
 from model.capture import GROUPS, freeze, nbytes
 from model.dispatch import estimate_ablation, estimate_capture, estimate_logit_lens
+from model.heap import trim_heap
 from ui.admission import admitted
 from ui.i18n import _
 from viz import bertviz_embed
@@ -106,11 +107,14 @@ class TraceCache:
                 return self.items[key][0]
             self.items[key] = (trace, size)
             self.bytes += size
+            evicted = 0
             while len(self.items) > 1 and (self.bytes > self.max_bytes
                                            or len(self.items) > self.max_entries):
-                _, (_, dropped) = self.items.popitem(last=False)
-                self.bytes -= dropped
-            return trace
+                self.bytes -= self.items.popitem(last=False)[1][1]  # the Trace goes here
+                evicted += 1
+        if evicted:  # their small arrays lived in malloc's heaps: give those pages back
+            trim_heap()
+        return trace
 
 
 @st.cache_resource

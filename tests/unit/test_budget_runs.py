@@ -28,7 +28,7 @@ from model import capture
 from model.analysis.ablation import ablation_effect, importance_scan
 from model.analysis.heads import validation_stats
 from model.analysis.lens import logit_lens
-from model.budget import return_freed_memory
+from model.heap import return_freed_memory
 from model.dispatch import (estimate_ablation, estimate_logit_lens, estimate_scan,
                             estimate_validation)
 from model.training.corpus import Pair
