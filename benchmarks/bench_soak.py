@@ -17,10 +17,17 @@ Nine in ten are classroom-sized (1-3 lines of up to 30 words); one in ten is dra
 input limits (up to 16 lines, up to 520 words a line, log-uniform). RSS (VmRSS after
 gc.collect) is recorded every `every` inputs.
 
+RSS is also probed every `probe` inputs (20), so that a slope has ~50 points over the last
+1,000 inputs rather than 10.
+
 Pass: after warm-up (the first tenth of the inputs) RSS stays within ATTN_TRACE_CACHE_MB + 600
-MB, and the least-squares slope of RSS over the last half of the inputs (the last 1,000 of
-2,000) is near zero: |slope| <= SLOPE_LIMIT_MB MB per 100 inputs. Also every cache stays within
-its own bound, and no closed session's state is still alive.
+MB, and what RSS holds beyond the Trace cache's own bytes does not trend: the least-squares
+slope of (RSS - cache bytes) over the last half of the inputs (the last 1,000 of 2,000) is
+within ±SLOPE_LIMIT_MB MB per 100 inputs. The slope of RSS itself is printed too, but not
+judged: it follows what the cache happens to hold, which a 1-in-10 large input moves by up to
+~600 MB at a time (one run: 1.3-2.05 GB over its last 1,000 inputs, RSS slope +21 MB per 100
+with memory beyond the cache flat), and a random walk of that size is not a leak. Also every
+cache stays within its own bound, and no closed session's state is still alive.
 """
 
 from __future__ import annotations
@@ -51,7 +58,8 @@ KINDS = ("enc_self", "dec_self", "cross")
 @dataclass
 class SoakConfig:
     inputs: int = 2_000
-    every: int = 100  # RSS sample interval, in inputs
+    every: int = 100  # RSS series interval, in inputs (printed)
+    probe: int = 20  # RSS sample interval for the peak and the slopes
     sessions: int = 8  # open at a time
     churn: int = 25  # one session closes and a new one opens every `churn` inputs
     max_lines: int = 16
@@ -66,6 +74,7 @@ class SoakConfig:
 class SoakResult:
     config: dict
     samples: list[tuple[int, float]] = field(default_factory=list)  # (inputs done, RSS MB)
+    # every `probe` inputs; the printed series is every `every`th of them
     cached_mb: list[float] = field(default_factory=list)  # the Trace cache's bytes at each sample
     trace_cache_mb: float = 0.0
     warmup: int = 0
@@ -87,7 +96,7 @@ class SoakResult:
     @property
     def passed(self) -> bool:
         return (self.peak_after_warmup_mb <= self.trace_cache_mb + HEADROOM_MB
-                and abs(self.slope_mb_per_100) <= SLOPE_LIMIT_MB
+                and abs(self.outside_slope_mb_per_100) <= SLOPE_LIMIT_MB
                 and not self.cache_violations and self.closed_alive == 0
                 and self.states_alive == 0
                 and not self.exceptions and not self.gate.get("running")
@@ -259,12 +268,13 @@ def run_soak(cfg: SoakConfig, log=print) -> SoakResult:
             res.exceptions.append(f"input {i} on {view}: {at.exception[0].value}"[:300])
         if at.error:
             res.errors[view] = res.errors.get(view, 0) + 1
-        if (i + 1) % cfg.every == 0:
+        if (i + 1) % cfg.probe == 0 or (i + 1) % cfg.every == 0:
             res.samples.append((i + 1, rss_mb()))
             caches, problems = cache_report(runtime)
             res.cached_mb.append(caches["trace_cache"]["bytes"] / 2**20)
             res.cache_violations += [f"after {i + 1}: {p}" for p in problems]
             res.caches = caches
+        if (i + 1) % cfg.every == 0:
             log(f"  {i + 1:5d} inputs  RSS {res.samples[-1][1]:7.0f} MB  trace cache "
                 f"{caches['trace_cache']['entries']:2d} entries "
                 f"{caches['trace_cache']['bytes'] / 2**20:6.0f} MB  "
@@ -305,21 +315,26 @@ def _slope(series: list[tuple[int, float]], start: int) -> float:
 def summary(res: SoakResult) -> list[str]:
     cfg = res.config
     lat = np.array(res.latency_s)
+    every = [(n, r, c) for (n, r), c in zip(res.samples, res.cached_mb, strict=True)
+             if n % cfg["every"] == 0]
     lines = [
         f"{cfg['inputs']} distinct inputs, {cfg['sessions']} sessions open at a time "
         f"({res.closed_sessions} closed on the way), one process, "
         f"ATTN_TRACE_CACHE_MB={res.trace_cache_mb:g}; {res.wall_s:.0f} s",
         "RSS every {} inputs (MB): {}".format(
-            cfg["every"], " ".join(f"{r:.0f}" for _, r in res.samples)),
+            cfg["every"], " ".join(f"{r:.0f}" for _, r, _ in every)),
         f"peak RSS after warm-up ({res.warmup} inputs): {res.peak_after_warmup_mb:.0f} MB, "
         f"bound {res.trace_cache_mb + HEADROOM_MB:.0f} MB "
         f"(ATTN_TRACE_CACHE_MB + {HEADROOM_MB})",
-        f"slope over the last {cfg['inputs'] // 2} inputs: {res.slope_mb_per_100:+.2f} MB per "
-        f"100 inputs (limit ±{SLOPE_LIMIT_MB:g})",
         "Trace cache every {} inputs (MB): {}".format(
-            cfg["every"], " ".join(f"{c:.0f}" for c in res.cached_mb)),
-        f"RSS beyond the Trace cache: peak {res.peak_outside_mb:.0f} MB after warm-up, slope "
-        f"{res.outside_slope_mb_per_100:+.2f} MB per 100 inputs over the same span",
+            cfg["every"], " ".join(f"{c:.0f}" for *_, c in every)),
+        "RSS beyond the Trace cache every {} inputs (MB): {}".format(
+            cfg["every"], " ".join(f"{r - c:.0f}" for _, r, c in every)),
+        f"slope over the last {cfg['inputs'] // 2} inputs (RSS probed every {cfg['probe']}): "
+        f"beyond the Trace cache {res.outside_slope_mb_per_100:+.2f} MB per 100 inputs (limit "
+        f"±{SLOPE_LIMIT_MB:g}); RSS itself {res.slope_mb_per_100:+.2f}, not judged: it follows "
+        "what the cache holds",
+        f"peak RSS beyond the Trace cache after warm-up: {res.peak_outside_mb:.0f} MB",
         f"rerun per input: p50 {np.percentile(lat, 50):.2f} s, p95 "
         f"{np.percentile(lat, 95):.2f} s, max {lat.max():.2f} s",
         "caches at the end: " + "; ".join(
@@ -340,8 +355,12 @@ def main(parts: list[str] | None = None):
     from benchmarks.common import Report
 
     res = run_soak(SoakConfig(), log=lambda line: print(line, flush=True))
-    figures = {"soak": {"inputs": res.config["inputs"], "rss_mb": [r for _, r in res.samples],
-                        "trace_cache_mb_series": [round(c, 1) for c in res.cached_mb],
+    every = res.config["every"]
+    figures = {"soak": {"inputs": res.config["inputs"],
+                        "rss_mb": [round(r, 1) for n, r in res.samples if n % every == 0],
+                        "trace_cache_mb_series": [round(c, 1) for (n, _), c in
+                                                  zip(res.samples, res.cached_mb, strict=True)
+                                                  if n % every == 0],
                         "peak_outside_cache_mb": round(res.peak_outside_mb),
                         "outside_slope_mb_per_100_inputs": round(res.outside_slope_mb_per_100, 2),
                         "peak_after_warmup_mb": round(res.peak_after_warmup_mb),
@@ -354,6 +373,7 @@ def _cli(argv: list[str]) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--inputs", type=int, default=2_000)
     p.add_argument("--every", type=int, default=100)
+    p.add_argument("--probe", type=int, default=20)
     p.add_argument("--sessions", type=int, default=8)
     p.add_argument("--churn", type=int, default=25)
     p.add_argument("--max-lines", type=int, default=16)
@@ -363,9 +383,9 @@ def _cli(argv: list[str]) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", action="store_true", help="print the result as one JSON line")
     a = p.parse_args(argv)
-    cfg = SoakConfig(inputs=a.inputs, every=a.every, sessions=a.sessions, churn=a.churn,
-                     max_lines=a.max_lines, max_words=a.max_words, stress_share=a.stress_share,
-                     trace_cache_mb=a.trace_cache_mb, seed=a.seed)
+    cfg = SoakConfig(inputs=a.inputs, every=a.every, probe=a.probe, sessions=a.sessions,
+                     churn=a.churn, max_lines=a.max_lines, max_words=a.max_words,
+                     stress_share=a.stress_share, trace_cache_mb=a.trace_cache_mb, seed=a.seed)
     res = run_soak(cfg, log=(lambda line: None) if a.json else (lambda s: print(s, flush=True)))
     if a.json:
         print(json.dumps({**asdict(res), "passed": res.passed, "summary": summary(res)}))
