@@ -25,7 +25,7 @@ def _small_map(monkeypatch):
     """The map's sentences from a small generated list, not the 200,000-pair split."""
     import ui.views.qkmap as view
 
-    monkeypatch.setattr(view, "validation_pairs", lambda *a: generate(24, seed=3))
+    monkeypatch.setattr(view, "val_split", lambda *a: generate(24, seed=3))
     monkeypatch.setattr(view, "N_SENTENCES", 24)
     view.map_cache.clear()
 
