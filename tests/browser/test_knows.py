@@ -51,6 +51,8 @@ def test_tokens_view_names_and_marks_an_unknown_word(page, streamlit_server):
     assert "</script><img" in text  # the hostile word is named as text, not markup
     assert page.locator("img[src=x]").count() == 0
     marked = page.locator('span[title="never seen in training"]')
+    # the one warning for every line comes before the sentences' chips: wait for them too
+    marked.nth(1).wait_for(state="attached", timeout=30_000)
     assert marked.count() >= 2
     assert "".join(marked.nth(i).inner_text().split("\n")[0] for i in range(4)).startswith(
         "▁z")
