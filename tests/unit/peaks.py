@@ -20,8 +20,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
+from model.budget import MB
+
 ROOT = Path(__file__).resolve().parents[2]
 T = TypeVar("T")
+TOLERANCE = 0.30  # an estimate must land within ±30 % of the measured peak
 
 
 def _status(key: str) -> int:
@@ -50,3 +53,11 @@ def run_child(code: str, timeout_s: float = 300) -> list[dict]:
                          text=True, timeout=timeout_s)
     assert out.returncode == 0, out.stderr[-3000:]
     return [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+
+
+def check_estimate(row: dict, label: str) -> None:
+    """Print one measured row ({"estimate", "peak", ...}) and assert its ratio is in range."""
+    ratio = row["estimate"] / row["peak"]
+    print(f"{label}: estimate {row['estimate'] / MB:.0f} MB, measured {row['peak'] / MB:.0f} MB "
+          f"({ratio:.2f})")
+    assert 1 - TOLERANCE <= ratio <= 1 + TOLERANCE, row

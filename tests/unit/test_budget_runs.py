@@ -15,9 +15,7 @@ from __future__ import annotations
 import pytest
 
 from model.budget import MB, Dims, lines_that_fit, too_large_message
-from tests.unit.peaks import run_child
-
-TOLERANCE = 0.30
+from tests.unit.peaks import check_estimate, run_child
 
 CHILD = r'''
 import json, random
@@ -85,10 +83,7 @@ def test_estimate_within_30_percent_of_the_measured_peak(measured, run):
     rows = [r for r in measured if r["run"] == run]
     assert len(rows) == 2, measured
     for row in rows:
-        ratio = row["estimate"] / row["peak"]
-        print(f"{run} {row['size']}: estimate {row['estimate'] / MB:.0f} MB, measured "
-              f"{row['peak'] / MB:.0f} MB ({ratio:.2f})")
-        assert 1 - TOLERANCE <= ratio <= 1 + TOLERANCE, row
+        check_estimate(row, f"{run} {row['size']}")
     assert max(r["peak"] for r in rows) > 64 * MB  # sizes where the estimate matters
 
 
