@@ -298,20 +298,36 @@ def lines_that_fit(est: Estimate, budget: int) -> int:
     return fit
 
 
+TOO_LARGE = {  # ui/admission.py marks the same texts for translation
+    "lines": "This input needs about {mb} MB to run, more than this server's whole budget for "
+             "model runs ({budget} MB). Use fewer lines or shorter lines: at most {fit} of these "
+             "lines at a time.",
+    "line": "This input needs about {mb} MB to run, more than this server's whole budget for "
+            "model runs ({budget} MB). Use fewer lines or shorter lines: fewer or shorter lines "
+            "(each line alone is too long).",
+    "sentence": "This sentence needs about {mb} MB for this, more than this server's whole "
+                "budget for model runs ({budget} MB). Use a shorter sentence.",
+    "validation": "The validation average needs about {mb} MB at a time, more than this "
+                  "server's whole budget for model runs ({budget} MB); it cannot run here.",
+}
+
+
+def too_large_advice(est: Estimate, budget: int) -> tuple[str, dict[str, str | int]]:
+    """Which TOO_LARGE text fits this refusal, and the values it is formatted with."""
+    values: dict[str, str | int] = {"mb": f"{est.mb:,.0f}", "budget": f"{budget / MB:,.0f}",
+                                    "fit": 0}
+    if est.run in ("scan", "lens"):
+        return "sentence", values
+    if est.run == "validation":
+        return "validation", values
+    values["fit"] = lines_that_fit(est, budget)
+    return ("lines" if values["fit"] else "line"), values
+
+
 def too_large_message(est: Estimate, budget: int) -> str:
     """Why a run is refused outright, and how to make it fit (ui/admission.py: translated)."""
-    mb, whole = f"{est.mb:,.0f}", f"{budget / MB:,.0f}"
-    if est.run in ("scan", "lens"):
-        return (f"This sentence needs about {mb} MB for this, more than this server's whole "
-                f"budget for model runs ({whole} MB). Use a shorter sentence.")
-    if est.run == "validation":
-        return (f"The validation average needs about {mb} MB at a time, more than this "
-                f"server's whole budget for model runs ({whole} MB); it cannot run here.")
-    fit = lines_that_fit(est, budget)
-    how = (f"at most {fit} of these lines at a time" if fit else
-           "fewer or shorter lines (each line alone is too long)")
-    return (f"This input needs about {mb} MB to run, more than this server's whole "
-            f"budget for model runs ({whole} MB). Use fewer lines or shorter lines: {how}.")
+    key, values = too_large_advice(est, budget)
+    return TOO_LARGE[key].format(**values)
 
 
 # ---- the gate ------------------------------------------------------------------------------

@@ -22,15 +22,14 @@ from streamlit.runtime.scriptrunner_utils.script_run_context import (
 
 from model.budget import (
     BUSY,
-    MB,
     Busy,
     Estimate,
     Gate,
     TooLarge,
     Withdrawn,
     gate_from_env,
-    lines_that_fit,
     threads_per_run,
+    too_large_advice,
     too_large_message,
 )
 from model.heap import return_freed_memory
@@ -115,14 +114,8 @@ def admitted(est: Estimate, lookup: Callable[[], T | None], run: Callable[[], T]
 
 def too_large_text(est: Estimate, budget: int) -> str:
     """too_large_message in the interface language."""
-    if est.run in ("scan", "lens"):
-        key, fit = "sentence", 0
-    elif est.run == "validation":
-        key, fit = "validation", 0
-    else:
-        fit = lines_that_fit(est, budget)
-        key = "lines" if fit else "line"
-    return _(_TOO_LARGE[key]).format(mb=f"{est.mb:,.0f}", budget=f"{budget / MB:,.0f}", fit=fit)
+    key, values = too_large_advice(est, budget)
+    return _(_TOO_LARGE[key]).format(**values)
 
 
 def refusal(exc: BaseException) -> str | None:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from model import Bundle
 from model.hf import listed_models
+from ui.context import folder_key
 from ui.runtime import load_bundle
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,4 +37,4 @@ def folder_stamp(folder: Path) -> float:
 def open_folder(folder: Path) -> tuple[Bundle, str]:
     """The model of a checkpoint folder (cached for every session) and its cache key."""
     stamp = folder_stamp(folder)
-    return load_bundle(str(folder), stamp), f"{folder}@{stamp}"
+    return load_bundle(str(folder), stamp), folder_key(folder, stamp)

@@ -45,6 +45,20 @@ class Ctx:
     fmt: str
 
 
+def folder_key(folder: object, stamp: float) -> str:
+    """The cache key of a checkpoint folder at one version: 'folder@stamp'."""
+    return f"{folder}@{stamp}"
+
+
+def key_folder(key: str) -> tuple[str, float] | None:
+    """(folder, stamp) back from folder_key's key; None for a key not made by it."""
+    folder, _sep, stamp = key.rpartition("@")
+    try:
+        return folder, float(stamp)
+    except ValueError:
+        return None
+
+
 def trace_key(ctx: Ctx) -> tuple:
     """What identifies ctx.trace in a cache: checkpoint, input, language, ablation."""
     return ctx.key, ctx.lines, ctx.targets, ctx.lang, ctx.ablate

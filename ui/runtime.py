@@ -46,6 +46,7 @@ from model.capture import GROUPS, freeze, nbytes
 from model.dispatch import estimate_ablation, estimate_capture, estimate_logit_lens
 from model.heap import trim_heap
 from ui.admission import admitted
+from ui.context import key_folder
 from ui.i18n import _
 from viz import bertviz_embed
 from viz import steps as viz_steps
@@ -261,11 +262,7 @@ def validation_pairs(folder: str, stamp: float, seed: int, n_train: int, n_val: 
 
 def val_split(bundle: Bundle, key: str) -> list:
     """validation_pairs of the checkpoint behind a catalog key ('folder@stamp')."""
-    folder, _sep, stamp = key.rpartition("@")
-    try:
-        when = float(stamp)
-    except ValueError:  # a key not made by ui.catalog.open_folder: generate the split
-        folder, when = "", 0.0
+    folder, when = key_folder(key) or ("", 0.0)  # no folder: generate the split
     return validation_pairs(folder, when, *corpus_args(bundle))
 
 
@@ -279,12 +276,9 @@ def cached_alignment(_bundle: Bundle, key: str, text: str, lang: str) -> object:
 def corpus_words(folder: str, stamp: float) -> frozenset[str] | None:
     """The words a lab checkpoint's training corpus contained (its corpus_words.txt, written
     by training), read once per checkpoint version; None without the file (Hugging Face)."""
-    from model.training.knowledge import WORDS_FILE
+    from model.training.knowledge import read_corpus_words
 
-    path = Path(folder) / WORDS_FILE
-    if not path.is_file():
-        return None
-    return frozenset(path.read_text(encoding="utf-8").split())
+    return read_corpus_words(folder)
 
 
 @st.cache_resource(max_entries=1, show_spinner="Listing the lexicon and constructions…")

@@ -75,11 +75,17 @@ def write_corpus_words(folder: str | Path, pairs: Iterable[corpus.Pair]) -> Path
     return path
 
 
+def read_corpus_words(folder: str | Path) -> frozenset[str] | None:
+    """What write_corpus_words saved beside a checkpoint; None when there is no such file."""
+    path = Path(folder) / WORDS_FILE
+    return frozenset(path.read_text(encoding="utf-8").split()) if path.is_file() else None
+
+
 @cache
 def _words_of(folder: str | None) -> frozenset[str]:
-    if folder is not None and (Path(folder) / WORDS_FILE).is_file():
-        text = (Path(folder) / WORDS_FILE).read_text(encoding="utf-8")
-        return frozenset(text.split())
+    saved = read_corpus_words(folder) if folder is not None else None
+    if saved is not None:
+        return saved
     return corpus_word_set(corpus.splits()["train"])  # ~20 s once: the default corpus
 
 

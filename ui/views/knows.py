@@ -15,7 +15,7 @@ import streamlit as st
 from model import Bundle
 from model.tokenizer import is_special
 from model.training.knowledge import unknown_flags, unknown_list
-from ui.context import Ctx
+from ui.context import Ctx, key_folder
 from ui.i18n import N_, Labels, _
 from ui.runtime import cached_knowledge, corpus_words
 from ui.text import md
@@ -116,11 +116,8 @@ def known_words(ctx: Ctx) -> frozenset[str] | None:
     """The checkpoint's corpus word set, or None (Hugging Face, or no corpus_words.txt)."""
     if ctx.bundle.kind != "native":
         return None
-    folder, _sep, stamp = ctx.key.rpartition("@")
-    try:
-        return corpus_words(folder, float(stamp))
-    except ValueError:  # a key not made by ui.catalog.open_folder
-        return None
+    found = key_folder(ctx.key)
+    return corpus_words(*found) if found is not None else None
 
 
 def unknown_in(ctx: Ctx, b: int) -> tuple[list[bool] | None, list[str]]:
