@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
 import torch
 
 
@@ -18,7 +17,8 @@ def logit_lens(bundle, trace, b: int, k: int = 5) -> dict:
         raise ValueError("the logit lens needs this project's encoder–decoder and a decoder trace")
     model, tok = bundle.model, bundle.tokenizer
     tokens = trace.tgt_tokens[b]
-    hidden = torch.from_numpy(np.ascontiguousarray(trace.hidden["dec"][:, b, : len(tokens)]))
+    # a copy: the Trace's arrays are read-only, and torch warns on wrapping one (L+1, T, D)
+    hidden = torch.tensor(trace.hidden["dec"][:, b, : len(tokens)])
     norm = model.decoder.final_norm
     states = norm(hidden) if norm is not None else hidden  # (L+1, T, D)
     probs = torch.softmax(model.project(states), dim=-1)  # (L+1, T, V)
