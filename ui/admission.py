@@ -36,7 +36,7 @@ from model.heap import return_freed_memory
 from ui.i18n import N_, _
 
 T = TypeVar("T")
-__all__ = ["BUSY", "Busy", "TooLarge", "admitted", "refusal", "server_gate"]
+__all__ = ["BUSY", "Busy", "TooLarge", "admitted", "or_warning", "refusal", "server_gate"]
 
 # model/budget.py's messages, marked for the catalogue here (model/ knows no gettext);
 # tests/unit/test_budget_runs.py checks the English is the same
@@ -125,3 +125,13 @@ def refusal(exc: BaseException) -> str | None:
     if isinstance(exc, TooLarge):
         return too_large_text(exc.est, exc.budget) if exc.est is not None else str(exc)
     return None
+
+
+def or_warning(fn: Callable[[], T]) -> T | None:
+    """fn(), or None once a gate refusal inside it is shown as a warning in its place (the rest
+    of the page, the text and the ticked heads stay as they are)."""
+    try:
+        return fn()
+    except (Busy, TooLarge) as exc:
+        st.warning(refusal(exc))
+        return None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui.admission import Busy, TooLarge, refusal
+from ui.admission import or_warning
 from ui.common import chart
 from ui.context import Ctx, trace_key
 from ui.i18n import N_, Labels, _
@@ -29,9 +29,8 @@ def render(ctx: Ctx) -> None:
         if ctx.bundle.kind != "native":
             st.info(_("The logit lens is not available for this model."))
         else:
-            try:
-                lens = cached_logit_lens(ctx.bundle, t, trace_key(ctx), ctx.b, k=5)
-            except (Busy, TooLarge) as exc:  # the admission gate: the other charts stay
-                st.warning(refusal(exc))
+            # refused by the admission gate: a warning here, the other charts stay
+            lens = or_warning(lambda: cached_logit_lens(ctx.bundle, t, trace_key(ctx), ctx.b, k=5))
+            if lens is None:
                 return
             chart(viz_embeddings.logit_lens_figure(lens), ctx)

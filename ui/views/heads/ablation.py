@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from model import format_ablate, parse_ablate
-from ui.admission import Busy, TooLarge, refusal
+from ui.admission import or_warning
 from ui.common import NOT_NATIVE, can_ablate, chart, head_label, is_translator
 from ui.context import Ctx
 from ui.i18n import _
@@ -81,11 +81,8 @@ def render(ctx: Ctx) -> None:
 def _effect(ctx: Ctx) -> dict | None:
     """The cached ablation; None, with the message shown, when the admission gate turns it
     away (the ticked heads and the text stay as they are)."""
-    try:
-        return cached_ablation(ctx.bundle, ctx.key, ctx.lines, ctx.lang, ctx.ablate)
-    except (Busy, TooLarge) as exc:
-        st.warning(refusal(exc))
-        return None
+    return or_warning(lambda: cached_ablation(ctx.bundle, ctx.key, ctx.lines, ctx.lang,
+                                              ctx.ablate))
 
 
 # what "before/after" and "loss" mean for a Hugging Face model (model/hf/forced.py)

@@ -8,7 +8,7 @@ import streamlit as st
 
 from model.analysis.ablation import importance_scan
 from model.dispatch import estimate_scan
-from ui.admission import Busy, TooLarge, admitted, refusal
+from ui.admission import admitted, or_warning
 from ui.common import NOT_NATIVE, can_ablate, chart, progress_bar
 from ui.context import Ctx
 from ui.i18n import _
@@ -28,11 +28,9 @@ def render(ctx: Ctx) -> None:
     key = ("scan", ctx.key, line, ctx.lang)
     # a scan already kept is shown at once, never queued again
     if st.button(_("Scan every head"), key="scan_go") and result_get(key) is None:
-        try:
-            admitted(estimate_scan(ctx.bundle, line, ctx.lang), lambda: result_get(key),
-                     lambda: _scan(ctx, line, key))
-        except (Busy, TooLarge) as exc:
-            st.warning(refusal(exc))
+        if or_warning(lambda: admitted(estimate_scan(ctx.bundle, line, ctx.lang),
+                                       lambda: result_get(key),
+                                       lambda: _scan(ctx, line, key))) is None:
             return
     found = result_get(key)
     if found is None:

@@ -6,7 +6,7 @@ import streamlit as st
 
 from model.analysis.heads import METRICS, validation_stats
 from model.dispatch import estimate_validation
-from ui.admission import Busy, TooLarge, admitted, refusal
+from ui.admission import admitted, or_warning
 from ui.common import chart, goto, is_translator, progress_bar
 from ui.context import Ctx, trace_key
 from ui.i18n import _
@@ -51,12 +51,9 @@ def validation_button(ctx: Ctx) -> None:
             result_put(("val", ctx.key), found)
             return found
 
-        if kept() is None:
-            try:
-                admitted(estimate_validation(ctx.bundle, pairs), kept, run)
-            except (Busy, TooLarge) as exc:
-                st.warning(refusal(exc))
-                return
+        if kept() is None and or_warning(
+                lambda: admitted(estimate_validation(ctx.bundle, pairs), kept, run)) is None:
+            return
         st.session_state["_hs_show_val"] = True  # the scope radio above is already drawn
         st.rerun()
 
