@@ -88,6 +88,8 @@ def link_params(name: str, inputs: dict, view: str) -> dict[str, str]:
         params["ablate"] = inputs["ablate"]
     if view == "tour" and "tour_step" in state:  # the tour's step, 1-based in the link
         params["step"] = str(int(state["tour_step"]) + 1)
+    if state.get("attn_measure") == "norms":  # ui/views/measure.py's toggle, off by default
+        params["measure"] = "norms"
     if state.get("present"):  # presenter mode stays on in the link
         params["present"] = "1"
     lang_ui = state.get("lang_ui")

@@ -167,6 +167,21 @@ def test_widgets_write_the_link(models):
     assert charts(at)[0]["layout"]["title"]["text"].startswith("decoder self-attention · layer 0")
 
 
+def test_the_measure_toggle_writes_the_link_and_the_link_reopens_it(models):
+    at = run_app({"view": "attention", "text": TEXT})
+    ok(at)
+    assert "measure" not in at.query_params
+    at.radio(key="_w_attn_measure").set_value("norms").run()
+    ok(at)
+    assert at.query_params["measure"] == "norms"
+    again = run_app(dict(at.query_params))  # the copied link, in a new session
+    ok(again)
+    assert again.radio(key="_w_attn_measure").value == "norms"
+    assert again.query_params["measure"] == "norms"
+    again.radio(key="_w_attn_measure").set_value("weights").run()
+    assert "measure" not in again.query_params
+
+
 def test_teacher_forcing_translation(models):
     at = run_app({"view": "translation", "text": TEXT})
     at.radio(key="decoder_mode").set_value("typed").run()
