@@ -29,11 +29,14 @@ and goes with the session (a disconnected one is kept at most 2 minutes, 128 at 
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from contextlib import nullcontext
 from pathlib import Path
+from typing import TypeVar
 
 import streamlit as st
 
@@ -47,16 +50,37 @@ from model.dispatch import estimate_ablation, estimate_capture, estimate_logit_l
 from model.heap import trim_heap
 from ui.admission import admitted
 from ui.context import key_folder
-from ui.i18n import _
+from ui.i18n import N_, _
 from viz import bertviz_embed
 from viz import steps as viz_steps
 from viz import tour as viz_tour
+
+F = TypeVar("F", bound=Callable)
+
+
+def spinning(message: str) -> Callable[[F], F]:
+    """Show `message` in the session's interface language while the cached function below runs.
+
+    st.cache_*'s own show_spinner text is fixed when this module loads, so it would be English
+    for every session. Like it, this shows nothing on a hit: st.spinner waits 0.5 s first.
+    """
+    def wrap(cached: F) -> F:
+        @functools.wraps(cached)
+        def call(*args, **kwargs):
+            with st.spinner(_(message)):
+                return cached(*args, **kwargs)
+
+        call.clear = cached.clear  # the cache stays reachable, as st.cache_* gives it
+        return call  # type: ignore[return-value]
+    return wrap
+
 
 EMBED_HOOKS = ("encoder.hook_tok", "encoder.hook_pos", "decoder.hook_tok", "decoder.hook_pos")
 LOOKUP_SAMPLE = 20_000  # corpus pairs searched for a typed sentence's gold alignment
 
 
-@st.cache_resource(max_entries=6, show_spinner="Loading the model…")
+@spinning(N_("Loading the model…"))
+@st.cache_resource(max_entries=6, show_spinner=False)
 def load_bundle(folder: str, stamp: float) -> Bundle:
     """One model per checkpoint, shared by every session (hooks are per-context)."""
     return load_checkpoint(folder)
@@ -164,7 +188,8 @@ def _cached(bundle: Bundle, key: str, lines: tuple[str, ...], targets: tuple[str
     return admitted(est, lambda: store.get(cache_key), run)
 
 
-@st.cache_data(max_entries=24, max_size="32MB", show_spinner="Decoding step by step…")
+@spinning(N_("Decoding step by step…"))
+@st.cache_data(max_entries=24, max_size="32MB", show_spinner=False)
 def cached_translate(_bundle: Bundle, key: str, lines: tuple[str, ...], lang: str,
                      ablate: str) -> list:
     return translate(_bundle, list(lines), lang, top_k=5, ablate=ablate)
@@ -214,8 +239,9 @@ def result_put(key: tuple, value, max_items: int = 64) -> None:
             store["items"].popitem(last=False)
 
 
+@spinning(N_("Building the bertviz page…"))
 @st.cache_data(max_entries=16, max_size="48MB",  # pages are at most 8 MB (bertviz_embed)
-               show_spinner="Building the bertviz page…")
+               show_spinner=False)
 def cached_bertviz(_trace: Trace, tkey: tuple, b: int, view: str, layers: tuple[int, ...]
                    ) -> str:
     # looked up on the module at call time, so a test can replace it
@@ -227,8 +253,8 @@ def cached_head_stats(_trace: Trace, tkey: tuple, kind: str, b: int | None) -> d
     return head_stats(_trace, kind, b)
 
 
-@st.cache_data(max_entries=32, max_size="16MB",
-               show_spinner="Translating with and without those heads…")
+@spinning(N_("Translating with and without those heads…"))
+@st.cache_data(max_entries=32, max_size="16MB", show_spinner=False)
 def cached_ablation(_bundle: Bundle, key: str, lines: tuple[str, ...], lang: str,
                     ablate: str) -> dict:
     """ablation_effect, through the admission gate when not cached (cached: never waits)."""
@@ -236,8 +262,8 @@ def cached_ablation(_bundle: Bundle, key: str, lines: tuple[str, ...], lang: str
                     lambda: ablation_effect(_bundle, list(lines), ablate, target_lang=lang))
 
 
-@st.cache_resource(max_entries=2,
-                   show_spinner="Loading corpus sentences for the gold alignments…")
+@spinning(N_("Loading corpus sentences for the gold alignments…"))
+@st.cache_resource(max_entries=2, show_spinner=False)
 def lookup_pairs(seed: int) -> list:
     """The corpus's seed sentences and LOOKUP_SAMPLE generated pairs (seconds, once)."""
     from model.training import corpus
@@ -245,8 +271,8 @@ def lookup_pairs(seed: int) -> list:
     return list(corpus.SEED_PAIRS) + corpus.generate(LOOKUP_SAMPLE, seed=seed)
 
 
-@st.cache_resource(max_entries=2,
-                   show_spinner="Generating the validation split (10–20 s, once)…")
+@spinning(N_("Generating the validation split (10–20 s, once)…"))
+@st.cache_resource(max_entries=2, show_spinner=False)
 def validation_pairs(folder: str, stamp: float, seed: int, n_train: int, n_val: int,
                      n_test: int) -> list:
     """The validation split the checkpoint was trained beside: its val_pairs.tsv, written by
@@ -266,7 +292,8 @@ def val_split(bundle: Bundle, key: str) -> list:
     return validation_pairs(folder, when, *corpus_args(bundle))
 
 
-@st.cache_data(max_entries=32, max_size="8MB", show_spinner="Checking the gold alignment…")
+@spinning(N_("Checking the gold alignment…"))
+@st.cache_data(max_entries=32, max_size="8MB", show_spinner=False)
 def cached_alignment(_bundle: Bundle, key: str, text: str, lang: str) -> object:
     pairs = lookup_pairs(corpus_args(_bundle)[0])
     return alignment_for_input(_bundle, text, pairs, target_lang=lang)
@@ -281,7 +308,8 @@ def corpus_words(folder: str, stamp: float) -> frozenset[str] | None:
     return read_corpus_words(folder)
 
 
-@st.cache_resource(max_entries=1, show_spinner="Listing the lexicon and constructions…")
+@spinning(N_("Listing the lexicon and constructions…"))
+@st.cache_resource(max_entries=1, show_spinner=False)
 def cached_knowledge() -> dict:
     """model.training.knowledge.knowledge(): the lexicon and constructions (~1 s, once)."""
     from model.training.knowledge import knowledge

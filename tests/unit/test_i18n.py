@@ -99,3 +99,40 @@ def test_browser_language_picks_the_default(monkeypatch, locale, lang):
     ctx.locale = locale
     monkeypatch.setattr(st, "context", ctx)
     assert i18n.browser_lang() == lang
+
+
+def test_cache_spinners_speak_the_interface_language(monkeypatch):
+    """st.cache_*'s show_spinner text is fixed at import (English); ui.runtime.spinning
+    translates per call, and no cached function in the app uses a fixed text."""
+    import contextlib
+
+    import streamlit as st
+
+    from ui import runtime
+
+    fixed = [f"{p.relative_to(ROOT)}:{i}" for p in [ROOT / "app.py", *(ROOT / "ui").rglob("*.py")]
+             for i, line in enumerate(p.read_text().splitlines(), 1)
+             if re.search(r"show_spinner\s*=\s*[\"']", line)]
+    assert not fixed, fixed
+
+    shown, runs = [], []
+
+    @contextlib.contextmanager
+    def spinner(text):
+        shown.append(text)
+        yield
+
+    @runtime.spinning(i18n.N_("Loading the model…"))
+    @st.cache_data(show_spinner=False)
+    def slow(x: int) -> int:
+        runs.append(x)
+        return 2 * x
+
+    monkeypatch.setattr(st, "spinner", spinner)
+    monkeypatch.setattr(i18n, "current", lambda: "ko")
+    i18n.translations.cache_clear()
+    assert slow(3) == 6 and slow(3) == 6  # the second call is a hit
+    assert runs == [3]
+    assert shown == ["모델을 불러오는 중…"] * 2  # st.spinner shows nothing on a fast hit
+    slow.clear()
+    assert slow(3) == 6 and runs == [3, 3]
