@@ -40,7 +40,7 @@ locales/%.mo: locales/%.po | $(RUN_STAMP)
 # After changing messages in the code: collect them again and merge them into every .po.
 messages: $(RUN_STAMP)
 	$(VENV)/bin/pybabel extract -k N_ --no-wrap --sort-by-file -o locales/attention_lab.pot \
-		app.py ui
+		app.py ui viz
 	$(VENV)/bin/pybabel update --no-wrap --no-fuzzy-matching -i locales/attention_lab.pot -d locales \
 		-D attention_lab
 

@@ -39,7 +39,8 @@ def render_view(view: str, ctx: Ctx) -> None:
         if reason:
             st.info(reason)
         else:
-            entry.render(ctx)
+            with i18n.in_figures():  # chart titles, axes and hovers in the interface language
+                entry.render(ctx)
     except Exception as exc:
         if control_flow(exc):
             raise

@@ -15,9 +15,12 @@ from __future__ import annotations
 import functools
 import gettext
 import io
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import streamlit as st
+
+from viz.i18n import translated
 
 DOMAIN = "attention_lab"
 LOCALE_DIR = Path(__file__).resolve().parents[1] / "locales"
@@ -112,3 +115,8 @@ class Labels(dict):
 
     def get(self, key, default=None):
         return self[key] if key in self else default
+
+
+def in_figures() -> AbstractContextManager[None]:
+    """A block whose figures (viz/) write their text in the session's interface language."""
+    return translated(_)

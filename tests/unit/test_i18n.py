@@ -23,14 +23,16 @@ HANGUL = re.compile(r"[\uac00-\ud7a3]")
 
 
 def code_messages() -> dict[str, str]:
-    """msgid -> where it is, for every message marked in app.py and ui/ (Babel's extractor)."""
+    """msgid -> where it is, for every message marked in app.py, ui/ and viz/ (Babel's
+    extractor)."""
     found: dict[str, str] = {}
     for line, msg, _comments, _ctx in extract_from_file("python", ROOT / "app.py",
                                                          keywords=KEYWORDS):
         found.setdefault(msg, f"app.py:{line}")
-    for path, line, msg, _comments, _ctx in extract_from_dir(
-            ROOT / "ui", method_map=[("**.py", "python")], keywords=KEYWORDS):
-        found.setdefault(msg, f"ui/{path}:{line}")
+    for room in ("ui", "viz"):
+        for path, line, msg, _comments, _ctx in extract_from_dir(
+                ROOT / room, method_map=[("**.py", "python")], keywords=KEYWORDS):
+            found.setdefault(msg, f"{room}/{path}:{line}")
     return found
 
 
