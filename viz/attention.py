@@ -6,13 +6,14 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .common import (
-    HOVER,
     block_labels,
     block_mean,
     heatmap,
     heatmap_trace,
     token_labels,
+    value_hover,
 )
+from .i18n import _
 from .masks import KIND_NAMES, axis_tokens
 
 LAYER_MAX = 64  # per-axis cells of each head in the side-by-side view
@@ -36,9 +37,10 @@ def head_figure(trace, kind: str, layer: int, b: int, head: int, *, hide_pad: bo
     """One head as a large labelled heatmap, probabilities on a fixed 0–1 scale."""
     z, q, k = head_matrix(trace, kind, layer, b, head, hide_pad)
     return heatmap(z, token_labels(k), token_labels(q),
-                   title=f"{KIND_NAMES[kind]} · layer {layer} · head {head} · "
-                         f"attention weights {tuple(z.shape)}",
-                   x_title="key (attended to)", y_title="query (attending)",
+                   title=_("{kind} · layer {layer} · head {head} · attention weights {shape}")
+                   .format(kind=_(KIND_NAMES[kind]), layer=layer, head=head,
+                           shape=tuple(z.shape)),
+                   x_title=_("key (attended to)"), y_title=_("query (attending)"),
                    colorscale=colorscale, zmin=0, zmax=1, numbers=numbers,
                    height=int(min(900, max(380, 160 + 24 * z.shape[0]))))
 
@@ -89,7 +91,7 @@ def _panel(trace, kind, layer, b, head, hide_pad, max_size, colorscale, showscal
     y, x = block_labels(token_labels(q), rows), block_labels(token_labels(k), cols)
     sfx = "" if i == 1 else str(i)
     panel = heatmap_trace(z, x, y, colorscale=colorscale, zmin=0, zmax=1, showscale=showscale,
-                          name=hover, hover=hover + "<br>" + HOVER)
+                          name=hover, hover=hover + "<br>" + value_hover())
     panel.update(xaxis=f"x{sfx}", yaxis=f"y{sfx}")
     return panel
 
@@ -98,32 +100,35 @@ def layer_figure(trace, kind: str, layer: int, b: int, *, hide_pad: bool = True,
                  colorscale: str = "Viridis", max_size: int = LAYER_MAX) -> go.Figure:
     """Every head of one layer side by side on one shared 0–1 colour scale."""
     n_heads = trace.attn[kind].shape[2]
+    heads = [_("head {head}").format(head=h) for h in range(n_heads)]
     panels = [_panel(trace, kind, layer, b, h, hide_pad, max_size, colorscale,
-                     h == n_heads - 1, f"head {h}", h + 1) for h in range(n_heads)]
-    layout = panel_grid(1, n_heads, [f"head {h}" for h in range(n_heads)], hgap=0.02,
-                        row_titles=["query"], col_titles=["key"] * n_heads)
+                     h == n_heads - 1, heads[h], h + 1) for h in range(n_heads)]
+    layout = panel_grid(1, n_heads, heads, hgap=0.02,
+                        row_titles=[_("query")], col_titles=[_("key")] * n_heads)
     layout["yaxis"]["showticklabels"] = True
     return _titled(go.Figure(data=panels, layout=layout),
-                   f"{KIND_NAMES[kind]} · layer {layer}: all {n_heads} heads (shared 0–1 scale)",
-                   380)
+                   _("{kind} · layer {layer}: all {n} heads (shared 0–1 scale)")
+                   .format(kind=_(KIND_NAMES[kind]), layer=layer, n=n_heads), 380)
 
 
 def grid_figure(trace, kind: str, b: int, *, hide_pad: bool = True, colorscale: str = "Viridis",
                 selected: tuple[int, int] | None = None, max_size: int = THUMB_MAX
                 ) -> go.Figure:
     """The whole model for one attention kind: a layers × heads grid of small thumbnails."""
-    n_layers, _, n_heads = trace.attn[kind].shape[:3]
+    n_layers, _b, n_heads = trace.attn[kind].shape[:3]
     titles = [f"L{layer} H{h}" + (" ◀" if selected == (layer, h) else "")
               for layer in range(n_layers) for h in range(n_heads)]
     panels = [_panel(trace, kind, layer, b, h, hide_pad, max_size, colorscale,
-                     layer == 0 and h == 0, f"layer {layer} head {h}", layer * n_heads + h + 1)
+                     layer == 0 and h == 0,
+                     _("layer {layer} head {head}").format(layer=layer, head=h),
+                     layer * n_heads + h + 1)
               for layer in range(n_layers) for h in range(n_heads)]
     layout = panel_grid(n_layers, n_heads, titles, vgap=0.05 if n_layers < 6 else 0.03,
-                        row_titles=[f"layer {i}" for i in range(n_layers)],
-                        col_titles=[f"head {h}" for h in range(n_heads)])
+                        row_titles=[_("layer {layer}").format(layer=i) for i in range(n_layers)],
+                        col_titles=[_("head {head}").format(head=h) for h in range(n_heads)])
     return _titled(go.Figure(data=panels, layout=layout),
-                   f"{KIND_NAMES[kind]}: every layer (rows) × head (columns), shared 0–1 scale",
-                   max(320, 150 * n_layers + 80))
+                   _("{kind}: every layer (rows) × head (columns), shared 0–1 scale")
+                   .format(kind=_(KIND_NAMES[kind])), max(320, 150 * n_layers + 80))
 
 
 def _titled(fig: go.Figure, title: str, height: int) -> go.Figure:

@@ -16,6 +16,8 @@ import plotly.io as pio
 
 from model.transformer import MASK_FILL  # blocked scores; cell_text prints them as "-1e9"
 
+from .i18n import _
+
 # pandas and PIL.Image are imported here, fully, before any figure is built: plotly's validators
 # and JSON encoder look them up in sys.modules without importing them, so while one session's
 # thread is still importing pandas (st.dataframe does it lazily) another session's figure saw a
@@ -27,10 +29,16 @@ SEQUENTIAL = ("Viridis", "Cividis", "Plasma", "Greys")
 DIVERGING = "RdBu"
 MASK_COLOURS = [[0.0, "#f2f2f2"], [1.0, "#3b3b3b"]]  # False light, True (blocked) dark
 TEXT_MAX = 40  # above this many rows or columns, heatmaps drop per-cell numbers
-HOVER = "query: %{y}<br>key: %{x}<br>value: %{z:.4f}<extra></extra>"
+HOVER = "query: %{y}<br>key: %{x}<br>value: %{z:.4f}<extra></extra>"  # see value_hover()
 
 PAD_LABEL = "<pad>"
 DOWNLOAD_FORMATS = ("svg", "png")
+
+
+def value_hover() -> str:
+    """HOVER in the installed language: only its words go through _(), plotly's %{…} stay."""
+    return (_("query") + ": %{y}<br>" + _("key") + ": %{x}<br>" + _("value")
+            + ": %{z:.4f}<extra></extra>")
 
 
 def plotly_text(text: str) -> str:
@@ -159,6 +167,8 @@ def heatmap_trace(z: np.ndarray, x: Sequence[str], y: Sequence[str], *,
     kwargs: dict = {}
     if text is not None:
         kwargs.update(text=text, texttemplate="%{text}")
+    if hover == HOVER:  # the default hover, in the installed language
+        hover = value_hover()
     # _validate=False: plotly's per-property validation costs more than the rest of a rerun;
     # the properties here are fixed, and tests validate every view's figures once
     return go.Heatmap(z=z, x=list(x), y=list(y), colorscale=colorscale, zmin=zmin, zmax=zmax,

@@ -10,16 +10,18 @@ from model.transformer import MASK_FILL
 
 from .common import (
     DIVERGING,
-    HOVER,
     MASK_COLOURS,
     cell_text,
     heatmap,
     padded_tokens,
     token_labels,
+    value_hover,
 )
+from .i18n import N_, _
 
-KIND_NAMES = {"enc_self": "encoder self-attention", "dec_self": "decoder self-attention",
-              "cross": "encoder–decoder (cross) attention"}
+# English names (the catalogue's msgids): show them as _(KIND_NAMES[kind])
+KIND_NAMES = {"enc_self": N_("encoder self-attention"), "dec_self": N_("decoder self-attention"),
+              "cross": N_("encoder–decoder (cross) attention")}
 MASK_HOVER = "query: %{y}<br>key: %{x}<br>blocked: %{text}<extra></extra>"
 MASK_HOVER_LONG = "query: %{y}<br>key: %{x}<br>blocked: %{z} (1 = True)<extra></extra>"
 MASK_TEXT_MAX = 24  # True/False printed in the cells up to this many tokens per side
@@ -62,6 +64,22 @@ def mask_matrices(trace, b: int) -> dict[str, np.ndarray]:
 MASK_KIND = {"encoder pad mask": "enc_self", "decoder subsequent mask": "dec_self",
              "decoder pad mask": "dec_self", "combined decoder mask": "dec_self",
              "cross (encoder–decoder) mask": "cross"}
+MASK_TITLES = {"encoder pad mask": N_("Encoder pad mask"),
+               "decoder subsequent mask": N_("Decoder subsequent mask"),
+               "decoder pad mask": N_("Decoder pad mask"),
+               "combined decoder mask": N_("Combined decoder mask"),
+               "cross (encoder–decoder) mask": N_("Cross (encoder–decoder) mask")}
+
+
+def _hover(third: str) -> str:
+    """The query and key lines of a hover (words in the installed language), then third."""
+    return _("query") + ": %{y}<br>" + _("key") + ": %{x}<br>" + third
+
+
+def mask_hover(long: bool = False) -> str:
+    """MASK_HOVER (or MASK_HOVER_LONG) in the installed language."""
+    value = "%{z} (1 = True)" if long else "%{text}"
+    return _hover(_("blocked") + ": " + value + "<extra></extra>")
 
 
 def mask_figure(mask: np.ndarray, q_tokens: list[str], k_tokens: list[str],
@@ -71,10 +89,11 @@ def mask_figure(mask: np.ndarray, q_tokens: list[str], k_tokens: list[str],
     small = max(mask.shape) <= MASK_TEXT_MAX
     text = np.where(mask, "True", "False").astype(object) if small else None
     fig = heatmap(mask.astype(np.uint8), token_labels(k_tokens), token_labels(q_tokens),
-                  title=f"{title} {tuple(mask.shape)}: True = blocked",
-                  x_title="key (attended to)", y_title="query (attending)",
+                  title=_("{title} {shape}: True = blocked").format(title=title,
+                                                                    shape=tuple(mask.shape)),
+                  x_title=_("key (attended to)"), y_title=_("query (attending)"),
                   colorscale=MASK_COLOURS, zmin=0, zmax=1, text=text,
-                  hover=MASK_HOVER if small else MASK_HOVER_LONG, text_max=MASK_TEXT_MAX)
+                  hover=mask_hover(long=not small), text_max=MASK_TEXT_MAX)
     fig.update_traces(showscale=False)
     return fig
 
@@ -84,7 +103,7 @@ def mask_figures(trace, b: int) -> dict[str, go.Figure]:
     figs = {}
     for name, mask in mask_matrices(trace, b).items():
         q, k = axis_tokens(trace, MASK_KIND[name], b)
-        figs[name] = mask_figure(mask, q, k, name[0].upper() + name[1:])
+        figs[name] = mask_figure(mask, q, k, _(MASK_TITLES[name]))
     return figs
 
 
@@ -105,23 +124,27 @@ def mask_effect_figures(trace, kind: str, layer: int, b: int, head: int, *,
     masked = masked_scores(trace, kind, layer, b, head)
     probs = trace.attn[kind][layer, b, head]
     shape = f"(n_q_seq={scores.shape[0]}, n_k_seq={scores.shape[1]})"
-    where = f"{KIND_NAMES[kind]}, layer {layer}, head {head}"
+    where = _("{kind}, layer {layer}, head {head}").format(kind=_(KIND_NAMES[kind]),
+                                                           layer=layer, head=head)
     bound = float(np.abs(scores).max()) or 1.0
-    common = {"x_title": "key", "y_title": "query", "numbers": numbers}
-    before = heatmap(scores, x, y, title=f"1. Scores QKᵀ/√d_k before masking {shape} · {where}",
+    common = {"x_title": _("key"), "y_title": _("query"), "numbers": numbers}
+    before = heatmap(scores, x, y, title=_("1. Scores QKᵀ/√d_k before masking {shape} · {where}")
+                     .format(shape=shape, where=where),
                      colorscale=DIVERGING, zmid=0, zmin=-bound, zmax=bound, **common)
     # blocked cells: no colour (they would flatten the scale) but the text says -1e9
     shown = np.where(blocked, np.nan, masked)
     text = cell_text(masked) if numbers and max(masked.shape) <= 40 else None
-    after = heatmap(shown, x, y, title=f"2. After masking: blocked cells set to -1e9 {shape}",
+    after = heatmap(shown, x, y, title=_("2. After masking: blocked cells set to -1e9 {shape}")
+                    .format(shape=shape),
                     colorscale=DIVERGING, zmid=0, zmin=-bound, zmax=bound, text=text,
-                    hover="query: %{y}<br>key: %{x}<br>value: %{customdata}<extra></extra>",
-                    x_title="key", y_title="query")
+                    hover=_hover(_("value") + ": %{customdata}<extra></extra>"),
+                    x_title=_("key"), y_title=_("query"))
     if max(masked.shape) <= 40:  # long inputs: hover shows the value, blank cells are -1e9
-        after.update_traces(customdata=np.where(blocked, "-1e9 (blocked)",
+        after.update_traces(customdata=np.where(blocked, "-1e9 (" + _("blocked") + ")",
                                                 np.char.mod("%.4f", masked)).astype(object))
     else:
-        after.update_traces(hovertemplate=HOVER)
-    soft = heatmap(probs, x, y, title=f"3. After softmax: blocked cells exactly 0 {shape}",
+        after.update_traces(hovertemplate=value_hover())
+    soft = heatmap(probs, x, y, title=_("3. After softmax: blocked cells exactly 0 {shape}")
+                   .format(shape=shape),
                    colorscale=colorscale, zmin=0, zmax=1, **common)
     return [before, after, soft]

@@ -10,8 +10,11 @@ import plotly.graph_objects as go
 from model.tokenizer import is_special
 
 from .common import heatmap, padded_tokens, plotly_text
+from .i18n import N_, _
 
-SIDES = {"src": ("encoder input (source)", "enc"), "tgt": ("decoder input (target)", "dec")}
+# (what, short): show `what` as _(what)
+SIDES = {"src": (N_("encoder input (source)"), "enc"),
+         "tgt": (N_("decoder input (target)"), "dec")}
 _CHIP = ("display:inline-block;margin:2px 3px;padding:2px 6px;border-radius:6px;"
          "border:1px solid #8a8a8a;font-family:monospace;white-space:pre")
 _SPECIAL = "background:#e8e8e8;color:#333"
@@ -38,7 +41,7 @@ def chips_html(tokens: list[str], ids: list[int] | np.ndarray) -> str:
 
 def id_matrix_figure(trace, side: str = "src", numbers: bool = True) -> go.Figure:
     """The padded id matrix [B, n] (seed 000's `tensor([[3207, …, 0, 0], …])`), pads marked."""
-    tokens, ids, _ = _side(trace, side)
+    tokens, ids, _pos = _side(trace, side)
     is_pad = np.zeros(ids.shape, dtype=np.float32)
     for b, toks in enumerate(tokens):
         is_pad[b, len(toks):] = 1.0
@@ -48,17 +51,19 @@ def id_matrix_figure(trace, side: str = "src", numbers: bool = True) -> go.Figur
     for b, row in enumerate(pieces):
         for j, piece in enumerate(row):
             custom[b, j] = (piece, text[b, j])
-    rows = [f"sentence {b + 1}" for b in range(ids.shape[0])]
+    rows = [_("sentence {b}").format(b=b + 1) for b in range(ids.shape[0])]
     cols = [str(j) for j in range(ids.shape[1])]
     what, short = SIDES[side]
     name = "n_enc_seq" if short == "enc" else "n_dec_seq"
-    fig = heatmap(is_pad, cols, rows, title=f"Padded {what} ids, shape (bs={ids.shape[0]}, "
-                  f"{name}={ids.shape[1]}); dark cells are padding (id {trace.pad_id})",
-                  x_title="position in the padded batch", y_title="sentence",
+    title = _("Padded {what} ids, shape (bs={bs}, {name}={n}); dark cells are padding "
+              "(id {pad})").format(what=_(what), bs=ids.shape[0], name=name, n=ids.shape[1],
+                                   pad=trace.pad_id)
+    fig = heatmap(is_pad, cols, rows, title=title,
+                  x_title=_("position in the padded batch"), y_title=_("sentence"),
                   colorscale=[[0, "#dbe9f6"], [1, "#4d4d4d"]], zmin=0, zmax=1,
                   text=text if numbers else None,
-                  hover="%{y}, position %{x}<br>piece: %{customdata[0]}<br>"
-                        "id: %{customdata[1]}<extra></extra>",
+                  hover="%{y}, " + _("position") + " %{x}<br>" + _("piece")
+                        + ": %{customdata[0]}<br>id: %{customdata[1]}<extra></extra>",
                   height=120 + 40 * ids.shape[0])
     fig.update_traces(customdata=custom, showscale=False)
     return fig
@@ -69,16 +74,18 @@ def positions_figure(trace, side: str = "src", numbers: bool = True) -> go.Figur
     tokens, ids, pos = _side(trace, side)
     if pos is None:
         raise ValueError(f"the trace has no positions for side {side!r}")
-    rows = [f"sentence {b + 1}" for b in range(pos.shape[0])]
+    rows = [_("sentence {b}").format(b=b + 1) for b in range(pos.shape[0])]
     cols = [str(j) for j in range(pos.shape[1])]
     text = np.array([[str(int(p)) for p in row] for row in pos], dtype=object)
-    what, short = SIDES[side]
+    what, _short = SIDES[side]
     fig = heatmap(pos.astype(np.float32), cols, rows,
-                  title=f"Position ids for the {what}, shape {tuple(pos.shape)}; pad slots get 0",
-                  x_title="position in the padded batch", y_title="sentence",
+                  title=_("Position ids for the {what}, shape {shape}; pad slots get 0")
+                  .format(what=_(what), shape=tuple(pos.shape)),
+                  x_title=_("position in the padded batch"), y_title=_("sentence"),
                   colorscale="Cividis", zmin=0, zmax=max(1, int(pos.max())),
                   text=text if numbers else None,
-                  hover="%{y}, slot %{x}<br>position id: %{z:.0f}<extra></extra>",
+                  hover="%{y}, " + _("slot") + " %{x}<br>" + _("position id")
+                        + ": %{z:.0f}<extra></extra>",
                   height=120 + 40 * pos.shape[0])
     fig.update_traces(showscale=False)
     return fig

@@ -12,9 +12,11 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .common import DIVERGING, heatmap, style, token_labels
+from .i18n import N_, _
 from .steps import Walk
 
 LAYER0 = ("hook_resid_mid", "ffn.hook_hidden")  # what residual + LayerNorm and the FFN show
+PIECE = N_("piece")  # matrix_figure's default row title, shown as _(PIECE)
 
 
 def tour_hooks(stacks: dict[str, int]) -> list[str]:
@@ -23,8 +25,12 @@ def tour_hooks(stacks: dict[str, int]) -> list[str]:
 
 
 def matrix_figure(z: np.ndarray, rows: list[str], title: str, x_title: str,
-                  y_title: str = "piece") -> go.Figure:
-    """A (pieces × dimensions) matrix on a diverging scale centred on 0 (no cell numbers)."""
+                  y_title: str = PIECE) -> go.Figure:
+    """A (pieces × dimensions) matrix on a diverging scale centred on 0 (no cell numbers).
+
+    title and the axis titles are shown as given; the default row title is translated."""
+    if y_title == PIECE:
+        y_title = _(PIECE)
     z = np.asarray(z, dtype=np.float32)
     bound = float(np.abs(z).max()) if z.size else 1.0
     return heatmap(z, [str(i) for i in range(z.shape[1])], token_labels(rows), title=title,
@@ -41,7 +47,7 @@ def norms_figure(parts: dict[str, np.ndarray], rows: list[str], title: str) -> g
         fig.add_trace(go.Bar(x=labels, y=np.linalg.norm(np.asarray(z, np.float64), axis=-1),
                              name=name, hovertemplate="%{x}<br>‖·‖ = %{y:.3f}<extra></extra>"))
     fig.update_xaxes(type="category")
-    style(fig, title, "piece", "vector length ‖·‖₂", height=340)
+    style(fig, title, _("piece"), _("vector length ‖·‖₂"), height=340)
     fig.update_layout(barmode="group", legend={"orientation": "h", "y": -0.25})
     return fig
 

@@ -9,6 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .common import heatmap, plotly_text, style, token_labels
+from .i18n import _
 
 
 @dataclass(frozen=True)
@@ -65,26 +66,26 @@ def topk_figure(steps: Sequence[DecodeStep], title: str = "") -> go.Figure:
             z[t, r] = p
             text[t, r] = f"{plotly_text(piece)} {p:.2f}"
     fig = heatmap(z, [f"#{r + 1}" for r in range(k)], step_labels(steps),
-                  title=title or "Top candidates at each decoding step",
-                  x_title="rank", y_title="step: piece chosen", colorscale="Viridis",
+                  title=title or _("Top candidates at each decoding step"),
+                  x_title=_("rank"), y_title=_("step: piece chosen"), colorscale="Viridis",
                   zmin=0, zmax=1, text=text,
-                  hover="step %{y}<br>rank %{x}<br>%{text}<extra></extra>")
+                  hover=_("step") + " %{y}<br>" + _("rank") + " %{x}<br>%{text}<extra></extra>")
     fig.update_traces(text=text)
     return fig
 
 
 def step_bar_figure(step: DecodeStep, t: int) -> go.Figure:
     """The top-k candidates of one step as bars."""
-    labels = token_labels([piece for piece, _ in step.top])
-    probs = [p for _, p in step.top]
+    labels = token_labels([piece for piece, _p in step.top])
+    probs = [p for _piece, p in step.top]
     fig = go.Figure(go.Bar(x=probs, y=labels, orientation="h", marker={"color": "#2166ac"},
                            text=[f"{p:.3f}" for p in probs], textposition="auto",
                            hovertemplate="%{y}: %{x:.4f}<extra></extra>"))
     fig.update_yaxes(autorange="reversed", type="category")
     fig.update_xaxes(range=[0, 1])
-    return style(fig, f"Step {t}: top {len(probs)} next pieces "
-                      f"(chosen: {plotly_text(step.chosen)})", "probability", "piece",
-                 height=max(260, 60 + 36 * len(probs)))
+    return style(fig, _("Step {t}: top {k} next pieces (chosen: {piece})")
+                 .format(t=t, k=len(probs), piece=plotly_text(step.chosen)),
+                 _("probability"), _("piece"), height=max(260, 60 + 36 * len(probs)))
 
 
 def _cross(trace, b: int, layer: int, head: int | None) -> np.ndarray:
@@ -97,21 +98,26 @@ def cross_row_figure(trace, b: int, layer: int, head: int | None, t: int) -> go.
     """Step t's cross-attention row: how much the decoder looked at each source piece."""
     row = _cross(trace, b, layer, head)[t]
     labels = token_labels(trace.src_tokens[b])
-    who = "mean of heads" if head is None else f"head {head}"
     fig = go.Figure(go.Bar(x=labels, y=row, marker={"color": "#1b7837"},
-                           hovertemplate="source %{x}<br>weight %{y:.4f}<extra></extra>"))
+                           hovertemplate=_("source") + " %{x}<br>" + _("weight")
+                           + " %{y:.4f}<extra></extra>"))
     fig.update_xaxes(type="category")
     fig.update_yaxes(range=[0, 1])
-    return style(fig, f"Step {t}: cross-attention over the source (layer {layer}, {who})",
-                 "source piece", "attention weight", height=300)
+    return style(fig, _("Step {t}: cross-attention over the source (layer {layer}, {who})")
+                 .format(t=t, layer=layer, who=_who(head)),
+                 _("source piece"), _("attention weight"), height=300)
+
+
+def _who(head: int | None) -> str:
+    return _("mean of heads") if head is None else _("head {head}").format(head=head)
 
 
 def cross_steps_figure(trace, b: int, layer: int, head: int | None,
                        steps: Sequence[DecodeStep]) -> go.Figure:
     """Every step's cross-attention row stacked: steps × source pieces."""
     z = _cross(trace, b, layer, head)[: len(steps)]
-    who = "mean of heads" if head is None else f"head {head}"
     return heatmap(z, token_labels(trace.src_tokens[b]), step_labels(steps)[: z.shape[0]],
-                   title=f"Cross-attention at each step (layer {layer}, {who})",
-                   x_title="source piece (key)", y_title="step: piece chosen (query)",
+                   title=_("Cross-attention at each step (layer {layer}, {who})")
+                   .format(layer=layer, who=_who(head)),
+                   x_title=_("source piece (key)"), y_title=_("step: piece chosen (query)"),
                    colorscale="Viridis", zmin=0, zmax=1)
