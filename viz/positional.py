@@ -12,10 +12,30 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from .common import half_width, plotly_text, token_labels
+from .i18n import N_, _
 
 WHITE = "plotly_white"  # these views' look (the other views use common.TEMPLATE)
-PAD_NOTE = "row 0 = pad position; tokens use positions 1..n"
-_SIDES = {"enc": "encoder", "dec": "decoder"}
+PAD_NOTE = N_("row 0 = pad position; tokens use positions 1..n")
+TABLE_TITLE = N_("Positional table")  # table_heatmap's default title
+_SIDES = {"enc": "encoder", "dec": "decoder"}  # hook prefixes, never translated
+_WORDS = {"encoder": N_("encoder"), "decoder": N_("decoder"), "sinusoidal": N_("sinusoidal"),
+          "learned": N_("learned"), "dot": N_("dot product"),
+          "cosine": N_("cosine similarity")}  # shown with _(), other values as they are
+
+
+def _word(value: str) -> str:
+    """One of our words (stack, table kind, metric) in the installed language."""
+    return _(_WORDS[value]) if value in _WORDS else value
+
+
+def _note(title: str) -> str:
+    """A title with the pad-row note under it."""
+    return f"{title}<br><sup>{_(PAD_NOTE)}</sup>"
+
+
+def _table_hover() -> str:
+    return (_("position") + " %{y}<br>" + _("dimension") + " %{x}<br>" + _("value")
+            + " %{z:.4f}<extra></extra>")
 
 
 def _finish(fig: go.Figure, title: str, x_title: str, y_title: str, **layout) -> go.Figure:
@@ -47,17 +67,17 @@ def _is_sinusoidal(table: np.ndarray) -> bool:
 
 
 def table_heatmap(pos_table: np.ndarray, n_positions: int | None = None,
-                  title: str = "Positional table") -> go.Figure:
+                  title: str = TABLE_TITLE) -> go.Figure:
     """Position × depth heatmap, diverging RdBu centred on 0 (seed 000's pcolormesh)."""
     z = _rows(pos_table, n_positions)
     m = half_width(z)
     fig = go.Figure(go.Heatmap(
         z=z, x=np.arange(z.shape[1]), y=np.arange(z.shape[0]), colorscale="RdBu",
-        zmin=-m, zmax=m, zmid=0, colorbar_title="value",
-        hovertemplate="position %{y}<br>dimension %{x}<br>value %{z:.4f}<extra></extra>"))
-    shape = f"{z.shape[0]} positions × {z.shape[1]} dimensions"
-    return _finish(fig, f"{plotly_text(title)}<br><sup>{shape}; {PAD_NOTE}</sup>",
-                   "Depth (dimension)", "Position")
+        zmin=-m, zmax=m, zmid=0, colorbar_title=_("value"), hovertemplate=_table_hover()))
+    shape = _("{n} positions × {d} dimensions").format(n=z.shape[0], d=z.shape[1])
+    title = _(title) if title == TABLE_TITLE else title  # a caller's title comes translated
+    return _finish(fig, f"{plotly_text(title)}<br><sup>{shape}; {_(PAD_NOTE)}</sup>",
+                   _("Depth (dimension)"), _("Position"))
 
 
 def dimension_curves(pos_table: np.ndarray, dims: list[int], n_positions: int,
@@ -74,13 +94,16 @@ def dimension_curves(pos_table: np.ndarray, dims: list[int], n_positions: int,
     fig = go.Figure()
     for d in dims:
         d = int(d)
-        name = f"dim {d} ({'sin' if d % 2 == 0 else 'cos'})" if kind == "sinusoidal" else f"dim {d}"
+        name = (_("dim {d} ({fn})").format(d=d, fn="sin" if d % 2 == 0 else "cos")
+                if kind == "sinusoidal" else _("dim {d}").format(d=d))
         fig.add_trace(go.Scatter(
             x=x, y=rows[:, d], mode="lines", name=name,
-            hovertemplate=f"{name}<br>position %{{x}}<br>value %{{y:.4f}}<extra></extra>"))
-    return _finish(fig, f"Positional table ({kind}): chosen dimensions over position"
-                        f"<br><sup>{PAD_NOTE}</sup>", "Position", "Value",
-                   legend_title_text="dimension")
+            hovertemplate=name + "<br>" + _("position") + " %{x}<br>" + _("value")
+            + " %{y:.4f}<extra></extra>"))
+    title = _("Positional table ({kind}): chosen dimensions over position").format(
+        kind=_word(kind))
+    return _finish(fig, _note(title), _("Position"), _("Value"),
+                   legend_title_text=_("dimension"))
 
 
 def position_similarity(pos_table: np.ndarray, n_positions: int,
@@ -90,18 +113,19 @@ def position_similarity(pos_table: np.ndarray, n_positions: int,
     if metric == "dot":
         sim = rows @ rows.T
         m = half_width(sim)
-        name = "dot product"
     elif metric == "cosine":
         unit = rows / np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-12)
-        sim, m, name = unit @ unit.T, 1.0, "cosine similarity"
+        sim, m = unit @ unit.T, 1.0
     else:
         raise ValueError(f"metric must be 'dot' or 'cosine', got {metric!r}")
+    name, position = _word(metric), _("position")
     pos = np.arange(rows.shape[0])
     fig = go.Figure(go.Heatmap(
         z=sim, x=pos, y=pos, colorscale="RdBu", zmin=-m, zmax=m, zmid=0, colorbar_title=name,
-        hovertemplate=f"position %{{y}} · position %{{x}}<br>{name} %{{z:.4f}}<extra></extra>"))
-    return _finish(fig, f"Position–position {name}<br><sup>{PAD_NOTE}</sup>",
-                   "Position", "Position", yaxis_autorange="reversed")
+        hovertemplate=position + " %{y} · " + position + " %{x}<br>" + name
+        + " %{z:.4f}<extra></extra>"))
+    return _finish(fig, _note(_("Position–position {measure}").format(measure=name)),
+                   _("Position"), _("Position"), yaxis_autorange="reversed")
 
 
 def term_sizes(trace, b: int, side: str = "enc") -> go.Figure:
@@ -117,13 +141,14 @@ def term_sizes(trace, b: int, side: str = "enc") -> go.Figure:
     n = len(tokens)
     labels = token_labels(tokens, numbered=True)
     fig = go.Figure()
-    for name, legend in zip(names, ("token embedding × √d_model", "positional term")):
+    for name, legend in zip(names, (_("token embedding × √d_model"), _("positional term"))):
         norms = np.linalg.norm(np.asarray(trace.acts[name][b, :n], dtype=np.float64), axis=-1)
         fig.add_trace(go.Bar(
             x=labels, y=norms, name=legend,
-            hovertemplate=f"%{{x}}<br>{legend}: ‖·‖ = %{{y:.3f}}<extra></extra>"))
-    return _finish(fig, f"Token term vs positional term, {stack} input, sentence {b}",
-                   "Token (position:piece)", "L2 norm", barmode="group",
+            hovertemplate="%{x}<br>" + legend + ": ‖·‖ = %{y:.3f}<extra></extra>"))
+    title = _("Token term vs positional term, {stack} input, sentence {b}").format(
+        stack=_word(stack), b=b)
+    return _finish(fig, title, _("Token (position:piece)"), _("L2 norm"), barmode="group",
                    xaxis_type="category")
 
 
@@ -137,14 +162,12 @@ def compare_tables(a: np.ndarray, b: np.ndarray, names: tuple[str, str],
     for col, z in ((1, za), (2, zb)):
         fig.add_trace(go.Heatmap(
             z=z, x=np.arange(z.shape[1]), y=np.arange(z.shape[0]), colorscale="RdBu",
-            zmin=-m, zmax=m, zmid=0, showscale=col == 2, colorbar_title="value",
-            name=plotly_text(names[col - 1]),
-            hovertemplate="position %{y}<br>dimension %{x}<br>value %{z:.4f}<extra></extra>"),
+            zmin=-m, zmax=m, zmid=0, showscale=col == 2, colorbar_title=_("value"),
+            name=plotly_text(names[col - 1]), hovertemplate=_table_hover()),
             row=1, col=col)
-        fig.update_xaxes(title_text="Depth (dimension)", row=1, col=col)
-    fig.update_yaxes(title_text="Position", row=1, col=1)
-    fig.update_layout(title=f"Positional tables compared<br><sup>{PAD_NOTE}</sup>",
-                      template=WHITE)
+        fig.update_xaxes(title_text=_("Depth (dimension)"), row=1, col=col)
+    fig.update_yaxes(title_text=_("Position"), row=1, col=1)
+    fig.update_layout(title=_note(_("Positional tables compared")), template=WHITE)
     return fig
 
 
@@ -157,17 +180,19 @@ def rotary_frequencies(theta: np.ndarray) -> go.Figure:
     theta = np.asarray(theta, dtype=np.float64)
     pairs = np.arange(len(theta))
     fig = make_subplots(rows=1, cols=2, subplot_titles=(
-        "rotation per position θ_i (radians)", "wavelength 2π/θ_i (positions)"))
+        _("rotation per position θ_i (radians)"), _("wavelength 2π/θ_i (positions)")))
+    pair = _("pair") + " %{x}<br>"
     fig.add_trace(go.Scatter(x=pairs, y=theta, mode="lines+markers", name="θ_i",
-                             hovertemplate="pair %{x}<br>θ %{y:.3g} rad<extra></extra>"), 1, 1)
+                             hovertemplate=pair + "θ %{y:.3g} rad<extra></extra>"), 1, 1)
     fig.add_trace(go.Scatter(x=pairs, y=2 * np.pi / np.maximum(theta, 1e-30),
-                             mode="lines+markers", name="wavelength",
-                             hovertemplate="pair %{x}<br>%{y:.3g} positions<extra></extra>"),
+                             mode="lines+markers", name=_("wavelength"),
+                             hovertemplate=pair + "%{y:.3g} " + _("positions")
+                             + "<extra></extra>"),
                   1, 2)
     fig.update_yaxes(type="log")
-    fig.update_xaxes(title_text="dimension pair i (dimensions 2i, 2i+1 of each head)")
-    return _finish(fig, "Rotary positions: q and k of each pair are rotated by position × θ_i",
-                   "", "", showlegend=False, height=380)
+    fig.update_xaxes(title_text=_("dimension pair i (dimensions 2i, 2i+1 of each head)"))
+    return _finish(fig, _("Rotary positions: q and k of each pair are rotated by position × "
+                          "θ_i"), "", "", showlegend=False, height=380)
 
 
 def rotary_distance(theta: np.ndarray, max_distance: int,
@@ -180,16 +205,17 @@ def rotary_distance(theta: np.ndarray, max_distance: int,
     d = np.arange(-max_distance, max_distance + 1)
     ideal = 2 * np.cos(d[:, None] * theta[None, :]).sum(-1)
     fig = make_subplots(specs=[[{"secondary_y": True}]])
+    distance = _("distance") + " %{x}<br>"
     fig.add_trace(go.Scatter(x=d, y=ideal, mode="lines", name="q = k = 1: Σ 2cos(dθ_i)",
-                             hovertemplate="distance %{x}<br>%{y:.3f}<extra></extra>"))
+                             hovertemplate=distance + "%{y:.3f}<extra></extra>"))
     if recorded is not None and len(recorded[0]):
         fig.add_trace(go.Scatter(x=recorded[0], y=recorded[1], mode="lines+markers",
-                                 name=f"{plotly_text(head)} mean score",
-                                 hovertemplate="distance %{x}<br>mean %{y:.3f}"
+                                 name=_("{head} mean score").format(head=plotly_text(head)),
+                                 hovertemplate=distance + _("mean") + " %{y:.3f}"
                                                "<extra></extra>"), secondary_y=True)
-    fig.update_yaxes(title_text="recorded mean score", secondary_y=True)
-    return _finish(fig, "q·k against relative distance (key − query)", "relative distance",
-                   "rotation alone", height=380)
+    fig.update_yaxes(title_text=_("recorded mean score"), secondary_y=True)
+    return _finish(fig, _("q·k against relative distance (key − query)"),
+                   _("relative distance"), _("rotation alone"), height=380)
 
 
 def t5_bias_heatmap(bias: np.ndarray, head: int, side: str) -> go.Figure:
@@ -198,9 +224,12 @@ def t5_bias_heatmap(bias: np.ndarray, head: int, side: str) -> go.Figure:
     m = half_width(z)
     fig = go.Figure(go.Heatmap(
         z=z, x=np.arange(z.shape[1]), y=np.arange(z.shape[0]), colorscale="RdBu", zmin=-m,
-        zmax=m, zmid=0, colorbar_title="bias",
-        hovertemplate="query %{y}<br>key %{x}<br>bias %{z:.4f}<extra></extra>"))
+        zmax=m, zmid=0, colorbar_title=_("bias"),
+        hovertemplate=_("query") + " %{y}<br>" + _("key") + " %{x}<br>" + _("bias")
+        + " %{z:.4f}<extra></extra>"))
     fig.update_yaxes(autorange="reversed")
-    return _finish(fig, f"T5 relative position bias, {side}, head {head}<br><sup>added to the "
-                        "scores; distances share buckets, far ones logarithmically</sup>",
-                   "key position", "query position", height=460)
+    title = _("T5 relative position bias, {side}, head {head}").format(side=_word(side),
+                                                                        head=head)
+    note = _("added to the scores; distances share buckets, far ones logarithmically")
+    return _finish(fig, f"{title}<br><sup>{note}</sup>", _("key position"),
+                   _("query position"), height=460)

@@ -18,6 +18,7 @@ from model.hooks import attn_prefix
 from model.transformer import MASK_FILL
 
 from .common import DIVERGING, cell_text, heatmap, style, token_labels
+from .i18n import _
 from .masks import KIND_NAMES, axis_tokens
 
 ACT_HOOKS = ("hook_in", "hook_context", "hook_out")
@@ -126,64 +127,71 @@ def steps(walk: Walk, trace, *, hide_pad: bool = True, numbers: bool = True,
     bs, h, dh, d = walk.batch, walk.n_heads, walk.d_head, walk.d_model
     nq_all, nk_all = walk.qk.shape
     sig = dict(colorscale=DIVERGING, zmid=0, numbers=numbers)
-    tag = f"{KIND_NAMES[walk.kind]} · layer {walk.layer} · head {walk.head}"
+    tag = _("{kind} · layer {layer} · head {head}").format(
+        kind=_(KIND_NAMES[walk.kind]), layer=walk.layer, head=walk.head)
+    model_dim, head_dim, q_token, k_token = (_("model dimension"), _("head dimension"),
+                                             _("query token"), _("key token"))
+    key, query = _("key"), _("query")
+    own_columns = _("{formula}, this head's columns")
 
     def mat(z, rows, cols, title, x_title, y_title, **kw) -> go.Figure:
         bound = float(np.nanmax(np.abs(z))) if z.size else 1.0
         opts = {**sig, "zmin": -bound or -1, "zmax": bound or 1, **kw}
         return heatmap(z, cols, rows, title=title, x_title=x_title, y_title=y_title, **opts)
 
-    kv_side = "encoder output (memory)" if walk.kind == "cross" else "X"
+    kv_side = _("encoder output (memory)") if walk.kind == "cross" else "X"
     shown_masked = np.where(walk.blocked, np.nan, walk.masked)[:nq, :nk]
     masked_text = cell_text(walk.masked[:nq, :nk]) if numbers and max(nq, nk) <= 40 else None
     out = [
-        Step("X", "input to the attention block (queries" +
-             (")" if walk.kind == "cross" else ", keys and values)"),
+        Step("X", _("input to the attention block (queries)") if walk.kind == "cross"
+             else _("input to the attention block (queries, keys and values)"),
              f"(bs, n_q_seq, d_model) = ({bs}, {nq_all}, {d})",
-             mat(walk.x[:nq], qs, _dims(d), f"X: attention input · {tag}",
-                 "model dimension", "query token")),
-        Step("Q", "Q = X·W_Q + b_Q, this head's columns",
+             mat(walk.x[:nq], qs, _dims(d), _("X: attention input · {where}").format(where=tag),
+                 model_dim, q_token)),
+        Step("Q", own_columns.format(formula="Q = X·W_Q + b_Q"),
              f"(bs, n_head, n_q_seq, d_head) = ({bs}, {h}, {nq_all}, {dh})",
-             mat(walk.q[:nq], qs, _dims(dh), f"Q for head {walk.head}", "head dimension",
-                 "query token")),
-        Step("K", f"K = {kv_side}·W_K + b_K, this head's columns",
+             mat(walk.q[:nq], qs, _dims(dh), _("Q for head {head}").format(head=walk.head),
+                 head_dim, q_token)),
+        Step("K", own_columns.format(formula=f"K = {kv_side}·W_K + b_K"),
              f"(bs, n_head, n_k_seq, d_head) = ({bs}, {h}, {nk_all}, {dh})",
-             mat(walk.k[:nk], ks, _dims(dh), f"K for head {walk.head}", "head dimension",
-                 "key token")),
-        Step("V", f"V = {kv_side}·W_V + b_V, this head's columns",
+             mat(walk.k[:nk], ks, _dims(dh), _("K for head {head}").format(head=walk.head),
+                 head_dim, k_token)),
+        Step("V", own_columns.format(formula=f"V = {kv_side}·W_V + b_V"),
              f"(bs, n_head, n_k_seq, d_head) = ({bs}, {h}, {nk_all}, {dh})",
-             mat(walk.v[:nk], ks, _dims(dh), f"V for head {walk.head}", "head dimension",
-                 "key token")),
-        Step("QKᵀ", "MatMul Q, Kᵀ",
+             mat(walk.v[:nk], ks, _dims(dh), _("V for head {head}").format(head=walk.head),
+                 head_dim, k_token)),
+        Step("QKᵀ", _("MatMul Q, Kᵀ"),
              f"(bs, n_head, n_q_seq, n_k_seq) = ({bs}, {h}, {nq_all}, {nk_all})",
-             mat(walk.qk[:nq, :nk], qs, ks, "QKᵀ", "key", "query")),
-        Step("÷√d_k", f"Scale: divide by √d_k = √{dh} = {np.sqrt(dh):.3f}",
+             mat(walk.qk[:nq, :nk], qs, ks, "QKᵀ", key, query)),
+        Step("÷√d_k", _("Scale: divide by √d_k = √{dh} = {root}").format(
+                 dh=dh, root=f"{np.sqrt(dh):.3f}"),
              f"(bs, n_head, n_q_seq, n_k_seq) = ({bs}, {h}, {nq_all}, {nk_all})",
-             mat(walk.scaled[:nq, :nk], qs, ks, "QKᵀ / √d_k", "key", "query")),
-        Step("masked", "Mask: blocked cells (pad keys, future positions) set to -1e9",
+             mat(walk.scaled[:nq, :nk], qs, ks, "QKᵀ / √d_k", key, query)),
+        Step("masked", _("Mask: blocked cells (pad keys, future positions) set to -1e9"),
              f"(bs, n_head, n_q_seq, n_k_seq) = ({bs}, {h}, {nq_all}, {nk_all})",
-             mat(shown_masked, qs, ks, "masked scores (blank cells hold -1e9)", "key", "query",
+             mat(shown_masked, qs, ks, _("masked scores (blank cells hold -1e9)"), key, query,
                  text=masked_text, numbers=False,
                  zmin=-float(np.abs(walk.scaled).max() or 1),
                  zmax=float(np.abs(walk.scaled).max() or 1))),
-        Step("softmax", "Softmax over keys: each row sums to 1, blocked cells are 0",
+        Step("softmax", _("Softmax over keys: each row sums to 1, blocked cells are 0"),
              f"(bs, n_head, n_q_seq, n_k_seq) = ({bs}, {h}, {nq_all}, {nk_all})",
-             heatmap(walk.probs[:nq, :nk], ks, qs, title="attention probabilities",
-                     x_title="key", y_title="query", colorscale=colorscale, zmin=0, zmax=1,
+             heatmap(walk.probs[:nq, :nk], ks, qs, title=_("attention probabilities"),
+                     x_title=key, y_title=query, colorscale=colorscale, zmin=0, zmax=1,
                      numbers=numbers)),
-        Step("·V", "context = softmax · V for this head",
+        Step("·V", _("context = softmax · V for this head"),
              f"(bs, n_head, n_q_seq, d_head) = ({bs}, {h}, {nq_all}, {dh})",
-             mat(walk.context[:nq], qs, _dims(dh), f"context of head {walk.head}",
-                 "head dimension", "query token")),
-        Step("concat", "every head's context side by side (transpose and reshape)",
+             mat(walk.context[:nq], qs, _dims(dh),
+                 _("context of head {head}").format(head=walk.head), head_dim, q_token)),
+        Step("concat", _("every head's context side by side (transpose and reshape)"),
              f"(bs, n_q_seq, n_head·d_head) = ({bs}, {nq_all}, {h * dh})",
              mat(walk.concat[:nq], qs, [f"h{i // dh}·{i % dh}" for i in range(h * dh)],
-                 "heads concatenated (columns: head·dimension)", "head·dimension",
-                 "query token")),
-        Step("·W_O", "output = concat · W_O + b_O: what the block adds to the residual stream",
+                 _("heads concatenated (columns: head·dimension)"), _("head·dimension"),
+                 q_token)),
+        Step("·W_O", _("output = concat · W_O + b_O: what the block adds to the residual "
+                       "stream"),
              f"(bs, n_q_seq, d_model) = ({bs}, {nq_all}, {d})",
-             mat(walk.out[:nq], qs, _dims(d), "attention block output", "model dimension",
-                 "query token")),
+             mat(walk.out[:nq], qs, _dims(d), _("attention block output"), model_dim,
+                 q_token)),
     ]
     return out
 
@@ -199,33 +207,40 @@ def query_key_figures(walk: Walk, trace, query: int, *, hide_pad: bool = True
     k = walk.k[:nk]
     qlabel = token_labels(q_tok)[query]
     dims = [str(i) for i in range(walk.d_head)]
+    head_dim, key, score = _("head dimension"), _("key"), _("score")
+    dim_hover = "%{y}<br>" + _("dimension") + " %{x}<br>"
     vectors = np.vstack([q[None, :], k])
     bound = float(np.abs(vectors).max()) or 1.0
     f1 = heatmap(vectors, dims, [f"q: {qlabel}"] + [f"k: {t}" for t in ks],
-                 title=f"Query vector q ({qlabel}) and every key vector k, head {walk.head}",
-                 x_title="head dimension", y_title="vector", colorscale=DIVERGING,
+                 title=_("Query vector q ({query}) and every key vector k, head {head}").format(
+                     query=qlabel, head=walk.head),
+                 x_title=head_dim, y_title=_("vector"), colorscale=DIVERGING,
                  zmin=-bound, zmax=bound, zmid=0,
-                 hover="%{y}<br>dimension %{x}<br>value: %{z:.4f}<extra></extra>")
+                 hover=dim_hover + _("value") + ": %{z:.4f}<extra></extra>")
     prod = q[None, :] * k  # (n_k, Dh)
     pb = float(np.abs(prod).max()) or 1.0
     f2 = heatmap(prod, dims, [f"q∘k: {t}" for t in ks],
-                 title="Elementwise products q∘k (each row sums to q·k)",
-                 x_title="head dimension", y_title="key", colorscale=DIVERGING,
+                 title=_("Elementwise products q∘k (each row sums to q·k)"),
+                 x_title=head_dim, y_title=key, colorscale=DIVERGING,
                  zmin=-pb, zmax=pb, zmid=0,
-                 hover="%{y}<br>dimension %{x}<br>product: %{z:.4f}<extra></extra>")
+                 hover=dim_hover + _("product") + ": %{z:.4f}<extra></extra>")
     scores = prod.sum(axis=1) / np.sqrt(walk.d_head)
     blocked = walk.blocked[query, :nk]
     probs = walk.probs[query, :nk]
-    f3 = make_subplots(rows=1, cols=2, subplot_titles=("score q·k/√d_k (blocked keys hatched)",
-                                                       "softmax probability"))
-    f3.add_trace(go.Bar(x=ks, y=scores, name="score",
+    probability = _("probability")
+    f3 = make_subplots(rows=1, cols=2, subplot_titles=(
+        _("score q·k/√d_k (blocked keys hatched)"), _("softmax probability")))
+    f3.add_trace(go.Bar(x=ks, y=scores, name=score,
                         marker={"color": np.where(blocked, "#bbbbbb", "#2166ac").tolist(),
                                 "pattern": {"shape": np.where(blocked, "/", "").tolist()}},
-                        hovertemplate="key %{x}<br>score %{y:.4f}<extra></extra>"), 1, 1)
-    f3.add_trace(go.Bar(x=ks, y=probs, name="probability", marker={"color": "#1b7837"},
-                        hovertemplate="key %{x}<br>probability %{y:.4f}<extra></extra>"), 1, 2)
+                        hovertemplate=key + " %{x}<br>" + score + " %{y:.4f}<extra></extra>"),
+                 1, 1)
+    f3.add_trace(go.Bar(x=ks, y=probs, name=probability, marker={"color": "#1b7837"},
+                        hovertemplate=key + " %{x}<br>" + probability +
+                        " %{y:.4f}<extra></extra>"), 1, 2)
     f3.update_xaxes(type="category")
     f3.update_yaxes(range=[0, 1], row=1, col=2)
-    style(f3, f"Scores and weights for query {qlabel}", "key", "score", height=360)
+    style(f3, _("Scores and weights for query {query}").format(query=qlabel), key, score,
+          height=360)
     f3.update_layout(showlegend=False)
     return [f1, f2, f3]
