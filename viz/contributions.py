@@ -13,15 +13,20 @@ from plotly.subplots import make_subplots
 from model.analysis.contributions import Contributions
 
 from .common import DIVERGING, cell_text, half_width, plotly_text, style, token_labels
+from .i18n import N_, _
 from .masks import KIND_NAMES
 
-MEASURES = {
-    "dla": ("direct logit attribution",
-            "head output through the frozen final LayerNorm and the unembedding"),
-    "knockout": ("logit change when knocked out",
-                 "logit with the head's context zeroed − logit without; red = the head "
-                 "raises this token"),
+MEASURES = {  # (name, how it is computed): translate with _() where shown
+    "dla": (N_("direct logit attribution"),
+            N_("head output through the frozen final LayerNorm and the unembedding")),
+    "knockout": (N_("logit change when knocked out"),
+                 N_("logit with the head's context zeroed − logit without; red = the head "
+                    "raises this token")),
 }
+
+
+def _kind_name(kind: str) -> str:
+    return _(KIND_NAMES[kind]) if kind in KIND_NAMES else plotly_text(kind)
 
 
 def _table(c: Contributions, measure: str) -> dict[str, np.ndarray]:
@@ -41,7 +46,7 @@ def heads_figure(c: Contributions, measure: str = "dla") -> go.Figure:
     kinds = list(tables)
     m = half_width(*tables.values())
     fig = make_subplots(rows=1, cols=len(kinds), horizontal_spacing=0.08,
-                        subplot_titles=[KIND_NAMES.get(k, plotly_text(k)) for k in kinds])
+                        subplot_titles=[_kind_name(k) for k in kinds])
     label = "logit" if measure == "dla" else "−Δ logit"
     for col, kind in enumerate(kinds, start=1):
         z = np.asarray(tables[kind], dtype=np.float64)
@@ -49,12 +54,15 @@ def heads_figure(c: Contributions, measure: str = "dla") -> go.Figure:
             z=z, x=np.arange(z.shape[1]), y=np.arange(z.shape[0]), colorscale=DIVERGING,
             reversescale=True, zmin=-m, zmax=m, zmid=0, showscale=col == len(kinds),
             colorbar_title=label, text=cell_text(z, "+.2f"), texttemplate="%{text}",
-            name=kind, hovertemplate=f"{kind} layer %{{y}} head %{{x}}<br>{label} "
-                                     "%{z:+.4f}<extra></extra>"), row=1, col=col)
+            name=kind, hovertemplate=f"{kind} " + _("layer") + " %{y} " + _("head")
+                                     + f" %{{x}}<br>{label} %{{z:+.4f}}<extra></extra>"),
+            row=1, col=col)
     name, how = MEASURES[measure]
     n_l = max(np.asarray(t).shape[0] for t in tables.values())
-    style(fig, f"{name}: {plotly_text(c.token)} at step {c.step} (logit {c.logit:.2f})"
-               f"<br><sup>{how}</sup>", "head", "layer", height=max(300, 190 + 48 * n_l))
+    head = _("{measure}: {token} at step {step} (logit {logit:.2f})").format(
+        measure=_(name), token=plotly_text(c.token), step=c.step, logit=c.logit)
+    style(fig, f"{head}<br><sup>{_(how)}</sup>", _("head"), _("layer"),
+          height=max(300, 190 + 48 * n_l))
     fig.update_xaxes(dtick=1)
     fig.update_yaxes(dtick=1, autorange="reversed")
     fig.update_layout(margin={"t": 110})
@@ -66,9 +74,11 @@ def terms_figure(c: Contributions) -> go.Figure:
     if c.dla is None:
         raise ValueError("the sum of terms exists only on pre-LN models")
     names, values = [], []
+    heads = _("{kind} layer {layer} heads")
     for kind, table in c.dla.items():
+        shown = _(KIND_NAMES[kind]) if kind in KIND_NAMES else kind
         for layer, row in enumerate(np.asarray(table)):
-            names.append(f"{KIND_NAMES.get(kind, kind)} layer {layer} heads")
+            names.append(heads.format(kind=shown, layer=layer))
             values.append(float(row.sum()))
     for name, value in c.other.items():
         names.append(plotly_text(name))
@@ -79,9 +89,9 @@ def terms_figure(c: Contributions) -> go.Figure:
         marker={"color": values, "colorscale": DIVERGING, "reversescale": True, "cmin": -m,
                 "cmax": m, "cmid": 0},
         hovertemplate="%{y}<br>%{x:+.4f}<extra></extra>"))
-    style(fig, f"Every term of the logit of {plotly_text(c.token)}: Σ = {c.dla_total():.4f}, "
-               f"model {c.logit:.4f}", "contribution to the logit", "",
-          height=max(300, 80 + 22 * len(names)))
+    title = _("Every term of the logit of {token}: Σ = {total:.4f}, model {logit:.4f}").format(
+        token=plotly_text(c.token), total=c.dla_total(), logit=c.logit)
+    style(fig, title, _("contribution to the logit"), "", height=max(300, 80 + 22 * len(names)))
     fig.update_yaxes(autorange="reversed", type="category")
     return fig
 
@@ -94,15 +104,16 @@ def top_tokens_figure(c: Contributions, head: tuple[str, int, int],
         raise ValueError(f"no top tokens for head {head} with measure {measure!r}")
     top = tops[head]
     rows = list(top["promotes"]) + list(top["suppresses"])[::-1]  # largest first
-    labels = token_labels([p for p, _ in rows])
-    values = [v for _, v in rows]
+    labels = token_labels([piece for piece, _v in rows])
+    values = [v for _p, v in rows]
     colours = ["#b2182b" if v > 0 else "#2166ac" for v in values]
     fig = go.Figure(go.Bar(x=values, y=labels, orientation="h", marker_color=colours,
                            hovertemplate="%{y}<br>%{x:+.4f}<extra></extra>"))
     kind, layer, h = head
-    style(fig, f"{KIND_NAMES.get(kind, plotly_text(kind))} layer {layer} head {h}: tokens "
-               f"promoted (red) and suppressed (blue)<br><sup>{MEASURES[measure][0]} over "
-               "the whole vocabulary</sup>", "effect on the logit", "",
+    title = _("{kind} layer {layer} head {head}: tokens promoted (red) and suppressed (blue)"
+              ).format(kind=_kind_name(kind), layer=layer, head=h)
+    note = _("{measure} over the whole vocabulary").format(measure=_(MEASURES[measure][0]))
+    style(fig, f"{title}<br><sup>{note}</sup>", _("effect on the logit"), "",
           height=max(300, 100 + 22 * len(rows)))
     fig.update_yaxes(type="category", autorange="reversed")
     fig.update_layout(margin={"t": 90})

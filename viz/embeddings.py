@@ -15,10 +15,12 @@ from plotly.colors import sample_colorscale
 from model.analysis.pca import principal_axes
 
 from .common import TEXT_MAX, plotly_text, token_labels
+from .i18n import N_, _
 from .positional import _finish
 
-_SIDES = {"enc": "encoder", "dec": "decoder"}
-_LAYER_AXIS = "Layer (0 = embeddings + positions)"
+_SIDES = {"enc": "encoder", "dec": "decoder"}  # in error messages, which stay English
+_STACKS = {"enc": N_("Encoder"), "dec": N_("Decoder")}  # in titles: _() where shown
+_LAYER_AXIS = N_("Layer (0 = embeddings + positions)")
 
 
 def _sentence(trace, side: str, b: int) -> tuple[np.ndarray, list[str]]:
@@ -45,7 +47,8 @@ def _unit(x: np.ndarray) -> np.ndarray:
 
 
 def _layer_names(n: int) -> list[str]:
-    return ["layer 0 (embeddings)"] + [f"layer {i}" for i in range(1, n)]
+    layer = _("layer {layer}")
+    return [_("layer 0 (embeddings)")] + [layer.format(layer=i) for i in range(1, n)]
 
 
 def pca_trajectories(trace, side: str, b: int, layer: int | None = None) -> go.Figure:
@@ -60,7 +63,7 @@ def pca_trajectories(trace, side: str, b: int, layer: int | None = None) -> go.F
     gap = np.full((n, 1, 2), np.nan)
     paths = np.concatenate([proj.transpose(1, 0, 2), gap], axis=1).reshape(-1, 2)
     fig = go.Figure(go.Scatter(
-        x=paths[:, 0], y=paths[:, 1], mode="lines", name="paths", hoverinfo="skip",
+        x=paths[:, 0], y=paths[:, 1], mode="lines", name=_("paths"), hoverinfo="skip",
         line={"color": "rgba(120,120,120,0.6)", "width": 1}, opacity=1.0 if layer is None else 0.5,
         connectgaps=False))
     colours = sample_colorscale("Viridis", list(np.linspace(0, 1, max(n_layers, 2))))
@@ -77,9 +80,9 @@ def pca_trajectories(trace, side: str, b: int, layer: int | None = None) -> go.F
                     "line": {"width": 1, "color": "white"}},
             hovertemplate=f"%{{customdata}}<br>{names[i]}<br>"
                           "PC1 %{x:.3f}, PC2 %{y:.3f}<extra></extra>"))
-    title = (f"{_SIDES[side].capitalize()} hidden states, sentence {b}: PCA over all layers "
-             f"(explained variance {share * 100:.1f}%)")
-    return _finish(fig, title, "PC 1", "PC 2", legend_title_text="layer",
+    title = _("{stack} hidden states, sentence {b}: PCA over all layers (explained variance "
+              "{share:.1f}%)").format(stack=_(_STACKS[side]), b=b, share=share * 100)
+    return _finish(fig, title, "PC 1", "PC 2", legend_title_text=_("layer"),
                    yaxis_scaleanchor="x")
 
 
@@ -92,10 +95,11 @@ def cosine_by_layer(trace, side: str, b: int, layer: int) -> go.Figure:
     cells = {"texttemplate": "%{z:.2f}"} if len(labels) <= TEXT_MAX else {}
     fig = go.Figure(go.Heatmap(
         z=sim, x=labels, y=labels, colorscale="RdBu", zmin=-1, zmax=1, zmid=0,
-        colorbar_title="cosine", **cells,
-        hovertemplate="%{y} · %{x}<br>cosine %{z:.3f}<extra></extra>"))
-    return _finish(fig, f"{_SIDES[side].capitalize()} layer {layer}: token–token cosine "
-                        f"similarity, sentence {b}", "Token", "Token",
+        colorbar_title=_("cosine"), **cells,
+        hovertemplate="%{y} · %{x}<br>" + _("cosine") + " %{z:.3f}<extra></extra>"))
+    title = _("{stack} layer {layer}: token–token cosine similarity, sentence {b}").format(
+        stack=_(_STACKS[side]), layer=layer, b=b)
+    return _finish(fig, title, _("Token"), _("Token"),
                    xaxis_type="category", yaxis_type="category", yaxis_autorange="reversed")
 
 
@@ -107,9 +111,11 @@ def norms_by_layer(trace, side: str, b: int) -> go.Figure:
     fig = go.Figure(go.Heatmap(
         z=norms, x=labels, y=np.arange(norms.shape[0]), colorscale="Viridis",
         colorbar_title="‖h‖", **cells,
-        hovertemplate="%{x}<br>layer %{y}<br>‖h‖ = %{z:.3f}<extra></extra>"))
-    return _finish(fig, f"{_SIDES[side].capitalize()} hidden-state norm per layer, sentence {b}",
-                   "Token", _LAYER_AXIS, xaxis_type="category", yaxis_dtick=1)
+        hovertemplate="%{x}<br>" + _("layer") + " %{y}<br>‖h‖ = %{z:.3f}<extra></extra>"))
+    title = _("{stack} hidden-state norm per layer, sentence {b}").format(
+        stack=_(_STACKS[side]), b=b)
+    return _finish(fig, title, _("Token"), _(_LAYER_AXIS), xaxis_type="category",
+                   yaxis_dtick=1)
 
 
 def layer_change(trace, side: str, b: int, metric: str = "cosine") -> go.Figure:
@@ -123,20 +129,20 @@ def layer_change(trace, side: str, b: int, metric: str = "cosine") -> go.Figure:
     rel = np.linalg.norm(after - before, axis=-1) / np.maximum(
         np.linalg.norm(before, axis=-1), 1e-12)
     if metric == "cosine":
-        z, other, name, other_name = turn, rel, "1 − cosine", "relative change"
+        z, other, name, other_name = turn, rel, _("1 − cosine"), _("relative change")
     elif metric == "relative":
-        z, other, name, other_name = rel, turn, "relative change", "1 − cosine"
+        z, other, name, other_name = rel, turn, _("relative change"), _("1 − cosine")
     else:
         raise ValueError(f"metric must be 'cosine' or 'relative', got {metric!r}")
     cells = {"texttemplate": "%{z:.2f}"} if len(labels) <= TEXT_MAX else {}
     fig = go.Figure(go.Heatmap(
         z=z, x=labels, y=np.arange(1, hidden.shape[0]), customdata=other, colorscale="Viridis",
         zmin=0, colorbar_title=name, **cells,
-        hovertemplate=f"%{{x}}<br>layer %{{y}}<br>{name} %{{z:.3f}}<br>"
+        hovertemplate="%{x}<br>" + _("layer") + f" %{{y}}<br>{name} %{{z:.3f}}<br>"
                       f"{other_name} %{{customdata:.3f}}<extra></extra>"))
-    return _finish(fig, f"{_SIDES[side].capitalize()}: how much each layer changed each token "
-                        f"({name}), sentence {b}", "Token", "Layer", xaxis_type="category",
-                   yaxis_dtick=1)
+    title = _("{stack}: how much each layer changed each token ({measure}), sentence {b}"
+              ).format(stack=_(_STACKS[side]), measure=name, b=b)
+    return _finish(fig, title, _("Token"), _("Layer"), xaxis_type="category", yaxis_dtick=1)
 
 
 def logit_lens_figure(lens: dict, k: int = 5) -> go.Figure:
@@ -146,8 +152,9 @@ def logit_lens_figure(lens: dict, k: int = 5) -> go.Figure:
         raise ValueError("lens['top'] must be a list over layers of a list over positions")
     labels = token_labels(tokens, numbered=True)
     prob = np.full((len(layers), len(tokens)), np.nan)
-    best = [["" for _ in tokens] for _ in layers]
-    hover = [["" for _ in tokens] for _ in layers]
+    best = [["" for _t in tokens] for _l in layers]
+    hover = [["" for _t in tokens] for _l in layers]
+    where = _("layer {layer} · after {piece}")
     for i, row in enumerate(top):
         for j, cands in enumerate(row):
             cands = list(cands)[:k]
@@ -155,13 +162,14 @@ def logit_lens_figure(lens: dict, k: int = 5) -> go.Figure:
                 prob[i, j] = float(cands[0][1])
                 best[i][j] = plotly_text(cands[0][0])
             lines = [f"{plotly_text(p)}  {float(q):.3f}" for p, q in cands]
-            hover[i][j] = f"layer {layers[i]} · after {labels[j]}<br>" + "<br>".join(lines)
+            hover[i][j] = where.format(layer=layers[i], piece=labels[j]) + "<br>" + \
+                "<br>".join(lines)
     small = len(tokens) <= TEXT_MAX
     fig = go.Figure(go.Heatmap(
         z=prob, x=labels, y=layers, colorscale="Viridis", zmin=0, zmax=1,
-        colorbar_title="top-1 prob", customdata=hover,
+        colorbar_title=_("top-1 prob"), customdata=hover,
         text=best if small else None, texttemplate="%{text}" if small else None,
         hovertemplate="%{customdata}<extra></extra>"))
-    return _finish(fig, "Logit lens: the next piece read out from every decoder layer",
-                   "Decoder input (position:piece); each cell predicts the next piece",
-                   _LAYER_AXIS, xaxis_type="category", yaxis_dtick=1)
+    return _finish(fig, _("Logit lens: the next piece read out from every decoder layer"),
+                   _("Decoder input (position:piece); each cell predicts the next piece"),
+                   _(_LAYER_AXIS), xaxis_type="category", yaxis_dtick=1)

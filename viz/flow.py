@@ -10,16 +10,17 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from model.analysis.flow import FlowGraph, Node
+from model.analysis.flow import Edge, FlowGraph, Node
 
 from .common import base_layout, plotly_text
+from .i18n import N_, _
 
 COLOURS = {"residual": "#9e9e9e", "enc_self": "#1b9e77", "dec_self": "#d95f02",
            "cross": "#7570b3"}
-NAMES = {"residual": "residual", "enc_self": "encoder self-attention",
-         "dec_self": "decoder self-attention", "cross": "cross-attention"}
+NAMES = {"residual": N_("residual"), "enc_self": N_("encoder self-attention"),  # _() where shown
+         "dec_self": N_("decoder self-attention"), "cross": N_("cross-attention")}
 BINS = (0.1, 0.25, 0.5, 1.01)  # edge weights drawn in four line widths
-SIDE_NAMES = {"enc": "encoder", "dec": "decoder"}
+SIDE_NAMES = {"enc": N_("encoder"), "dec": N_("decoder")}
 
 
 def _columns(graph: FlowGraph) -> dict[str, float]:
@@ -38,7 +39,15 @@ def _label(graph: FlowGraph, node: Node) -> str:
     side, depth, pos = node
     pieces = graph.tokens.get(side, [])
     piece = plotly_text(pieces[pos]) if pos < len(pieces) else "?"
-    return f"{SIDE_NAMES[side]} depth {depth} · {pos + 1}:{piece}"
+    where = _("{side} depth {depth}").format(side=_(SIDE_NAMES[side]), depth=depth)
+    return f"{where} · {pos + 1}:{piece}"
+
+
+def _edge_text(graph: FlowGraph, e: Edge) -> str:
+    """Hover text of one edge: kind (and head), weight, and the nodes it joins."""
+    what = _(NAMES[e.kind]) + ("" if e.head < 0 else " " + _("head {head}").format(head=e.head))
+    return (f"{what}: {e.weight:.3f}<br>" + _("from {node}").format(node=_label(graph, e.src))
+            + "<br>" + _("into {node}").format(node=_label(graph, e.dst)))
 
 
 def flow_figure(graph: FlowGraph, title: str | None = None) -> go.Figure:
@@ -47,8 +56,8 @@ def flow_figure(graph: FlowGraph, title: str | None = None) -> go.Figure:
     traces: list[go.Scatter] = []
     for side, depth in graph.depths.items():
         n = len(graph.tokens[side])
-        xs = [cols[side] + d for d in range(depth + 1) for _ in range(n)]
-        ys = [float(p) for _ in range(depth + 1) for p in range(n)]
+        xs = [cols[side] + d for d in range(depth + 1) for _p in range(n)]
+        ys = [float(p) for _d in range(depth + 1) for p in range(n)]
         traces.append(go.Scatter(
             x=xs, y=ys, mode="markers", marker={"size": 5, "color": "#e0e0e0"},
             hoverinfo="skip", showlegend=False))
@@ -71,14 +80,12 @@ def flow_figure(graph: FlowGraph, title: str | None = None) -> go.Figure:
                 shown.add(kind)
                 traces.append(go.Scatter(
                     x=xs, y=ys, mode="lines", hoverinfo="skip", legendgroup=kind,
-                    name=NAMES[kind], showlegend=not shown_now,
+                    name=_(NAMES[kind]), showlegend=not shown_now,
                     line={"color": colour, "width": 1.2 * width ** 1.5},
                     opacity=0.35 + 0.15 * width))
             lo = hi
     mids = [((_xy(e.src, cols)[0] + _xy(e.dst, cols)[0]) / 2,
-             (_xy(e.src, cols)[1] + _xy(e.dst, cols)[1]) / 2,
-             f"{NAMES[e.kind]}{'' if e.head < 0 else f' head {e.head}'}: "
-             f"{e.weight:.3f}<br>from {_label(graph, e.src)}<br>into {_label(graph, e.dst)}")
+             (_xy(e.src, cols)[1] + _xy(e.dst, cols)[1]) / 2, _edge_text(graph, e))
             for e in graph.edges]
     if mids:
         traces.append(go.Scatter(
@@ -93,10 +100,11 @@ def flow_figure(graph: FlowGraph, title: str | None = None) -> go.Figure:
                 "color": ["#c62828" if n == graph.target else "#263238" for n in nodes]},
         hovertemplate="%{text}<extra></extra>", showlegend=False))
     n_rows = max((len(t) for t in graph.tokens.values()), default=1)
-    ticks = [(cols[s] + d, f"{SIDE_NAMES[s]} {'emb' if d == 0 else f'L{d - 1}'}")
+    ticks = [(cols[s] + d, _(SIDE_NAMES[s]) + " " + (_("emb") if d == 0 else f"L{d - 1}"))
              for s in graph.depths for d in range(graph.depths[s] + 1)]
-    head = title or (f"Information flow into {_label(graph, graph.target)} "
-                     f"(edges ≥ {graph.threshold:.2f} of a node's input)")
+    head = title or _("Information flow into {node} (edges ≥ {threshold:.2f} of a node's "
+                      "input)").format(node=_label(graph, graph.target),
+                                       threshold=graph.threshold)
     layout = base_layout(head, height=int(min(1400, max(380, 140 + 26 * n_rows))))
     left = min(cols.values()) - 2.2
     layout.update(
@@ -104,6 +112,6 @@ def flow_figure(graph: FlowGraph, title: str | None = None) -> go.Figure:
                "range": [left, max(t[0] for t in ticks) + 0.5], "zeroline": False,
                "showgrid": False},
         yaxis={"autorange": "reversed", "showticklabels": False, "zeroline": False,
-               "showgrid": False, "title": {"text": "position"}},
+               "showgrid": False, "title": {"text": _("position")}},
         legend={"orientation": "h", "y": -0.08}, plot_bgcolor="white")
     return go.Figure(data=traces, layout=layout)

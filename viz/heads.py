@@ -25,21 +25,62 @@ from .common import (
     style,
     token_labels,
 )
+from .i18n import N_, _
 from .masks import KIND_NAMES
 
 SCALE = SEQUENTIAL[0]  # Viridis: every unsigned map here (shares, entropy, rollout)
 SIGNED = DIVERGING  # RdBu, always on a range symmetric about 0
 _SHARES = {"pad_share", "special_share", "punct_share", "prev_token", "diagonal", "max_weight",
            "alignment"}
+IMPORTANCE_TITLE = N_("Importance scan: loss increase when one head is ablated")
+# model.analysis.heads.METRICS marked for the catalogue (model/ is not extracted; a test keeps
+# the two equal), and the metrics' names as shown in charts: _() where shown
+METRIC_DEFINITIONS = {
+    "entropy": N_("mean entropy (nats) of a query's attention over its unblocked keys; "
+                  "0 = all on one key, log n = spread evenly over n keys"),
+    "distance": N_("mean attention distance |query − key| in positions, weighted by attention "
+                   "(ViT, seed 001); cross attention: distance to the proportional source "
+                   "position"),
+    "max_weight": N_("mean of each query's largest attention weight"),
+    "pad_share": N_("share of attention on padding keys (must be 0: pad keys are masked)"),
+    "special_share": N_("share of attention on special tokens (<s>, </s>, <2ko>, <2en>, [CLS] "
+                        "…; byte pieces like <0x41> count as text)"),
+    "punct_share": N_("share of attention on punctuation pieces (., ?, !, ,)"),
+    "prev_token": N_("mean weight on the previous position (key = query − 1), over queries "
+                     "that have one; self-attention only"),
+    "diagonal": N_("mean weight on the same position (key = query); cross attention: on the "
+                   "source position nearest the proportional position"),
+    "alignment": N_("share of gold-aligned target words whose summed cross attention peaks on "
+                    "a gold source word (cross attention, teacher-forced on the reference)"),
+}
+METRIC_NAMES = {"entropy": N_("entropy"), "distance": N_("distance"),
+                "max_weight": N_("max_weight"), "pad_share": N_("pad_share"),
+                "special_share": N_("special_share"), "punct_share": N_("punct_share"),
+                "prev_token": N_("prev_token"), "diagonal": N_("diagonal"),
+                "alignment": N_("alignment")}
 
 
 def _kind_name(kind: str) -> str:
-    return KIND_NAMES.get(kind, plotly_text(kind))
+    return _(KIND_NAMES[kind]) if kind in KIND_NAMES else plotly_text(kind)
+
+
+def _definition(metric: str, definitions: dict[str, str] | None) -> str:
+    """A caller's definition as given, else the catalogue's, else model's (English)."""
+    if definitions and metric in definitions:
+        return definitions[metric]
+    if metric in METRIC_DEFINITIONS:
+        return _(METRIC_DEFINITIONS[metric])
+    return METRICS.get(metric, "")
+
+
+def _layer_head_hover(kind: str) -> str:
+    """'enc_self layer %{y} head %{x}' with the words translated (no str.format near %{})."""
+    return f"{kind} " + _("layer") + " %{y} " + _("head") + " %{x}"
 
 
 def _layers_heads_axes(fig: go.Figure, **where) -> None:
-    fig.update_xaxes(title_text="head", dtick=1, **where)
-    fig.update_yaxes(title_text="layer", dtick=1, autorange="reversed", **where)
+    fig.update_xaxes(title_text=_("head"), dtick=1, **where)
+    fig.update_yaxes(title_text=_("layer"), dtick=1, autorange="reversed", **where)
 
 
 def stats_heatmaps(stats: dict[str, np.ndarray], kind: str,
@@ -49,7 +90,6 @@ def stats_heatmaps(stats: dict[str, np.ndarray], kind: str,
     Shares and weights use a fixed 0..1 range; entropy and distance their own range. x is the
     head and y the layer number, so a selected point names the head; meta holds kind and metric.
     """
-    defs = {**METRICS, **(definitions or {})}
     order = [m for m in METRICS if m in stats] + [m for m in stats if m not in METRICS]
     figs = []
     for metric in order:
@@ -58,13 +98,15 @@ def stats_heatmaps(stats: dict[str, np.ndarray], kind: str,
             raise ValueError(f"{metric}: expected a (layers, heads) array, got shape {z.shape}")
         n_l, n_h = z.shape
         rng = {"zmin": 0.0, "zmax": 1.0} if metric in _SHARES else {}
+        name = _(METRIC_NAMES[metric]) if metric in METRIC_NAMES else metric
         fig = go.Figure(go.Heatmap(
-            z=z, x=np.arange(n_h), y=np.arange(n_l), colorscale=SCALE, colorbar_title=metric,
+            z=z, x=np.arange(n_h), y=np.arange(n_l), colorscale=SCALE, colorbar_title=name,
             text=cell_text(z), texttemplate="%{text}",
-            hovertemplate=f"{kind} layer %{{y}} head %{{x}}<br>{metric} %{{z:.4f}}<extra></extra>",
+            hovertemplate=_layer_head_hover(kind) + f"<br>{name} %{{z:.4f}}<extra></extra>",
             **rng))
-        title = f"{_kind_name(kind)}: {metric}<br><sup>{plotly_text(defs.get(metric, ''))}</sup>"
-        style(fig, title, "head", "layer", height=max(220, 110 + 48 * n_l))
+        definition = plotly_text(_definition(metric, definitions))
+        title = f"{_kind_name(kind)}: {name}<br><sup>{definition}</sup>"
+        style(fig, title, _("head"), _("layer"), height=max(220, 110 + 48 * n_l))
         _layers_heads_axes(fig)
         fig.update_layout(meta={"kind": kind, "metric": metric})
         figs.append(fig)
@@ -72,8 +114,7 @@ def stats_heatmaps(stats: dict[str, np.ndarray], kind: str,
 
 
 def importance_figure(scan: dict[str, np.ndarray],
-                      title: str = "Importance scan: loss increase when one head is ablated"
-                      ) -> go.Figure:
+                      title: str = IMPORTANCE_TITLE) -> go.Figure:
     """Loss increase per head (layers × heads) for each kind, one symmetric RdBu range.
 
     Red = the loss rose without the head (the model needs it), blue = it fell.
@@ -82,6 +123,7 @@ def importance_figure(scan: dict[str, np.ndarray],
     if not kinds:
         raise ValueError("the scan is empty")
     m = half_width(*scan.values())
+    shown = _(title) if title == IMPORTANCE_TITLE else title  # a caller's title comes translated
     fig = make_subplots(rows=1, cols=len(kinds), horizontal_spacing=0.08,
                         subplot_titles=[_kind_name(k) for k in kinds])
     for col, kind in enumerate(kinds, start=1):
@@ -89,13 +131,14 @@ def importance_figure(scan: dict[str, np.ndarray],
         fig.add_trace(go.Heatmap(
             z=z, x=np.arange(z.shape[1]), y=np.arange(z.shape[0]), colorscale=SIGNED,
             reversescale=True, zmin=-m, zmax=m, zmid=0, showscale=col == len(kinds),
-            colorbar_title="Δ loss (nats)", text=cell_text(z, "+.3f"),
+            colorbar_title=_("Δ loss (nats)"), text=cell_text(z, "+.3f"),
             texttemplate="%{text}", name=kind,
-            hovertemplate=f"{kind} layer %{{y}} head %{{x}}<br>Δ loss %{{z:+.4f}}"
-                          "<extra></extra>"), row=1, col=col)
+            hovertemplate=_layer_head_hover(kind) + "<br>" + _("Δ loss")
+                          + " %{z:+.4f}<extra></extra>"), row=1, col=col)
     n_l = max(np.asarray(z).shape[0] for z in scan.values())
-    style(fig, f"{plotly_text(title)}<br><sup>mean NLL per target token, teacher-forced on the "
-               "un-ablated translation; red = the model needs the head</sup>", "head", "layer",
+    note = _("mean NLL per target token, teacher-forced on the un-ablated translation; "
+             "red = the model needs the head")
+    style(fig, f"{plotly_text(shown)}<br><sup>{note}</sup>", _("head"), _("layer"),
           height=max(300, 190 + 48 * n_l))
     fig.update_layout(margin={"t": 110})  # room for the subtitle above the subplot titles
     _layers_heads_axes(fig)
@@ -114,14 +157,17 @@ def ablation_figure(effect: dict, b: int = 0) -> go.Figure:
         customdata=np.stack([before, after], axis=-1),
         marker={"color": change, "colorscale": SIGNED, "cmin": -m, "cmax": m, "cmid": 0,
                 "colorbar": {"title": "Δ log p"}},
-        hovertemplate="%{x}<br>log p before %{customdata[0]:.3f}<br>after "
-                      "%{customdata[1]:.3f}<br>change %{y:+.3f}<extra></extra>"))
-    spec = effect.get("ablate_spec") or "nothing"
-    loss = (f"loss {effect['sentence_loss_before'][b]:.3f} → "
-            f"{effect['sentence_loss_after'][b]:.3f} nats/token")
-    style(fig, f"Ablating {plotly_text(spec)}: change in log-probability of each target token"
-               f"<br><sup>teacher-forced on the un-ablated translation; {loss}</sup>",
-          "target token (position:piece)", "Δ log p (after − before)")
+        hovertemplate="%{x}<br>" + _("log p before") + " %{customdata[0]:.3f}<br>"
+                      + _("after") + " %{customdata[1]:.3f}<br>" + _("change")
+                      + " %{y:+.3f}<extra></extra>"))
+    spec = effect.get("ablate_spec") or _("nothing")
+    loss = _("loss {before:.3f} → {after:.3f} nats/token").format(
+        before=effect["sentence_loss_before"][b], after=effect["sentence_loss_after"][b])
+    head = _("Ablating {heads}: change in log-probability of each target token").format(
+        heads=plotly_text(spec))
+    note = _("teacher-forced on the un-ablated translation; {loss}").format(loss=loss)
+    style(fig, f"{head}<br><sup>{note}</sup>",
+          _("target token (position:piece)"), _("Δ log p (after − before)"))
     fig.update_xaxes(type="category")
     fig.add_hline(y=0, line_width=1, line_color="gray")
     return fig
@@ -138,10 +184,10 @@ def rollout_figure(r: np.ndarray, q_tokens: Sequence[str], k_tokens: Sequence[st
     fig = go.Figure(go.Heatmap(
         z=r, x=token_labels(k_tokens, numbered=True), y=token_labels(q_tokens, numbered=True),
         colorscale=SCALE,
-        zmin=0.0, zmax=top, colorbar_title="share", text=cell_text(r) if small else None,
+        zmin=0.0, zmax=top, colorbar_title=_("share"), text=cell_text(r) if small else None,
         texttemplate="%{text}" if small else None,
-        hovertemplate="%{y} ← %{x}<br>share %{z:.3f}<extra></extra>"))
-    style(fig, plotly_text(title), "input token (key)", "output token (query)",
+        hovertemplate="%{y} ← %{x}<br>" + _("share") + " %{z:.3f}<extra></extra>"))
+    style(fig, plotly_text(title), _("input token (key)"), _("output token (query)"),
           height=int(min(900, max(320, 140 + 24 * r.shape[0]))))
     fig.update_xaxes(type="category")
     fig.update_yaxes(type="category", autorange="reversed")
@@ -162,9 +208,9 @@ def rollout_bars(r: np.ndarray, tokens: Sequence[str], query_index: int,
     fig = go.Figure(go.Bar(
         x=token_labels(tokens, numbered=True), y=r[query_index],
         marker={"color": r[query_index], "colorscale": SCALE, "cmin": 0.0, "cmax": 1.0},
-        hovertemplate="%{x}<br>share %{y:.3f}<extra></extra>"))
-    style(fig, f"Rollout for query {query}: where its information comes from",
-          "input token (key)", "share (row sums to 1)")
+        hovertemplate="%{x}<br>" + _("share") + " %{y:.3f}<extra></extra>"))
+    style(fig, _("Rollout for query {query}: where its information comes from").format(
+        query=query), _("input token (key)"), _("share (row sums to 1)"))
     fig.update_xaxes(type="category")
     return fig
 
@@ -179,33 +225,34 @@ def compare_figure(a: np.ndarray, b: np.ndarray, q_a: Sequence[str], k_a: Sequen
         if z.shape != (len(q), len(k)):
             raise ValueError(f"{name} map has shape {z.shape} for {len(q)} × {len(k)} tokens")
     left, right = (plotly_text(t) for t in titles[:2])
-    overall = plotly_text(titles[2]) if len(titles) > 2 else "Attention compared"
+    overall = plotly_text(titles[2]) if len(titles) > 2 else _("Attention compared")
     diff, reason = diff_where_tokens_agree((q_a, k_a), (q_b, k_b), a, b)
     both = diff is not None
     specs = [[{}, {}], [{"colspan": 2}, None]] if both else [[{}, {}]]
-    names = [left, right, "difference (right − left)"] if both else [left, right]
+    names = [left, right, _("difference (right − left)")] if both else [left, right]
     fig = make_subplots(rows=2 if both else 1, cols=2, specs=specs, subplot_titles=names,
                         horizontal_spacing=0.12, vertical_spacing=0.16)
     top = max([float(z.max()) for z in (a, b) if z.size] + [0.0]) or 1.0
-    bar = {"title": "weight", "len": 0.42 if both else 1.0, "y": 0.79 if both else 0.5}
+    bar = {"title": _("weight"), "len": 0.42 if both else 1.0, "y": 0.79 if both else 0.5}
     layout: dict = {"coloraxis": {"colorscale": SCALE, "cmin": 0.0, "cmax": top,
                                   "colorbar": bar}}
-    panels = [(1, 1, a, q_a, k_a, "coloraxis", "weight %{z:.3f}"),
-              (1, 2, b, q_b, k_b, "coloraxis", "weight %{z:.3f}")]
+    weight = _("weight") + " %{z:.3f}"
+    panels = [(1, 1, a, q_a, k_a, "coloraxis", weight), (1, 2, b, q_b, k_b, "coloraxis", weight)]
     if both:
         m = half_width(diff)
         layout["coloraxis2"] = {"colorscale": SIGNED, "cmin": -m, "cmax": m, "cmid": 0,
                                 "colorbar": {"title": "Δ", "len": 0.42, "y": 0.21}}
-        panels.append((2, 1, diff, q_a, k_a, "coloraxis2", "right − left %{z:+.3f}"))
-        note = "difference shown because both inputs have the same tokens"
+        panels.append((2, 1, diff, q_a, k_a, "coloraxis2", _("right − left") + " %{z:+.3f}"))
+        note = _("difference shown because both inputs have the same tokens")
     else:
-        note = f"no difference map: {plotly_text(reason)}"
+        note = _("no difference map: {reason}").format(reason=plotly_text(reason))
     for row, col, z, q, k, axis, value in panels:
         fig.add_trace(go.Heatmap(z=z, x=token_labels(k, numbered=True),
                                  y=token_labels(q, numbered=True), coloraxis=axis,
                                  hovertemplate=f"%{{y}} → %{{x}}<br>{value}<extra></extra>"),
                       row=row, col=col)
-    style(fig, f"{overall}<br><sup>{note}</sup>", "key", "query", height=900 if both else 480)
+    style(fig, f"{overall}<br><sup>{note}</sup>", _("key"), _("query"),
+          height=900 if both else 480)
     fig.update_xaxes(type="category")
     fig.update_yaxes(type="category", autorange="reversed")
     fig.update_layout(margin={"t": 110}, **layout)  # subtitle above the subplot titles

@@ -15,6 +15,7 @@ import plotly.graph_objects as go
 from model.analysis.qkmap import QKPoints
 
 from .common import base_layout, plotly_text
+from .i18n import _
 from .masks import KIND_NAMES
 
 COLOUR_BY = ("position", "token", "language", "role")
@@ -27,7 +28,8 @@ PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e
 def _hover(points: QKPoints) -> list[str]:
     texts = [plotly_text(t if len(t) <= SENTENCE_CHARS else t[:SENTENCE_CHARS] + "…")
              for t in points.texts]
-    return [f"{'query' if q else 'key'} {pos}:{plotly_text(tok)}<br>{texts[s]}"
+    query, key = _("query"), _("key")
+    return [f"{query if q else key} {pos}:{plotly_text(tok)}<br>{texts[s]}"
             for q, pos, tok, s in zip(points.is_query, points.position, points.token,
                                       points.sentence)]
 
@@ -37,23 +39,23 @@ def _groups(points: QKPoints, colour_by: str) -> list[tuple[str, np.ndarray, dic
     n = len(points.token)
     if colour_by == "position":
         pos = points.position.astype(float)
-        return [("all", np.ones(n, bool),
+        return [(_("all"), np.ones(n, bool),
                  {"color": pos, "colorscale": "Viridis", "cmin": 1, "cmax": max(2, pos.max()),
-                  "colorbar": {"title": "position"}})]
+                  "colorbar": {"title": _("position")}})]
     if colour_by == "language":
         langs = sorted(set(points.lang))
         return [(plotly_text(lang or "?"), np.array([x == lang for x in points.lang]),
                  {"color": PALETTE[i % len(PALETTE)]}) for i, lang in enumerate(langs)]
     if colour_by == "role":
-        return [("queries", points.is_query, {"color": "#c62828"}),
-                ("keys", ~points.is_query, {"color": "#1565c0"})]
+        return [(_("queries"), points.is_query, {"color": "#c62828"}),
+                (_("keys"), ~points.is_query, {"color": "#1565c0"})]
     if colour_by != "token":
         raise ValueError(f"colour_by must be one of {COLOUR_BY}")
-    common = [t for t, _ in Counter(points.token).most_common(TOP_TOKENS)]
+    common = [t for t, _n in Counter(points.token).most_common(TOP_TOKENS)]
     tokens = np.array(points.token, dtype=object)
     out = [(plotly_text(t), tokens == t, {"color": PALETTE[i % len(PALETTE)]})
            for i, t in enumerate(common)]
-    out.append(("other tokens", ~np.isin(tokens, common), {"color": "#cfcfcf"}))
+    out.append((_("other tokens"), ~np.isin(tokens, common), {"color": "#cfcfcf"}))
     return out
 
 
@@ -63,30 +65,33 @@ def qkmap_figure(points: QKPoints, kind: str, layer: int, head: int,
     hover = np.array(_hover(points), dtype=object)
     traces = []
     for name, mask, marker in _groups(points, colour_by):
-        for role, sel, symbol in (("queries", points.is_query, "circle"),
-                                  ("keys", ~points.is_query, "diamond-open")):
+        for role, sel, symbol in ((_("queries"), points.is_query, "circle"),
+                                  (_("keys"), ~points.is_query, "diamond-open")):
             pick = mask & sel
             if not pick.any():
                 continue
             m = dict(marker, symbol=symbol, size=6, opacity=0.75)
             if isinstance(m.get("color"), np.ndarray):
                 m["color"] = m["color"][pick]
-                m["showscale"] = role == "queries"
+                m["showscale"] = symbol == "circle"  # one colour bar, on the queries
             traces.append(go.Scatter(
                 x=points.xy[pick, 0], y=points.xy[pick, 1], mode="markers", marker=m,
                 name=f"{name} · {role}" if colour_by != "role" else name,
                 text=list(hover[pick]), hovertemplate="%{text}<extra></extra>"))
     how = points.method.upper() if points.method == "pca" else "t-SNE"
     if points.explained:
-        how += " (" + ", ".join(f"{100 * v:.0f} %" for v in points.explained) + " of variance)"
-    n_s = len(points.texts)
-    title = (f"{KIND_NAMES.get(kind, plotly_text(kind))} · layer {layer} · head {head}: "
-             f"{int(points.is_query.sum())} queries and {int((~points.is_query).sum())} keys "
-             f"from {n_s} sentences<br><sup>joint {how}; keys shifted and scaled so a query "
-             "lies near the keys it attends to</sup>")
-    layout = base_layout(title, height=640)
-    layout.update(xaxis={"title": {"text": "axis 1"}, "zeroline": False},
-                  yaxis={"title": {"text": "axis 2"}, "zeroline": False,
+        shares = ", ".join(f"{100 * v:.0f} %" for v in points.explained)
+        how += " (" + _("{shares} of variance").format(shares=shares) + ")"
+    name = _(KIND_NAMES[kind]) if kind in KIND_NAMES else plotly_text(kind)
+    head_line = _("{kind} · layer {layer} · head {head}: {queries} queries and {keys} keys "
+                  "from {sentences} sentences").format(
+        kind=name, layer=layer, head=head, queries=int(points.is_query.sum()),
+        keys=int((~points.is_query).sum()), sentences=len(points.texts))
+    note = _("joint {method}; keys shifted and scaled so a query lies near the keys it "
+             "attends to").format(method=how)
+    layout = base_layout(f"{head_line}<br><sup>{note}</sup>", height=640)
+    layout.update(xaxis={"title": {"text": _("axis 1")}, "zeroline": False},
+                  yaxis={"title": {"text": _("axis 2")}, "zeroline": False,
                          "scaleanchor": "x", "scaleratio": 1},
                   margin={"l": 10, "r": 10, "t": 90, "b": 10}, legend={"itemsizing": "constant"})
     return go.Figure(data=traces, layout=layout)
