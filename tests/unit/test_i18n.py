@@ -41,6 +41,11 @@ def catalogue() -> dict[str, object]:
         return {m.id: m for m in read_po(f) if m.id}
 
 
+def korean() -> dict[str, str]:
+    """msgid -> Korean, for every translated message of the committed catalogue."""
+    return {m: str(msg.string) for m, msg in catalogue().items() if msg.string}
+
+
 def fields(text: str) -> set[str]:
     """The str.format fields of a message, e.g. {'n', 'b', 'p:.0%'} -> {'n', 'b', 'p'}."""
     return {name.split(".")[0].split("[")[0] for _lit, name, _spec, _conv

@@ -73,7 +73,7 @@ def render(ctx: Ctx) -> None:
     if st.session_state["contrib_measure"] not in measures:
         st.session_state["contrib_measure"] = measures[0]
     measure = sticky(st.radio, "contrib_measure", _("Measure"), options=measures,
-                     horizontal=True, format_func=lambda m: viz_contrib.MEASURES[m][0])
+                     horizontal=True, format_func=lambda m: _(viz_contrib.MEASURES[m][0]))
     st.markdown(_("The decoder predicts **{token}** at step {step} (logit {logit:.2f}).")
                 .format(token=md(repr(c.token)), step=c.step + 1, logit=c.logit))
     if not pre:

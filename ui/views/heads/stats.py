@@ -100,7 +100,10 @@ def render(ctx: Ctx) -> None:
     if not stats:
         st.info(_("No statistics for this attention kind."))
         return
-    st.markdown("\n".join(f"- **{md(m)}**: {md(METRICS.get(m, ''))}" for m in stats))
+    names, meanings = viz_heads.METRIC_NAMES, viz_heads.METRIC_DEFINITIONS  # N_-marked copies
+    st.markdown("\n".join(f"- **{md(_(names.get(m, m)))}**: "
+                          f"{md(_(meanings[m]) if m in meanings else METRICS.get(m, ''))}"
+                          for m in stats))
     figs = viz_heads.stats_heatmaps(stats, kind)
     for i in range(0, len(figs), 2):
         for col, fig in zip(st.columns(2), figs[i:i + 2]):
