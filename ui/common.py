@@ -110,8 +110,8 @@ def head_label(trace: Trace | None, head: int) -> str:
     """'head 4', or 'head 4 · kv 1' when query heads share key/value heads."""
     groups = getattr(trace, "kv_groups", None)
     if groups is None or len(set(groups.tolist())) == len(groups):
-        return f"head {head}"
-    return f"head {head} · kv {groups[head]}"
+        return _("head {head}").format(head=head)
+    return _("head {head} · kv {kv}").format(head=head, kv=groups[head])
 
 
 def control_flow(exc: BaseException) -> bool:
