@@ -36,17 +36,19 @@ def card_line(bundle: Bundle) -> str:
     cfg, card = bundle.config, bundle.card or {}
     parts = [str(card.get("variant") or bundle.name)]
     try:
-        parts += [f"{cfg.n_enc_layers}+{cfg.n_dec_layers} layers × {cfg.n_heads} heads",
-                  f"d_model {cfg.d_model}", f"{cfg.pos_encoding} positions",
-                  f"{cfg.norm}-LN"]
+        parts += [_("{enc}+{dec} layers × {heads} heads").format(
+                      enc=cfg.n_enc_layers, dec=cfg.n_dec_layers, heads=cfg.n_heads),
+                  f"d_model {cfg.d_model}",
+                  _("{kind} positions").format(kind=cfg.pos_encoding), f"{cfg.norm}-LN"]
     except AttributeError:
         pass
     metrics = card.get("metrics") or {}
     for direction in ("en->ko", "ko->en"):
         m = metrics.get(direction)
         if isinstance(m, dict) and "chrf" in m:
-            parts.append(f"{direction.replace('->', '→')} chrF {float(m['chrf']):.1f}, "
-                         f"exact {float(m.get('exact_match', 0)):.1f}%")
+            parts.append(_("{direction} chrF {chrf:.1f}, exact {exact:.1f}%").format(
+                direction=direction.replace("->", "→"), chrf=float(m["chrf"]),
+                exact=float(m.get("exact_match", 0))))
     if card.get("device"):  # Hugging Face folders: where and in what precision they run
         parts.append(f"{card['device']}, {card.get('dtype', '')}".rstrip(", "))
     if card.get("device_note"):
