@@ -13,6 +13,7 @@ from ui.i18n import N_, _
 from ui.presenter import for_screen
 from ui.state import sticky
 from ui.text import KIND_LABELS
+from viz.attention import head_title, kv_groups
 from viz.common import chart_config
 
 NOT_NATIVE = N_("{what} is not supported for this model: it runs this project's own "
@@ -107,11 +108,9 @@ def kv_note(trace: Trace, head: int) -> str:
 
 
 def head_label(trace: Trace | None, head: int) -> str:
-    """'head 4', or 'head 4 · kv 1' when query heads share key/value heads."""
+    """'head 4', or 'head 4 · kv 1' when query heads share key/value heads (as the grids say)."""
     groups = getattr(trace, "kv_groups", None)
-    if groups is None or len(set(groups.tolist())) == len(groups):
-        return _("head {head}").format(head=head)
-    return _("head {head} · kv {kv}").format(head=head, kv=groups[head])
+    return head_title(head, None if groups is None else kv_groups(trace, len(groups)))
 
 
 def control_flow(exc: BaseException) -> bool:

@@ -47,22 +47,34 @@ def head_figure(trace, kind: str, layer: int, b: int, head: int, *, hide_pad: bo
 
 def panel_grid(n_rows: int, n_cols: int, titles: list[str], *, hgap: float = 0.015,
                vgap: float = 0.05, row_titles: list[str] | None = None,
-               col_titles: list[str] | None = None) -> dict:
+               col_titles: list[str] | None = None, col_groups: list[int] | None = None
+               ) -> dict:
     """Layout for an n_rows × n_cols grid of heatmap panels (what make_subplots builds, in one
     pass: make_subplots plus per-panel updates cost ~0.3 s for a 6 × 8 grid).
 
     Gaps shrink so that together they take at most 30 % of each axis (30 layers × 0.03 would
     leave panels no room), and domains are clipped to [0, 1]: the last row's lower edge
-    computes to about -1e-16, which plotly refuses."""
-    hgap = min(hgap, 0.3 / max(1, n_cols - 1))
+    computes to about -1e-16, which plotly refuses. `col_groups` (a group per column, e.g. the
+    key/value head each query head reads) puts 4× the gap between groups and a grey band
+    behind each group of more than one column."""
+    groups = col_groups or list(range(n_cols))
+    gaps = [hgap * (4 if groups[c] != groups[c + 1] and col_groups else 1)
+            for c in range(n_cols - 1)]
+    if sum(gaps) > 0.3:
+        gaps = [g * 0.3 / sum(gaps) for g in gaps]
+    lefts = [0.0]  # each column's left edge, in panel widths' units plus the gaps before it
+    width = (1 - sum(gaps)) / n_cols
+    for gap in gaps:
+        lefts.append(lefts[-1] + width + gap)
     vgap = min(vgap, 0.3 / max(1, n_rows - 1))
-    width = (1 - hgap * (n_cols - 1)) / n_cols
     height = (1 - vgap * (n_rows - 1)) / n_rows
     layout: dict = {"annotations": []}
+    if col_groups:
+        layout["shapes"] = _group_bands(groups, lefts, width)
     for r in range(n_rows):
         for c in range(n_cols):
             i = r * n_cols + c + 1
-            x0, y1 = c * (width + hgap), 1 - r * (height + vgap)
+            x0, y1 = lefts[c], 1 - r * (height + vgap)
             sfx = "" if i == 1 else str(i)
             layout[f"xaxis{sfx}"] = {"domain": _unit(x0, x0 + width), "anchor": f"y{sfx}",
                                      "type": "category", "showticklabels": False}
@@ -78,6 +90,40 @@ def panel_grid(n_rows: int, n_cols: int, titles: list[str], *, hgap: float = 0.0
                 "yref": "paper", "xanchor": "center", "yanchor": "bottom", "showarrow": False,
                 "font": {"size": 12}})
     return layout
+
+
+def _group_bands(groups: list[int], lefts: list[float], width: float) -> list[dict]:
+    """A light band behind each run of columns that share a group (runs of one get none)."""
+    bands, start = [], 0
+    for c in range(1, len(groups) + 1):
+        if c == len(groups) or groups[c] != groups[start]:
+            if c - start > 1:
+                pad = 0.004
+                bands.append({"type": "rect", "xref": "paper", "yref": "paper", "layer": "below",
+                              "x0": max(0.0, lefts[start] - pad),
+                              "x1": min(1.0, lefts[c - 1] + width + pad), "y0": 0, "y1": 1,
+                              "fillcolor": "rgba(120, 120, 120, 0.12)", "line": {"width": 0}})
+            start = c
+    return bands
+
+
+def kv_groups(trace, n_heads: int) -> list[int] | None:
+    """The key/value head each query head reads, or None when every head has its own."""
+    groups = getattr(trace, "kv_groups", None)
+    if groups is None or len(groups) != n_heads or len(set(np.asarray(groups).tolist())) == n_heads:
+        return None
+    return [int(g) for g in np.asarray(groups)]
+
+
+def head_title(head: int, groups: list[int] | None) -> str:
+    """'head 4', or 'head 4 · kv 1' under grouped-query attention (groups from kv_groups)."""
+    if groups is None:
+        return _("head {head}").format(head=head)
+    return _("head {head} · kv {kv}").format(head=head, kv=groups[head])
+
+
+def _head_titles(n_heads: int, groups: list[int] | None) -> list[str]:
+    return [head_title(h, groups) for h in range(n_heads)]
 
 
 def _unit(lo: float, hi: float) -> list[float]:
@@ -100,11 +146,12 @@ def layer_figure(trace, kind: str, layer: int, b: int, *, hide_pad: bool = True,
                  colorscale: str = "Viridis", max_size: int = LAYER_MAX) -> go.Figure:
     """Every head of one layer side by side on one shared 0–1 colour scale."""
     n_heads = trace.attn[kind].shape[2]
-    heads = [_("head {head}").format(head=h) for h in range(n_heads)]
+    groups = kv_groups(trace, n_heads)
+    heads = _head_titles(n_heads, groups)
     panels = [_panel(trace, kind, layer, b, h, hide_pad, max_size, colorscale,
                      h == n_heads - 1, heads[h], h + 1) for h in range(n_heads)]
-    layout = panel_grid(1, n_heads, heads, hgap=0.02,
-                        row_titles=[_("query")], col_titles=[_("key")] * n_heads)
+    layout = panel_grid(1, n_heads, heads, hgap=0.02, row_titles=[_("query")],
+                        col_titles=[_("key")] * n_heads, col_groups=groups)
     layout["yaxis"]["showticklabels"] = True
     return _titled(go.Figure(data=panels, layout=layout),
                    _("{kind} · layer {layer}: all {n} heads (shared 0–1 scale)")
@@ -123,9 +170,10 @@ def grid_figure(trace, kind: str, b: int, *, hide_pad: bool = True, colorscale: 
                      _("layer {layer} head {head}").format(layer=layer, head=h),
                      layer * n_heads + h + 1)
               for layer in range(n_layers) for h in range(n_heads)]
+    groups = kv_groups(trace, n_heads)  # grouped-query attention: heads sharing K/V side by side
     layout = panel_grid(n_layers, n_heads, titles, vgap=0.05 if n_layers < 6 else 0.03,
                         row_titles=[_("layer {layer}").format(layer=i) for i in range(n_layers)],
-                        col_titles=[_("head {head}").format(head=h) for h in range(n_heads)])
+                        col_titles=_head_titles(n_heads, groups), col_groups=groups)
     return _titled(go.Figure(data=panels, layout=layout),
                    _("{kind}: every layer (rows) × head (columns), shared 0–1 scale")
                    .format(kind=_(KIND_NAMES[kind])), max(320, 150 * n_layers + 80))

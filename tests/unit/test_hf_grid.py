@@ -63,3 +63,37 @@ def test_every_layer_by_head_grid_is_valid_plotly(tmp_path, family, layers, head
     go.Figure(layer_figure(trace, "dec_self", layers - 1, 0).to_dict())
     if family == "llama":
         assert trace.kv_groups.tolist() == list(np.repeat([0, 1, 2], 3))
+
+
+def _columns(fig) -> list[tuple[float, float]]:
+    """Each column's x domain, left to right (the first row's axes)."""
+    return sorted({(ax.domain[0], ax.domain[1]) for ax in go.Figure(fig.to_dict()).select_xaxes()})
+
+
+@pytest.mark.parametrize("family", ["gpt2", "llama"])
+def test_heads_that_share_keys_and_values_are_drawn_together(tmp_path, family):
+    """Grouped-query attention (Llama: 9 query heads read 3 key/value heads) draws each group's
+    columns closer together on one grey band, and names the kv head; GPT-2 has no groups."""
+    bundle = load_checkpoint(_folder(tmp_path, family))
+    trace = capture(bundle, ["the cat eats fish"], names=["attn"])
+    for fig in (grid_figure(trace, "dec_self", 0), layer_figure(trace, "dec_self", 0, 0)):
+        cols = _columns(fig)
+        gaps = [round(b[0] - a[1], 9) for a, b in zip(cols, cols[1:])]
+        bands = fig.layout.shapes
+        titles = [ax.title.text for ax in fig.select_xaxes() if ax.title.text]
+        if family == "gpt2":
+            assert len(cols) == 12 and len(set(gaps)) == 1 and not bands
+            continue
+        assert len(cols) == 9
+        inside, between = gaps[0], gaps[2]
+        assert between == pytest.approx(4 * inside)  # 0 1 2 | 3 4 5 | 6 7 8
+        assert gaps == [inside, inside, between, inside, inside, between, inside, inside]
+        assert len(bands) == 3
+        for g, band in enumerate(bands):  # each band covers exactly its three columns
+            assert band.x0 <= cols[3 * g][0] and cols[3 * g + 2][1] <= band.x1
+            assert band.x1 < (cols[3 * g + 3][0] if g < 2 else 1.0 + 1e-9)
+        if fig.layout.height > 400:  # the grid names the kv head under each column
+            assert titles == [f"head {h} · kv {h // 3}" for h in range(9)]
+        else:
+            assert [a.text for a in fig.layout.annotations] == [
+                f"head {h} · kv {h // 3}" for h in range(9)]
