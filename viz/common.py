@@ -29,16 +29,21 @@ SEQUENTIAL = ("Viridis", "Cividis", "Plasma", "Greys")
 DIVERGING = "RdBu"
 MASK_COLOURS = [[0.0, "#f2f2f2"], [1.0, "#3b3b3b"]]  # False light, True (blocked) dark
 TEXT_MAX = 40  # above this many rows or columns, heatmaps drop per-cell numbers
-HOVER = "query: %{y}<br>key: %{x}<br>value: %{z:.4f}<extra></extra>"  # see value_hover()
+HOVER = "query: %{y}<br>key: %{x}<br>value: %{z:.4f}<extra></extra>"  # value_hover() in English
 
 PAD_LABEL = "<pad>"
 DOWNLOAD_FORMATS = ("svg", "png")
 
 
+def query_key_hover(rest: str) -> str:
+    """A heatmap hover's query and key lines, then `rest`: only the words go through _(), so
+    plotly's %{…} fields never meet str.format."""
+    return _("query") + ": %{y}<br>" + _("key") + ": %{x}<br>" + rest
+
+
 def value_hover() -> str:
-    """HOVER in the installed language: only its words go through _(), plotly's %{…} stay."""
-    return (_("query") + ": %{y}<br>" + _("key") + ": %{x}<br>" + _("value")
-            + ": %{z:.4f}<extra></extra>")
+    """The default heatmap hover (HOVER) in the installed language."""
+    return query_key_hover(_("value") + ": %{z:.4f}<extra></extra>")
 
 
 def plotly_text(text: str) -> str:
@@ -155,10 +160,10 @@ def style(fig: go.Figure, title: str, x_title: str, y_title: str, *,
 def heatmap_trace(z: np.ndarray, x: Sequence[str], y: Sequence[str], *,
                   colorscale: str | list = "Viridis", zmin: float | None = None,
                   zmax: float | None = None, zmid: float | None = None,
-                  text: np.ndarray | None = None, hover: str = HOVER,
+                  text: np.ndarray | None = None, hover: str | None = None,
                   showscale: bool = True, name: str = "") -> go.Heatmap:
     """One heatmap trace with categorical token axes; z is sent as a binary float32 or
-    uint8 array (never as a list of Python numbers)."""
+    uint8 array (never as a list of Python numbers). hover: value_hover() when None."""
     z = np.asarray(z)
     if z.dtype == bool:
         z = z.astype(np.uint8)
@@ -167,7 +172,7 @@ def heatmap_trace(z: np.ndarray, x: Sequence[str], y: Sequence[str], *,
     kwargs: dict = {}
     if text is not None:
         kwargs.update(text=text, texttemplate="%{text}")
-    if hover == HOVER:  # the default hover, in the installed language
+    if hover is None:  # built now, in the language installed now
         hover = value_hover()
     # _validate=False: plotly's per-property validation costs more than the rest of a rerun;
     # the properties here are fixed, and tests validate every view's figures once
@@ -179,7 +184,7 @@ def heatmap_trace(z: np.ndarray, x: Sequence[str], y: Sequence[str], *,
 def heatmap(z: np.ndarray, x: Sequence[str], y: Sequence[str], *, title: str, x_title: str,
             y_title: str, colorscale: str | list = "Viridis", zmin: float | None = None,
             zmax: float | None = None, zmid: float | None = None, numbers: bool = False,
-            fmt: str = ".2f", text: np.ndarray | None = None, hover: str = HOVER,
+            fmt: str = ".2f", text: np.ndarray | None = None, hover: str | None = None,
             height: int | None = None, square: bool = False,
             text_max: int = TEXT_MAX) -> go.Figure:
     """A labelled heatmap, first row at the top; per-cell text only when small enough."""

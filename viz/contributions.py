@@ -14,7 +14,7 @@ from model.analysis.contributions import Contributions
 
 from .common import DIVERGING, cell_text, half_width, plotly_text, style, token_labels
 from .i18n import N_, _
-from .masks import KIND_NAMES
+from .masks import KIND_NAMES, kind_name
 
 MEASURES = {  # (name, how it is computed): translate with _() where shown
     "dla": (N_("direct logit attribution"),
@@ -23,10 +23,6 @@ MEASURES = {  # (name, how it is computed): translate with _() where shown
                  N_("logit with the head's context zeroed − logit without; red = the head "
                     "raises this token")),
 }
-
-
-def _kind_name(kind: str) -> str:
-    return _(KIND_NAMES[kind]) if kind in KIND_NAMES else plotly_text(kind)
 
 
 def _table(c: Contributions, measure: str) -> dict[str, np.ndarray]:
@@ -46,7 +42,7 @@ def heads_figure(c: Contributions, measure: str = "dla") -> go.Figure:
     kinds = list(tables)
     m = half_width(*tables.values())
     fig = make_subplots(rows=1, cols=len(kinds), horizontal_spacing=0.08,
-                        subplot_titles=[_kind_name(k) for k in kinds])
+                        subplot_titles=[kind_name(k) for k in kinds])
     label = "logit" if measure == "dla" else "−Δ logit"
     for col, kind in enumerate(kinds, start=1):
         z = np.asarray(tables[kind], dtype=np.float64)
@@ -111,7 +107,7 @@ def top_tokens_figure(c: Contributions, head: tuple[str, int, int],
                            hovertemplate="%{y}<br>%{x:+.4f}<extra></extra>"))
     kind, layer, h = head
     title = _("{kind} layer {layer} head {head}: tokens promoted (red) and suppressed (blue)"
-              ).format(kind=_kind_name(kind), layer=layer, head=h)
+              ).format(kind=kind_name(kind), layer=layer, head=h)
     note = _("{measure} over the whole vocabulary").format(measure=_(MEASURES[measure][0]))
     style(fig, f"{title}<br><sup>{note}</sup>", _("effect on the logit"), "",
           height=max(300, 100 + 22 * len(rows)))

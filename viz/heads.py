@@ -26,7 +26,7 @@ from .common import (
     token_labels,
 )
 from .i18n import N_, _
-from .masks import KIND_NAMES
+from .masks import kind_name
 
 SCALE = SEQUENTIAL[0]  # Viridis: every unsigned map here (shares, entropy, rollout)
 SIGNED = DIVERGING  # RdBu, always on a range symmetric about 0
@@ -58,10 +58,6 @@ METRIC_NAMES = {"entropy": N_("entropy"), "distance": N_("distance"),
                 "special_share": N_("special_share"), "punct_share": N_("punct_share"),
                 "prev_token": N_("prev_token"), "diagonal": N_("diagonal"),
                 "alignment": N_("alignment")}
-
-
-def _kind_name(kind: str) -> str:
-    return _(KIND_NAMES[kind]) if kind in KIND_NAMES else plotly_text(kind)
 
 
 def _definition(metric: str, definitions: dict[str, str] | None) -> str:
@@ -105,7 +101,7 @@ def stats_heatmaps(stats: dict[str, np.ndarray], kind: str,
             hovertemplate=_layer_head_hover(kind) + f"<br>{name} %{{z:.4f}}<extra></extra>",
             **rng))
         definition = plotly_text(_definition(metric, definitions))
-        title = f"{_kind_name(kind)}: {name}<br><sup>{definition}</sup>"
+        title = f"{kind_name(kind)}: {name}<br><sup>{definition}</sup>"
         style(fig, title, _("head"), _("layer"), height=max(220, 110 + 48 * n_l))
         _layers_heads_axes(fig)
         fig.update_layout(meta={"kind": kind, "metric": metric})
@@ -125,7 +121,7 @@ def importance_figure(scan: dict[str, np.ndarray],
     m = half_width(*scan.values())
     shown = _(title) if title == IMPORTANCE_TITLE else title  # a caller's title comes translated
     fig = make_subplots(rows=1, cols=len(kinds), horizontal_spacing=0.08,
-                        subplot_titles=[_kind_name(k) for k in kinds])
+                        subplot_titles=[kind_name(k) for k in kinds])
     for col, kind in enumerate(kinds, start=1):
         z = np.asarray(scan[kind], dtype=np.float64)
         fig.add_trace(go.Heatmap(

@@ -14,6 +14,8 @@ from .common import (
     cell_text,
     heatmap,
     padded_tokens,
+    plotly_text,
+    query_key_hover,
     token_labels,
     value_hover,
 )
@@ -22,6 +24,13 @@ from .i18n import N_, _
 # English names (the catalogue's msgids): show them as _(KIND_NAMES[kind])
 KIND_NAMES = {"enc_self": N_("encoder self-attention"), "dec_self": N_("decoder self-attention"),
               "cross": N_("encoder–decoder (cross) attention")}
+
+
+def kind_name(kind: str) -> str:
+    """An attention kind's name in the installed language (an unknown key shown literally)."""
+    return _(KIND_NAMES[kind]) if kind in KIND_NAMES else plotly_text(kind)
+
+
 MASK_HOVER = "query: %{y}<br>key: %{x}<br>blocked: %{text}<extra></extra>"
 MASK_HOVER_LONG = "query: %{y}<br>key: %{x}<br>blocked: %{z} (1 = True)<extra></extra>"
 MASK_TEXT_MAX = 24  # True/False printed in the cells up to this many tokens per side
@@ -71,15 +80,10 @@ MASK_TITLES = {"encoder pad mask": N_("Encoder pad mask"),
                "cross (encoder–decoder) mask": N_("Cross (encoder–decoder) mask")}
 
 
-def _hover(third: str) -> str:
-    """The query and key lines of a hover (words in the installed language), then third."""
-    return _("query") + ": %{y}<br>" + _("key") + ": %{x}<br>" + third
-
-
 def mask_hover(long: bool = False) -> str:
     """MASK_HOVER (or MASK_HOVER_LONG) in the installed language."""
     value = "%{z} (1 = True)" if long else "%{text}"
-    return _hover(_("blocked") + ": " + value + "<extra></extra>")
+    return query_key_hover(_("blocked") + ": " + value + "<extra></extra>")
 
 
 def mask_figure(mask: np.ndarray, q_tokens: list[str], k_tokens: list[str],
@@ -137,7 +141,7 @@ def mask_effect_figures(trace, kind: str, layer: int, b: int, head: int, *,
     after = heatmap(shown, x, y, title=_("2. After masking: blocked cells set to -1e9 {shape}")
                     .format(shape=shape),
                     colorscale=DIVERGING, zmid=0, zmin=-bound, zmax=bound, text=text,
-                    hover=_hover(_("value") + ": %{customdata}<extra></extra>"),
+                    hover=query_key_hover(_("value") + ": %{customdata}<extra></extra>"),
                     x_title=_("key"), y_title=_("query"))
     if max(masked.shape) <= 40:  # long inputs: hover shows the value, blank cells are -1e9
         after.update_traces(customdata=np.where(blocked, "-1e9 (" + _("blocked") + ")",

@@ -16,7 +16,7 @@ from model.analysis.qkmap import QKPoints
 
 from .common import base_layout, plotly_text
 from .i18n import _
-from .masks import KIND_NAMES
+from .masks import kind_name
 
 COLOUR_BY = ("position", "token", "language", "role")
 TOP_TOKENS = 10  # tokens with their own colour when colouring by token; the rest are grey
@@ -82,7 +82,7 @@ def qkmap_figure(points: QKPoints, kind: str, layer: int, head: int,
     if points.explained:
         shares = ", ".join(f"{100 * v:.0f} %" for v in points.explained)
         how += " (" + _("{shares} of variance").format(shares=shares) + ")"
-    name = _(KIND_NAMES[kind]) if kind in KIND_NAMES else plotly_text(kind)
+    name = kind_name(kind)
     head_line = _("{kind} · layer {layer} · head {head}: {queries} queries and {keys} keys "
                   "from {sentences} sentences").format(
         kind=name, layer=layer, head=head, queries=int(points.is_query.sum()),
