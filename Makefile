@@ -14,7 +14,7 @@ hash = $(shell cat $(1) | sha256sum | cut -c1-16)
 RUN_STAMP := $(VENV)/.installed-run-$(call hash,requirements.txt)
 DEV_STAMP := $(VENV)/.installed-dev-$(call hash,requirements.txt requirements-dev.txt)
 
-.PHONY: run test lint locales messages bench soak clean
+.PHONY: run test lint locales messages bench soak readme clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -58,6 +58,10 @@ bench: $(DEV_STAMP)
 	@if [ -f benchmarks/__init__.py ]; then $(PY) -m benchmarks; else echo "no benchmarks/ package"; fi
 
 # One process, 2,000 distinct inputs through rotating sessions: prints RSS every 100 inputs,
+# Rewrite README.md's figure blocks (<!-- figures:NAME -->) from benchmarks/results.json.
+readme: $(RUN_STAMP)
+	$(PY) -m benchmarks.readme
+
 # the slope over the last 1,000 and PASS/FAIL (benchmarks/bench_soak.py; tens of minutes).
 soak: $(DEV_STAMP)
 	$(PY) -m benchmarks bench_soak

@@ -29,14 +29,17 @@ def save_results(name: str, figures: dict[str, dict], path: Path = RESULTS) -> N
     """Merge one benchmark's figures into the results file: results[name][part] is replaced for
     each part measured now; other benchmarks' keys and this one's other parts stay as they were.
 
-    Each part gets when it was measured and on how many cores, so a reader can tell which
-    figures come from which run.
+    Each part gets when it was measured, on how many cores and the load average (1, 5 and 15
+    minutes) when it was saved, right after measuring: on a shared machine a reader needs all
+    three to weigh a figure. The README names them beside each figure (benchmarks.readme).
     """
     data = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
     section = data.setdefault(name, {})
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    load = [round(x, 2) for x in os.getloadavg()]
     for part, values in figures.items():
-        section[part] = {**values, "measured": stamp, "cpu_cores": os.cpu_count()}
+        section[part] = {**values, "measured": stamp, "cpu_cores": os.cpu_count(),
+                         "load_average": load}
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n",
                    encoding="utf-8")

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import runpy
+
+import pytest
 
 from tests.conftest import ROOT
 
@@ -21,35 +25,74 @@ def test_readme_api_example_runs(tmp_path, capsys, monkeypatch):
     assert "Winter is cold." in capsys.readouterr().out
 
 
-def test_readme_benchmark_rows_match_the_committed_results():
-    """Every row a benchmark writes from benchmarks/results.json stands in the README as is,
-    so the README cannot drift from what was measured (rerun, then paste the printed rows)."""
-    import importlib
-
+def test_readme_figure_blocks_are_the_committed_results():
+    """Every figure block in the README is what its renderer writes from results.json, every
+    renderer has its block, and every figure outside a block is on the not-measured list."""
+    from benchmarks import readme as figures
     from benchmarks.common import load_results
 
-    readme = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
     results = load_results()
-    assert {"bench_bertviz", "bench_app"} <= set(results)
-    generated = []
-    for name, section in sorted(results.items()):
-        rows = getattr(importlib.import_module(f"benchmarks.{name}"), "readme_rows", None)
-        for row in rows(section) if rows else ():
-            assert row in readme, f"README row for {name} differs from results.json:\n{row}"
-            generated.append(row)
-    about_bertviz = [row for row in generated if "bertviz" in row]
-    assert len(about_bertviz) >= 4  # bertviz page: like for like, as sent; attention view: both
-    start = readme.index("## Benchmarks")
-    end = next(i for i in range(start + 1, len(readme)) if readme[i].startswith("## "))
-    table = [line for line in readme[start:end] if line.startswith("| ")]
-    # no hand-written bertviz row beside the generated ones
-    assert sum("bertviz" in line for line in table) == len(about_bertviz)
+    blocks = figures.blocks_in(text)
+    assert set(blocks) == set(figures.BLOCKS), "README blocks and benchmarks.readme.BLOCKS differ"
+    for name, body in blocks.items():
+        assert body == figures.render(name, results), (
+            f"README block {name!r} differs from benchmarks/results.json: run `make readme`")
+        for line in body.splitlines():  # every measured line names its results key and run
+            if figures.MEASURED.search(line) and not line.startswith("|---"):
+                assert "`bench_" in line or line.startswith("| "), line
+    stray = figures.measured_outside_blocks(text)
+    assert not stray, "figures outside a block that look measured:\n" + "\n".join(
+        f"README.md:{i}: {', '.join(f)}: {line.strip()}" for i, line, f in stray)
+
+
+def test_figure_blocks_catch_drift_and_stray_figures():
+    """The checks above can fail: a changed result, a hand-typed figure, a block without a
+    renderer and one renderer's figure edited by hand are each caught."""
+    from benchmarks import readme as figures
+    from benchmarks.common import load_results
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    results = load_results()
+    # a result changed after the README was written
+    changed = json.loads(json.dumps(results))
+    changed["bench_soak"]["soak"]["peak_after_warmup_mb"] += 1
+    assert figures.render("soak", changed) != figures.render("soak", results)
+    # a figure typed by hand outside the blocks
+    typed = text.replace("## Tests\n", "## Tests\n\nA rerun takes 91 ms here.\n", 1)
+    assert [f for *_, f in figures.measured_outside_blocks(typed)] == [["91 ms"]]
+    # settings stay allowed, but only the phrase allowed
+    assert not figures.measured_outside_blocks("check (every 0.2 s). x\n")
+    assert figures.measured_outside_blocks("check (every 0.2 s), took 0.3 s\n")
+    # a block without a renderer, and a block edited by hand, are refused by rewrite/compare
+    with pytest.raises(KeyError, match="no renderer"):
+        figures.rewrite("<!-- figures:nosuch -->\nx\n<!-- /figures:nosuch -->\n", results)
+    body = figures.blocks_in(text)["soak"]
+    edited = text.replace(body, body.replace("2,601 MB", "2,501 MB"))
+    assert figures.rewrite(edited, results) == text
+    # provenance: the key, date, cores and load of the run
+    results2 = {"bench_x": {"p": {"measured": "2026-11-24 03:00 UTC", "cpu_cores": 2,
+                                   "load_average": [6.25, 5.5, 4.0]}}}
+    assert figures.provenance(results2, "bench_x.p") == (
+        "`bench_x.p`, 2026-11-24 03:00 UTC, 2 cores, load average 6.2 (1 min), 5.5 (5 min)")
+    with pytest.raises(figures.MissingResult, match="bench_x.q"):
+        figures.provenance(results2, "bench_x.q")
+
+
+def test_save_results_records_date_cores_and_load(tmp_path):
+    """Each saved part carries when, on how many cores and under what load it was measured."""
+    from benchmarks.common import save_results
+
+    path = tmp_path / "results.json"
+    save_results("bench_x", {"p": {"v": 1}}, path)
+    saved = json.loads(path.read_text("utf-8"))["bench_x"]["p"]
+    assert saved["v"] == 1 and saved["cpu_cores"] == os.cpu_count()
+    assert len(saved["load_average"]) == 3 and all(x >= 0 for x in saved["load_average"])
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC", saved["measured"])
 
 
 def test_readme_alignment_table_matches_the_cards():
     """The weights-vs-norms table in the README is what the shipped cards hold."""
-    import json
-
     from model.training.alignment_table import HEADER, card_tables, layer_rows
 
     readme = (ROOT / "README.md").read_text(encoding="utf-8")

@@ -1,0 +1,289 @@
+"""The README's measured figures, written from benchmarks/results.json.
+
+A figure block in README.md is the text between two markers:
+
+    <!-- figures:NAME -->
+    ...generated text, never edited by hand...
+    <!-- /figures:NAME -->
+
+`BLOCKS[NAME]` renders that text from the whole results.json dict. Adding a block is one
+renderer function and one line in `BLOCKS` (a row of the benchmark table: one function and one
+line in `TABLE_ROWS`); `python -m benchmarks.readme` (`make readme`) rewrites every block in
+place, and tests/unit/test_readme.py fails while a block differs from what the file gives or a
+figure outside every block looks measured (see `NOT_MEASURED` for what is allowed there).
+Every rendered figure names its results key and the run's date, core count and load average.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from benchmarks.common import ROOT, load_results
+
+README = ROOT / "README.md"
+BLOCK = re.compile(
+    r"(<!-- figures:(?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- /figures:(?P=name) -->)", re.S)
+
+
+class MissingResult(KeyError):
+    """A block's renderer needs a results key that results.json does not hold."""
+
+
+def part(results: dict, key: str) -> dict:
+    """results['bench_x']['part'] for key 'bench_x.part', or MissingResult naming the key."""
+    node = results
+    for step in key.split("."):
+        if not isinstance(node, dict) or step not in node:
+            raise MissingResult(f"benchmarks/results.json has no {key!r}; run "
+                                f"`python -m benchmarks {key.split('.')[0]}` first")
+        node = node[step]
+    return node
+
+
+def provenance(results: dict, key: str) -> str:
+    """'`key`, <date>, <n> cores, load average <l>': which run a figure comes from."""
+    p = part(results, key)
+    load = p.get("load_average")
+    if isinstance(load, list | tuple) and load:
+        how = f"load average {load[0]:.1f} (1 min), {load[1]:.1f} (5 min)" if len(load) > 1 \
+            else f"load average {load[0]:.1f}"
+    elif "load_average_start" in p:
+        how = f"load average {p['load_average_start']:.1f} at the start"
+    else:
+        how = "load average not recorded"
+    when = p.get("measured", "date not recorded")
+    return f"`{key}`, {when}, {p.get('cpu_cores', '?')} cores, {how}"
+
+
+def _with_source(row: str, results: dict, key: str) -> str:
+    """A table row '| what | measured | target |' with the run named in the measured cell."""
+    head, _, target = row.rstrip().removesuffix("|").rstrip().rpartition(" | ")
+    return f"{head} ({provenance(results, key)}) | {target} |"
+
+
+# ---- rows of the benchmark table ----------------------------------------------------------
+
+def rows_bertviz(results: dict) -> list[str]:
+    """The bertviz page against bertviz's own head_view (bench_bertviz.pages)."""
+    from benchmarks.bench_bertviz import readme_rows
+
+    part(results, "bench_bertviz.pages")
+    return [_with_source(r, results, "bench_bertviz.pages")
+            for r in readme_rows(results["bench_bertviz"])]
+
+
+def rows_attention_512(results: dict) -> list[str]:
+    """The attention view at 512 pieces (bench_app.attention_512)."""
+    from benchmarks.bench_app import readme_rows
+
+    part(results, "bench_app.attention_512")
+    return [_with_source(r, results, "bench_app.attention_512")
+            for r in readme_rows(results["bench_app"])]
+
+
+def _gb(mb: float) -> str:
+    return f"{mb / 1000:.2f}"
+
+
+def rows_admission(results: dict) -> list[str]:
+    """N different largest inputs at once, with and without the gate (bench_admission)."""
+    gate = part(results, "bench_admission.gate")
+    none = part(results, "bench_admission.no_gate")
+    gc, nc = gate["counts"], none["counts"]
+    ns = sorted(gc, key=int)  # JSON keys are strings: "16" sorts before "4"
+    first = gc[ns[0]]
+    peaks = " / ".join(_gb(gc[n]["peak_mb"]) for n in ns)
+    done = " / ".join(str(gc[n]["outcomes"].get("result", 0)) for n in ns)
+    busy = " / ".join(str(gc[n]["outcomes"].get("Busy", 0)) for n in ns)
+    ungated = " / ".join(f"{_gb(nc[n]['peak_mb'])} GB" if "peak_mb" in nc[n]
+                         else f"{n} not run ({nc[n].get('skipped', 'skipped')})" for n in ns)
+    row = (f"| {' / '.join(ns)} different largest inputs at once (16 × 519 pieces) on one "
+           f"process, `bench_admission` (model: {gate['model']}, estimate "
+           f"{first['estimate_mb']} MB a run) | with the gate (defaults, budget "
+           f"{first['budget_mb']} MB): peak {peaks} GB (baseline {_gb(first['base_mb'])} GB), "
+           f"results {done}, busy {busy}; without: {ungated} "
+           f"({provenance(results, 'bench_admission.gate')}) | peak ≤ baseline + "
+           "`ATTN_INFLIGHT_MB` + `ATTN_TRACE_CACHE_MB` |")
+    return [row]
+
+
+# In table order; each returns its rows, or raises MissingResult.
+TABLE_ROWS: list[Callable[[dict], list[str]]] = [rows_bertviz, rows_attention_512,
+                                                 rows_admission]
+
+
+def block_benchmarks(results: dict) -> str:
+    """The benchmark table: one row function per measurement (TABLE_ROWS)."""
+    rows = ["| benchmark | measured (results key, date, cores, load) | target |", "|---|---|---|"]
+    for fn in TABLE_ROWS:
+        rows += fn(results)
+    return "\n".join(rows)
+
+
+# ---- prose blocks -------------------------------------------------------------------------
+
+def block_soak(results: dict) -> str:
+    """make soak's last committed run (bench_soak.soak)."""
+    s = part(results, "bench_soak.soak")
+    rss, cache = s["rss_mb"], s["trace_cache_mb_series"]
+    beyond = [r - c for r, c in zip(rss, cache, strict=True)]
+    every = s["inputs"] // (len(rss) - 1) if len(rss) > 1 else s["inputs"]
+    bound = s["trace_cache_mb"] + 600
+    half = len(rss) // 2
+    return (
+        f"**Measured** ({provenance(results, 'bench_soak.soak')}; {s['inputs']:,} inputs, "
+        f"{s['trace_cache_mb']:,.0f} MB Trace cache): RSS every {every} inputs "
+        + " ".join(f"{r:.0f}" for r in rss) + " MB; beyond the cache "
+        + " ".join(f"{b:.0f}" for b in beyond) + " MB. The cache held "
+        f"{min(cache[half:]) / 1000:.2f}–{max(cache[half:]) / 1000:.2f} GB over the last "
+        f"{s['inputs'] - half * every:,} inputs. Peak after warm-up "
+        f"{s['peak_after_warmup_mb']:,} MB against the {bound:,.0f} MB bound, beyond the cache "
+        f"at most {s['peak_outside_cache_mb']:,} MB, slope beyond the cache "
+        f"{s['outside_slope_mb_per_100_inputs']:+.1f} MB per 100 inputs (RSS itself "
+        f"{s['slope_mb_per_100_inputs']:+.1f}); " + ("passed." if s["passed"] else "FAILED.")
+    )
+
+
+def block_capacity(results: dict) -> str:
+    """bench_capacity's last committed run: p50/p95 per request rate."""
+    c = part(results, "bench_capacity.capacity")
+    rows = ["| reruns/s | p50 | p95 | reruns | CPU s per rerun | load average (1 min) |",
+            "|---|---|---|---|---|---|"]
+    rows += [f"| {s['rate']:g} | {s['p50_s']:.2f} s | {s['p95_s']:.2f} s | {s['reruns']} | "
+             f"{s['cpu_s_per_rerun']:.2f} | {s['load_1min']:g} |" for s in c["steps"]]
+    rate = c["rate_at_p95_1s"]
+    if rate is None:
+        over = [s["p95_s"] > 1 for s in c["steps"]]
+        verdict = ("p95 was over 1 s at every rate tried, so this run names no knee" if all(over)
+                   else "p95 did not cross 1 s for good between the rates tried")
+    else:
+        verdict = (f"p95 crosses 1 s for good at {rate:.2f} reruns/s: at one request per "
+                   f"student every 15 s, about {rate * 15:.0f} students")
+    return ("\n".join(rows) + f"\n\n{c['sessions']} sessions, {c['seconds']:g} s per rate "
+            f"({provenance(results, 'bench_capacity.capacity')}, the load per rate in the "
+            f"table); {verdict}.")
+
+
+BLOCKS: dict[str, Callable[[dict], str]] = {
+    "benchmarks": block_benchmarks,
+    "soak": block_soak,
+    "capacity": block_capacity,
+}
+
+
+def render(name: str, results: dict) -> str:
+    """The text block NAME should hold (without its markers)."""
+    if name not in BLOCKS:
+        raise KeyError(f"README block {name!r} has no renderer in benchmarks.readme.BLOCKS")
+    return BLOCKS[name](results).rstrip("\n") + "\n"
+
+
+def blocks_in(text: str) -> dict[str, str]:
+    """{name: body} of every figure block in a README text."""
+    found: dict[str, str] = {}
+    for m in BLOCK.finditer(text):
+        if m["name"] in found:
+            raise ValueError(f"README has two figure blocks named {m['name']!r}")
+        found[m["name"]] = m["body"]
+    return found
+
+
+def rewrite(text: str, results: dict) -> str:
+    """text with every figure block's body rendered again from results."""
+    blocks_in(text)  # duplicate names are an error, not a silent overwrite
+    return BLOCK.sub(lambda m: m.group(1) + render(m["name"], results) + m.group(4), text)
+
+
+# ---- what may stand outside a block -------------------------------------------------------
+
+# A number with a unit a measurement would carry.
+MEASURED = re.compile(
+    r"(?<![\w.])[−+-]?~?\d[\d,]*(?:\.\d+)?\s?(?:ms|s|MB|GB|KB|kB|×|%|reruns/s|students|min|"
+    r"minutes|seconds|CPU s)(?![\w/])|(?<![\w/])1/\d+(?:\.\d+)?\b")
+
+# Numbers with units outside any block that are settings, bounds or definitions, not
+# measurements: (regex over one README line, why it may stay). Matches are blanked before the
+# scan, so each entry allows exactly the phrase it names.
+NOT_MEASURED: dict[str, str] = {
+    r"zoomed 1\.5×|with 1\.5× larger fonts": "presenter-mode zoom, a setting",
+    r"`max_len` 520|8\.6 MB per folder": "shipped checkpoint size on disk (a file size)",
+    r"--max-minutes 50|50 minutes|59\.5 (?:more|minutes)|9\.5 more": "training time limits",
+    r"10 % of the pairs": "--typed-share 0.1, a setting",
+    r"are 45 % of the corpus": "corpus mixture, a setting",
+    r"2 × source \+ 10": "decoding formula",
+    r"within ±30 % of measured peaks": "test tolerance",
+    r"every 0\.2 s": "queue poll interval, a setting",
+    r"blocks of 1 MB or more|up to 32 MB": "glibc M_MMAP_THRESHOLD, settings",
+    r"1\.2 × budget": "test bound",
+    r"16 × 519 pieces|16 × 512 tokens|16 lines of 519 pieces": "input sizes",
+    r"is estimated at 1\.0 GB|2\.3 GB\.|about 1\.1 GB|about 0\.3 GB|about 10\.5 GB":
+        "model.budget's estimate from shapes, deterministic (H5's tests tie it to the code)",
+    r"of 8–48 MB each|184 MB together": "st.cache_data max sizes, settings",
+    r"at most 2 minutes": "Streamlit's disconnected-session limit",
+    r"\+ 600 MB|±5 MB|~600 MB": "soak pass bounds, settings",
+    r"an 8 MB Trace": "test setting",
+    r"baseline \+ 5\.1 GB with the defaults": "sum of the default budgets (3,072 + 2,048 MB)",
+    r"one request per student every 15 s|every 15 s": "planning assumption",
+    r"Trace cache every 100|every 100 inputs": "sampling interval",
+    r"1 s for good|within a second|crosses 1 s|p95 crosses 1 s": "latency target",
+}
+# Sections whose figures are model-quality figures from checkpoints/*/card.json (tied to the
+# cards by their own tests), not benchmark runs: (first line's start, next section's start).
+CARD_SECTIONS: list[tuple[str, str]] = [
+    ("## Shipped checkpoints", "The app opens on `paper`."),
+    ("**Pieces.**", "## Benchmarks"),
+]
+
+
+def outside_blocks(text: str) -> list[tuple[int, str]]:
+    """(line number, line) of README lines outside every figure block and card section."""
+    lines = text.splitlines()
+    keep, inside, skip_until = [], None, None
+    for i, line in enumerate(lines, 1):
+        m = re.match(r"<!-- (/?)figures:([\w-]+) -->", line)
+        if m:
+            inside = None if m[1] else m[2]
+            continue
+        if skip_until is None:
+            skip_until = next((end for start, end in CARD_SECTIONS if line.startswith(start)),
+                              None)
+        elif line.startswith(skip_until):
+            skip_until = None
+        if inside is None and skip_until is None:
+            keep.append((i, line))
+    return keep
+
+
+def measured_outside_blocks(text: str) -> list[tuple[int, str, list[str]]]:
+    """(line number, line, figures) for each figure outside a block that looks measured."""
+    allowed = re.compile("|".join(f"(?:{p})" for p in NOT_MEASURED))
+    hits = []
+    for i, line in outside_blocks(text):
+        figures = MEASURED.findall(allowed.sub(" ", line))
+        if figures:
+            hits.append((i, line, figures))
+    return hits
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Rewrite README.md's figure blocks from benchmarks/results.json; --check only compares."""
+    argv = sys.argv[1:] if argv is None else argv
+    text = README.read_text(encoding="utf-8")
+    new = rewrite(text, load_results())
+    stray = measured_outside_blocks(new)
+    for i, line, figures in stray:
+        print(f"README.md:{i}: figure outside a block: {', '.join(figures)}: {line.strip()}")
+    if "--check" in argv:
+        return 1 if new != text or stray else 0
+    if new != text:
+        README.write_text(new, encoding="utf-8")
+    print(f"README.md: {len(blocks_in(new))} figure blocks written from "
+          f"{Path('benchmarks/results.json')}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
