@@ -1,2 +1,7 @@
 """Analyses built on a Trace or on runs of the model: head statistics, alignment, ablation,
-rollout, logit lens and the per-head weights the steps view shows."""
+rollout, logit lens, the per-head weights the steps view shows, head detectors and the
+query–key decomposition."""
+
+from .detectors import detect_heads
+
+__all__ = ["detect_heads"]
