@@ -45,6 +45,7 @@ messages: $(RUN_STAMP)
 		-D attention_lab
 
 run: $(RUN_STAMP) locales
+	@$(PY) -c "import sys; from model.settings import main; sys.exit(main(['--check']))"
 	$(PY) -m streamlit run app.py --server.headless true --server.port $(PORT) \
 		--server.address localhost --browser.gatherUsageStats false
 

@@ -15,6 +15,7 @@ from functools import partial
 import streamlit as st
 
 from model import Bundle, Trace
+from model.settings import SettingsError, settings
 from ui import i18n, presenter
 from ui.admission import refusal
 from ui.catalog import model_folders
@@ -66,6 +67,12 @@ def main() -> None:
     present = presenter.setup(url, notes)  # page config; present=1: projector layout
     if not present:
         st.title(_("Attention lab"))
+    try:
+        settings()  # a bad ATTN_* value stops the app here, named in one line
+    except SettingsError as exc:
+        LOG.error("%s", exc)
+        st.error(_("This server's settings are wrong: {problem}").format(problem=md(str(exc))))
+        return
     catalog = model_folders()
     if not catalog:
         st.error(_("No checkpoint found. Train one (python -m model.training.train) or point "

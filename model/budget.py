@@ -16,12 +16,13 @@ import itertools
 import os
 import threading
 import time
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 from .capture import GROUPS
 from .decode import default_max_steps, source_batch, target_langs
+from .settings import Settings
 
 F32 = 4
 MB = 2**20
@@ -464,20 +465,12 @@ class Withdrawn(Exception):
     """A waiting run was no longer needed (on_wait said so)."""
 
 
-def gate_from_env(env: dict[str, str] | None = None) -> Gate:
+def gate_from_env(env: Mapping[str, str] | None = None) -> Gate:
     """The server's gate from ATTN_INFLIGHT_MB, ATTN_QUEUE, ATTN_QUEUE_TIMEOUT_S and ATTN_RUNS
-    (defaults sized for a 2-core, 24 GiB machine; see the README's Limits and deployment)."""
-    env = os.environ if env is None else env
-    return Gate(budget=int(float(env.get("ATTN_INFLIGHT_MB", DEFAULT_INFLIGHT_MB)) * MB),
-                queue=int(env.get("ATTN_QUEUE", DEFAULT_QUEUE)),
-                timeout_s=float(env.get("ATTN_QUEUE_TIMEOUT_S", DEFAULT_TIMEOUT_S)),
-                runs=int(env.get("ATTN_RUNS", default_runs())))
-
-
-DEFAULT_INFLIGHT_MB = 3072
-DEFAULT_QUEUE = 64  # a class that presses Enter together waits rather than being turned away;
-# queued pages hold no model memory (the budget bounds that), only a place in line
-DEFAULT_TIMEOUT_S = 90.0
+    (model/settings.py: defaults, units and validation; README "Limits and deployment")."""
+    s = Settings.from_env(env)
+    return Gate(budget=int(s.inflight_mb * MB), queue=s.queue, timeout_s=s.queue_timeout_s,
+                runs=s.runs)
 
 
 def cores() -> int:
@@ -486,10 +479,6 @@ def cores() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
         return os.cpu_count() or 1
-
-
-def default_runs() -> int:
-    return 1
 
 
 def threads_per_run(runs: int) -> int:

@@ -30,7 +30,6 @@ and goes with the session (a disconnected one is kept at most 2 minutes, 128 at 
 from __future__ import annotations
 
 import functools
-import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -48,6 +47,7 @@ from model.analysis.lens import logit_lens
 from model.capture import GROUPS, freeze, nbytes
 from model.dispatch import estimate_ablation, estimate_capture, estimate_logit_lens
 from model.heap import trim_heap
+from model.settings import settings
 from ui.admission import admitted
 from ui.context import key_folder
 from ui.i18n import N_, _
@@ -145,7 +145,7 @@ class TraceCache:
 @st.cache_resource
 def trace_cache() -> TraceCache:
     """The server's one TraceCache; ATTN_TRACE_CACHE_MB sets its byte budget (default 2048)."""
-    return TraceCache(int(float(os.environ.get("ATTN_TRACE_CACHE_MB", "2048")) * 2**20))
+    return TraceCache(int(settings().trace_cache_mb * 2**20))
 
 
 def cached_capture(_bundle: Bundle, key: str, lines: tuple[str, ...],

@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from ..checkpoint import Bundle, CheckpointError, _read_json, check_safetensors
+from ..settings import DEVICES, keep_hub_offline, model_entries, settings
 
-if os.environ.get("ATTN_ALLOW_HUB") != "1":
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+keep_hub_offline()  # before transformers is imported: HF_HUB_OFFLINE=1 unless ATTN_ALLOW_HUB=1
 
 HUB_TIMEOUT_S = 20.0  # a hub lookup that takes longer is reported as unreachable
 HUB_FILES = ["*.json", "*.safetensors", "*.model", "*.spm", "*.txt"]  # never *.bin pickles
@@ -40,7 +40,6 @@ _POS_NAMES = ("position_embeddings", "embed_positions", "wpe", "pos_embed")
 # dtype="auto": weights stored in bf16/fp16 stay in bf16/fp16 (the Trace is float32 anyway)
 _LOAD_ARGS = dict(use_safetensors=True, local_files_only=True, trust_remote_code=False,
                   dtype="auto")
-DEVICES = ("cpu", "cuda", "auto")
 
 
 @dataclass(frozen=True)
@@ -119,7 +118,7 @@ def model_device(setting: str | None = None) -> tuple[str, str]:
     run on the CPU, and the note says why."""
     import torch
 
-    want = (os.environ.get("ATTN_DEVICE", "cpu") if setting is None else setting).strip().lower()
+    want = (settings().device if setting is None else setting).strip().lower()
     if want not in DEVICES:
         return "cpu", f"ATTN_DEVICE={want!r} is not one of {', '.join(DEVICES)}; using cpu"
     if want == "cpu":
@@ -224,10 +223,8 @@ def listed_models(spec: str | None = None) -> dict[str, Path]:
     Entries are separated by os.pathsep; a model is a folder with config.json, named by its
     folder name (the first one wins when two share a name). Missing entries are skipped.
     """
-    spec = os.environ.get("ATTN_MODELS", "") if spec is None else spec
     found: dict[str, Path] = {}
-    for entry in filter(None, (e.strip() for e in spec.split(os.pathsep))):
-        root = Path(entry).expanduser()
+    for root in settings().models if spec is None else model_entries(spec):
         if (root / "config.json").is_file():
             candidates = [root]
         elif root.is_dir():
@@ -286,7 +283,7 @@ def resolve_model_ref(ref: str, allowed: Mapping[str, Path], *,
         raise CheckpointError(ref[:80], f"paths are not accepted; choose a model by name ({names})")
     if not _HUB_ID.fullmatch(ref):
         raise CheckpointError(ref[:80], f"unknown model; choose one of: {names}")
-    if os.environ.get("ATTN_ALLOW_HUB") != "1":
+    if not settings().allow_hub:
         raise CheckpointError(ref, f"unknown model; choose one of: {names} (Hugging Face hub "
                               "ids are accepted only when the operator sets ATTN_ALLOW_HUB=1)")
     return _from_hub(ref, timeout)
