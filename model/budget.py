@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 from .capture import GROUPS
-from .decode import default_max_steps, source_batch, target_langs
+from .decode import default_max_steps
 from .settings import Settings
 
 F32 = 4
@@ -254,24 +254,21 @@ def validation_estimate(chunks: Sequence[Dims]) -> Estimate:
 # ---- shapes from a bundle and the typed text (model/dispatch.estimate_capture) -------------
 
 
-def native_dims(bundle, sources: Sequence[str], targets: Sequence[str] | None = None,
-                target_lang: str | None = None) -> Dims:
-    """Dims of capture(...) on the lab's own model: tokenizes, allocates nothing big. Without
-    targets, T is the longest translation greedy decoding may produce."""
+def native_dims(bundle, batch) -> Dims:
+    """Dims of capture(...) on the lab's own model, from a model.batch.Batch (already
+    tokenized; allocates nothing big). Without targets, T is the longest translation greedy
+    decoding may produce."""
     cfg, model = bundle.config, bundle.model
-    langs = target_langs(bundle, sources, target_lang)
-    _, lists, _ = source_batch(bundle, sources, langs)
-    src = max(len(x) for x in lists) if model.encoder is not None else 0
+    src = max(batch.lengths) if model.encoder is not None else 0
     steps = 0
     if model.decoder is None:
         tgt = 0
-    elif targets is not None or model.encoder is None:  # decoder-only: reads the text itself
-        given = targets if targets is not None else sources
-        tgt = max(len(bundle.tokenizer.target_ids(t, cfg.max_len - 1)[0]) for t in given)
+    elif batch.tgt_lists is not None:  # given targets, or a decoder-only model's own text
+        tgt = max(len(t) for t in batch.tgt_lists)
     else:
-        steps = default_max_steps(bundle, src, len(sources))
+        steps = default_max_steps(bundle, src, len(batch))
         tgt = min(cfg.max_len - 1, 1 + steps)
-    return Dims(batch=len(sources), src=src, tgt=tgt,
+    return Dims(batch=len(batch), src=src, tgt=tgt,
                 layers={k: bundle.n_layers(k) for k in bundle.kinds}, heads=cfg.n_heads,
                 d_head=cfg.d_model // cfg.n_heads, d_model=cfg.d_model, d_ff=cfg.d_ff,
                 vocab=cfg.vocab_size, max_len=cfg.max_len, decode_steps=steps)

@@ -10,7 +10,8 @@ from typing import BinaryIO
 import numpy as np
 import torch
 
-from .decode import Translation, checked_heads, source_batch, target_langs, translate_native
+from .batch import Batch
+from .decode import Translation, checked_heads, translate_native
 from .hooks import Head, ablation_hooks, attn_prefix, buffers, hooks
 from .norms import native_norms
 
@@ -122,33 +123,30 @@ def _positions(pad: np.ndarray) -> np.ndarray:
     return np.where(pad, 0, np.arange(1, pad.shape[1] + 1, dtype=np.int64))
 
 
-def _target_batch(bundle, targets, sources, target_lang, ablate, decoded
-                  ) -> list[list[int]]:
-    """Decoder inputs [bos] + pieces: given texts, or the model's own greedy translation."""
+def _target_batch(bundle, batch: Batch, ablate, decoded) -> list[list[int]]:
+    """Decoder inputs [bos] + pieces: the batch's (given texts, or a decoder-only model's
+    typed text), or the model's own greedy translation."""
     tok, limit = bundle.tokenizer, bundle.config.max_len - 1
-    if targets is None and bundle.model.encoder is None:
-        targets = sources  # a decoder-only model reads the typed text itself
-    if targets is None:
-        done = decoded if decoded is not None else translate_native(
-            bundle, sources, target_lang, ablate=ablate)
+    if batch.tgt_lists is None:
+        done = decoded if decoded is not None else translate_native(bundle, batch,
+                                                                    ablate=ablate)
         return [[tok.bos_id, *t.ids[: limit - 1]] for t in done]
-    return [tok.target_ids(t, limit)[0] for t in targets]
+    return [list(t) for t in batch.tgt_lists]
 
 
-def capture_native(bundle, sources: list[str], targets: Sequence[str] | None = None, *,
-                   target_lang: str | None = None, ablate: Iterable[Head] | str = (),
+def capture_native(bundle, batch: Batch, *, ablate: Iterable[Head] | str = (),
                    names: Collection[str] | None = None,
                    decoded: Sequence[Translation] | None = None) -> Trace:
-    """capture() for the lab's own model; arguments already checked by dispatch.capture."""
+    """capture() for the lab's own model, on a Batch from its backend's encode()."""
     model, tok, cfg = bundle.model, bundle.tokenizer, bundle.config
     heads = checked_heads(bundle, ablate)
     groups, raw = _wanted(names, model)
     need = groups | ({"attn", "v"} if "norms" in groups else set())  # norms come from these
-    langs = target_langs(bundle, sources, target_lang)
-    src, src_lists, cuts = source_batch(bundle, sources, langs)
+    sources, langs, cuts = list(batch.sources), list(batch.langs), list(batch.cuts)
+    # a copy: the Trace's src_ids is frozen later, and the Batch may be read again
+    src = torch.from_numpy(batch.src_ids.copy())
     has_dec = model.decoder is not None
-    tgt_lists = (_target_batch(bundle, targets, sources, target_lang, heads, decoded)
-                 if has_dec else [])
+    tgt_lists = _target_batch(bundle, batch, heads, decoded) if has_dec else []
     tgt = torch.from_numpy(tok.pad(tgt_lists)) if has_dec else None
 
     layers = {k: bundle.n_layers(k) for k in bundle.kinds}
@@ -223,7 +221,7 @@ def capture_native(bundle, sources: list[str], targets: Sequence[str] | None = N
             masks["cross"] = np.repeat(src_pad[:, None, :], n_t, axis=1)  # (B, T, S)
         positions["dec"] = _positions(tgt_pad)
     return Trace(
-        src_tokens=[tok.ids_to_pieces(s) for s in src_lists],
+        src_tokens=[list(p) for p in batch.pieces],
         tgt_tokens=[tok.ids_to_pieces(t) for t in tgt_lists],
         src_ids=src_np,
         tgt_ids=tgt.numpy() if tgt is not None else np.zeros((len(sources), 0), np.int64),

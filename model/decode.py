@@ -119,13 +119,12 @@ def default_max_steps(bundle, src_len: int, rows: int = 1) -> int:
     return max(1, min(bundle.config.max_len - 2, 2 * src_len + 10, budget))
 
 
-def translate_native(bundle, sources: list[str], target_lang: str | None = None, *,
-                     max_len: int | None = None, top_k: int = 5,
+def translate_native(bundle, batch, *, max_len: int | None = None, top_k: int = 5,
                      ablate: Iterable[Head] | str = ()) -> list[Translation]:
-    """Greedy translation for the lab's own model (dispatch.translate checks the arguments)."""
+    """Greedy translation for the lab's own model of a model.batch.Batch (its sources' ids)."""
     model, tok = bundle.model, bundle.tokenizer
-    langs = target_langs(bundle, sources, target_lang)
-    src, _, _ = source_batch(bundle, sources, langs)
+    sources, langs = batch.sources, batch.langs
+    src = torch.from_numpy(batch.src_ids)
     rows, src_len = src.shape
     steps = max_len if max_len is not None else default_max_steps(bundle, src_len, rows)
     steps = max(1, min(steps, bundle.config.max_len - 2))

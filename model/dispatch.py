@@ -1,8 +1,8 @@
-"""The public entry points that serve every model, and the one place that looks at bundle.kind.
+"""The public entry points that serve every model: each asks the model's backend.
 
-The lab's own checkpoints ("native") are run by capture.py and decode.py; Hugging Face folders
-("hf") by model/hf, imported only when such a model is used because it pulls in transformers.
-Nothing below this module imports it, so the core never depends on its adapters.
+Which kind a model is, and what that kind does, is known only in model/backends/; these
+functions take text (or a Batch a backend already made) and hand it to backend_for(bundle).
+Hugging Face support (transformers) is imported only when such a model is loaded or run.
 """
 
 from __future__ import annotations
@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 
+from .backends import backend_for, capabilities, load_folder
+from .batch import Batch, directions
 from .budget import (
     Dims,
     Estimate,
@@ -17,95 +19,96 @@ from .budget import (
     estimate,
     groups_of,
     lens_estimate,
-    native_dims,
     scan_estimate,
     validation_estimate,
 )
-from .capture import Trace, capture_native
-from .checkpoint import Bundle, CheckpointError, _read_json, load_native
-from .decode import Translation, translate_native
+from .capture import Trace
+from .checkpoint import Bundle
+from .decode import Translation
 from .hooks import Head
 
 
 def load_checkpoint(folder: str | Path) -> Bundle:
     """Load a checkpoint folder; every problem raises CheckpointError naming the file."""
-    folder = Path(folder)
-    if not folder.is_dir():
-        raise CheckpointError(folder, "not a checkpoint folder (missing)")
-    raw_cfg = _read_json(folder / "config.json")
-    if isinstance(raw_cfg, dict) and "model_type" in raw_cfg:
-        from .hf import load_hf
-
-        return load_hf(folder)
-    return load_native(folder, raw_cfg)
+    return load_folder(folder)
 
 
-def capture(bundle: Bundle, sources: Sequence[str] | str, targets: Sequence[str] | None = None,
-            *, target_lang: str | None = None, ablate: Iterable[Head] | str = (),
-            names: Collection[str] | None = None,
-            decoded: Sequence[Translation] | None = None) -> Trace:
-    """Record attention, q/k/v, hidden states and logits for a batch of sentences.
+def _lines(sources: Sequence[str] | str) -> list[str]:
+    return [sources] if isinstance(sources, str) else list(sources)
 
-    `decoded`: with targets=None, the translate() result for these sources (same target_lang
-    and ablate), reused instead of decoding again; its ids are the decoder input as generated.
-    """
-    sources = [sources] if isinstance(sources, str) else list(sources)
+
+def encode(bundle: Bundle, sources: Sequence[str] | str, targets: Sequence[str] | None = None,
+           *, target_lang: str | None = None) -> Batch:
+    """Tokenize sentences (and teacher-forced targets) once into the Batch that capture(),
+    translate() and the estimates take."""
+    sources = _lines(sources)
     if not sources:
         raise ValueError("capture needs at least one sentence")
     if targets is not None and len(targets) != len(sources):
         raise ValueError(f"{len(targets)} targets for {len(sources)} sources")
-    if decoded is not None and (targets is not None or [t.source for t in decoded] != sources):
+    return backend_for(bundle).encode(sources, targets, target_lang)
+
+
+def _batch(bundle: Bundle, sources: Sequence[str] | str | Batch,
+           targets: Sequence[str] | None, target_lang: str | None) -> Batch:
+    if isinstance(sources, Batch):
+        if targets is not None:
+            raise ValueError("pass targets to encode(), not beside a Batch")
+        return sources
+    return encode(bundle, sources, targets, target_lang=target_lang)
+
+
+def capture(bundle: Bundle, sources: Sequence[str] | str | Batch,
+            targets: Sequence[str] | None = None, *, target_lang: str | None = None,
+            ablate: Iterable[Head] | str = (), names: Collection[str] | None = None,
+            decoded: Sequence[Translation] | None = None) -> Trace:
+    """Record attention, q/k/v, hidden states and logits for a batch of sentences.
+
+    `sources`: text lines, or a Batch from encode() (then targets/target_lang are the
+    Batch's). `names`: field groups (model.capture.GROUPS) and raw hook names to record.
+    `decoded`: with targets=None, the translate() result for these sources (same target_lang
+    and ablate), reused instead of decoding again; its ids are the decoder input as generated.
+    """
+    batch = _batch(bundle, sources, targets, target_lang)
+    if decoded is not None and (batch.targets is not None
+                                or [t.source for t in decoded] != list(batch.sources)):
         raise ValueError("decoded must be translate()'s result for these sources, without "
                          "targets")
-    if bundle.kind != "native":
-        from .hf import capture_hf
-
-        return capture_hf(bundle, sources, targets, target_lang=target_lang, ablate=ablate,
-                          names=names)
-    return capture_native(bundle, sources, targets, target_lang=target_lang, ablate=ablate,
-                          names=names, decoded=decoded)
+    return backend_for(bundle).record(batch, names, ablate, decoded=decoded)
 
 
-def estimate_capture(bundle: Bundle, sources: Sequence[str] | str,
+def estimate_capture(bundle: Bundle, sources: Sequence[str] | str | Batch,
                      targets: Sequence[str] | None = None, *, target_lang: str | None = None,
-                     names: Collection[str] | None = None) -> Estimate:
-    """Peak bytes capture() with these arguments will need, from the shapes alone (tokenizes,
-    runs nothing); see model/budget.py."""
-    sources = [sources] if isinstance(sources, str) else list(sources)
-    if not sources:
-        raise ValueError("capture needs at least one sentence")
-    if bundle.kind != "native":
-        from .hf.shapes import hf_dims
-
-        dims = hf_dims(bundle, sources, targets)
-    else:
-        dims = native_dims(bundle, sources, targets, target_lang)
-    return estimate(dims, *groups_of(names))
+                     names: Collection[str] | None = None, needs: Collection[str] | None = None
+                     ) -> Estimate:
+    """Peak bytes capture() with these arguments will need, from the shapes alone (runs
+    nothing); see model/budget.py. `needs`: view need groups instead of capture names."""
+    backend = backend_for(bundle)
+    batch = _batch(bundle, sources, targets, target_lang)
+    if needs is not None:
+        return backend.estimate(batch, needs)
+    return estimate(backend.dims(batch), *groups_of(names))
 
 
-def _forced_dims(bundle: Bundle, sources: list[str], target_lang: str | None) -> Dims:
+def _forced_dims(bundle: Bundle, sources: Sequence[str] | str | Batch,
+                 target_lang: str | None) -> Dims:
     """Dims of a teacher-forced pass over what the model will write for these sources (its
     longest possible output: greedy decoding has not run yet)."""
-    if bundle.kind != "native":
-        from .hf.shapes import hf_dims
-
-        return hf_dims(bundle, sources)
-    return native_dims(bundle, sources, target_lang=target_lang)
+    return backend_for(bundle).dims(_batch(bundle, sources, None, target_lang), forced=True)
 
 
-def estimate_ablation(bundle: Bundle, sources: Sequence[str] | str,
+def estimate_ablation(bundle: Bundle, sources: Sequence[str] | str | Batch,
                       target_lang: str | None = None) -> Estimate:
     """Peak bytes of model.analysis.ablation.ablation_effect(bundle, sources, …)."""
-    sources = [sources] if isinstance(sources, str) else list(sources)
     return ablation_estimate(_forced_dims(bundle, sources, target_lang))
 
 
-def estimate_scan(bundle: Bundle, source: str, target_lang: str | None = None,
+def estimate_scan(bundle: Bundle, source: str | Batch, target_lang: str | None = None,
                   chunk: int = 64) -> Estimate:
     """Peak bytes of importance_scan(bundle, source, …): one pass of min(chunk, heads + 1)
     copies of the sentence (each knocks out one head; the first none)."""
     heads = sum(bundle.n_layers(k) for k in bundle.kinds) * bundle.config.n_heads
-    return scan_estimate(_forced_dims(bundle, [source], target_lang),
+    return scan_estimate(_forced_dims(bundle, source, target_lang),
                          min(max(1, chunk), heads + 1))
 
 
@@ -125,24 +128,21 @@ def estimate_validation(bundle: Bundle, pairs: Sequence, *, batch: int = 32,
     chunk-by-chunk captures, in both directions (tokenizes every pair, runs nothing)."""
     if not pairs:
         raise ValueError("validation_stats needs at least one pair")
-    # analysis.heads._directions, in its order (importing it here would make an import cycle)
-    dirs = [d for d in (("ko", "en", "ko"), ("en", "ko", "en"))
-            if target_lang in (None, "auto", "both", d[0])]
+    backend = backend_for(bundle)
     chunks = [pairs[i:i + batch] for i in range(0, len(pairs), max(1, batch))]
     return validation_estimate([
-        native_dims(bundle, [getattr(p, src_of) for p in chunk],
-                    [getattr(p, tgt_of) for p in chunk], target_lang=lang)
-        for lang, src_of, tgt_of in dirs for chunk in chunks])
+        backend.dims(backend.encode([getattr(p, src_of) for p in chunk],
+                                    [getattr(p, tgt_of) for p in chunk], lang))
+        for lang, src_of, tgt_of in directions(target_lang) for chunk in chunks])
 
 
-def translate(bundle: Bundle, sources: Sequence[str] | str, target_lang: str | None = None, *,
-              max_len: int | None = None, top_k: int = 5,
+def translate(bundle: Bundle, sources: Sequence[str] | str | Batch,
+              target_lang: str | None = None, *, max_len: int | None = None, top_k: int = 5,
               ablate: Iterable[Head] | str = ()) -> list[Translation]:
     """Greedy translation of each source sentence (batched), with per-step top-k."""
-    sources = [sources] if isinstance(sources, str) else list(sources)
-    if bundle.kind != "native":
+    if not capabilities(bundle).translates:
         raise ValueError("translation needs one of this project's encoder–decoder checkpoints")
-    if not sources:
+    if not isinstance(sources, Batch) and not _lines(sources):
         return []
-    return translate_native(bundle, sources, target_lang, max_len=max_len, top_k=top_k,
-                            ablate=ablate)
+    batch = _batch(bundle, sources, None, target_lang)
+    return backend_for(bundle).translate(batch, max_len=max_len, top_k=top_k, ablate=ablate)

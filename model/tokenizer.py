@@ -103,17 +103,20 @@ class Tokenizer:
         ids = [int(i) for i in ids]
         return list(self.sp.id_to_piece(ids)) if ids else []  # one batched call into C++
 
-    def source_ids(self, text: str, target_lang: str | None, max_len: int) -> tuple[list[int], int]:
-        """[<2xx>] + pieces + [eos], cut to max_len; returns (ids, pieces cut)."""
-        body = self.encode(text)
+    def source_ids(self, text: str, target_lang: str | None, max_len: int,
+                   body: list[int] | None = None) -> tuple[list[int], int]:
+        """[<2xx>] + pieces + [eos], cut to max_len; returns (ids, pieces cut). `body`: the
+        text's ids when already encoded (model.batch tokenizes each line once)."""
+        body = self.encode(text) if body is None else body
         head = [self.lang_ids[target_lang]] if target_lang in self.lang_ids else []
         room = max(0, max_len - len(head) - 1)
         cut = max(0, len(body) - room)
         return head + body[:room] + [self.eos_id], cut
 
-    def target_ids(self, text: str, max_len: int) -> tuple[list[int], list[int]]:
+    def target_ids(self, text: str, max_len: int, body: list[int] | None = None
+                   ) -> tuple[list[int], list[int]]:
         """Decoder input [bos] + pieces and output pieces + [eos], each at most max_len long."""
-        body = self.encode(text)[: max(0, max_len - 1)]
+        body = (self.encode(text) if body is None else body)[: max(0, max_len - 1)]
         return [self.bos_id, *body], [*body, self.eos_id]
 
     def pad(self, seqs: Sequence[Sequence[int]]) -> np.ndarray:

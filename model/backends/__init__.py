@@ -1,47 +1,77 @@
 """Backends: the one place that knows which kind a model is.
 
-Everyone else asks `capabilities(bundle)` (or `backend_for(bundle)`, once the backend
-interface lands) and never compares `bundle.kind`. A third model kind is one module here
-plus one registry line.
+Everyone else asks `capabilities(bundle)` or `backend_for(bundle)` and never compares
+`bundle.kind`. A third model kind is one module here (a class with the methods of
+base.Backend) plus one line in REGISTRY.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import threading
+import weakref
+from pathlib import Path
 
-from ..checkpoint import Bundle
+from ..checkpoint import Bundle, CheckpointError, _read_json
+from .base import EVERYTHING, NEED_GROUPS, Backend, Capabilities
+from .hf import HFBackend
+from .lab import LabBackend
+
+# kind -> backend class; folders are offered to each in this order, the first claim wins
+REGISTRY: dict[str, type] = {
+    HFBackend.kind: HFBackend,
+    LabBackend.kind: LabBackend,
+}
+_BACKENDS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # model -> its backend
+_LOCK = threading.Lock()
 
 
-@dataclass(frozen=True)
-class Capabilities:
-    """What a loaded model can do, so views and analyses branch on abilities, not kinds."""
+def backend_for(bundle: Bundle) -> Backend:
+    """The backend serving a loaded bundle: one per model, made on first use (thread-safe)."""
+    with _LOCK:
+        found = _BACKENDS.get(bundle.model)
+        if found is None or found.bundle is not bundle:
+            try:
+                cls = REGISTRY[bundle.kind]
+            except KeyError:
+                raise ValueError(f"no backend for model kind {bundle.kind!r}; known: "
+                                 f"{sorted(REGISTRY)}") from None
+            found = _BACKENDS[bundle.model] = _Cached(cls(bundle))
+        return found.backend
 
-    lab: bool  # one of this project's own Transformers (checkpoints/ or save_checkpoint)
-    translates: bool  # greedy translation through model.translate (the lab's encoder–decoders)
-    kinds: tuple[str, ...]  # attention kinds present: enc_self, dec_self, cross
-    family: str  # "seq2seq", "decoder" (decoder-only) or "encoder" (encoder-only)
-    positional: str  # "sinusoidal" | "learned" | "rotary" | "relative_bias" | "none"
-    norm: str  # "pre" or "post" LayerNorm: logit attribution is exact only for "pre"
-    grouped_kv: bool  # query heads share key/value heads (GQA/MQA)
-    head_outputs: bool  # per-head context and W_O are known (norms, contributions, patching)
-    ablates: bool  # heads can be knocked out through the recorder
-    logit_attribution: bool  # direct logit attribution is possible (pre-LN with a final norm)
+
+class _Cached:
+    """A backend and its capabilities, computed once (hf's walk the model's modules)."""
+
+    def __init__(self, backend) -> None:
+        self.backend, self.bundle = backend, backend.bundle
+        self.caps = None
 
 
 def capabilities(bundle: Bundle) -> Capabilities:
-    """Capabilities of a loaded bundle (cheap; no model run)."""
-    if bundle.kind == "native":
-        cfg = bundle.config
-        family = ("seq2seq" if cfg.n_enc_layers and cfg.n_dec_layers
-                  else "decoder" if cfg.n_dec_layers else "encoder")
-        return Capabilities(
-            lab=True, translates="cross" in bundle.kinds, kinds=bundle.kinds, family=family,
-            positional=cfg.pos_encoding, norm=cfg.norm, grouped_kv=False, head_outputs=True,
-            ablates="cross" in bundle.kinds,
-            logit_attribution=cfg.norm == "pre" and cfg.n_dec_layers > 0)
-    from ..hf.capabilities import hf_capabilities
-
-    return hf_capabilities(bundle)
+    """Capabilities of a loaded bundle (cheap; no model run; computed once per model)."""
+    backend_for(bundle)
+    cached = _BACKENDS[bundle.model]
+    if cached.caps is None:
+        cached.caps = cached.backend.caps
+    return cached.caps
 
 
-__all__ = ["Capabilities", "capabilities"]
+def load_folder(folder: str | Path) -> Bundle:
+    """Load a checkpoint folder with the backend that claims it (config.json decides)."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise CheckpointError(folder, "not a checkpoint folder (missing)")
+    raw = _read_json(folder / "config.json")
+    for cls in REGISTRY.values():
+        if cls.claims(folder, raw):
+            return cls.load(folder, raw)
+    raise CheckpointError(folder / "config.json", "no model kind of this lab reads this config")
+
+
+def is_translator(bundle: Bundle) -> bool:
+    """Whether model.translate runs on this model (greedy decoding, step by step)."""
+    return capabilities(bundle).translates
+
+
+__all__ = ["EVERYTHING", "NEED_GROUPS", "REGISTRY", "Backend", "Capabilities", "HFBackend",
+           "LabBackend", "backend_for", "capabilities", "is_translator", "load_folder"]

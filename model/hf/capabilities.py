@@ -7,7 +7,7 @@ from ..checkpoint import Bundle
 
 def hf_capabilities(bundle: Bundle):
     """model.backends.Capabilities for a Hugging Face bundle."""
-    from ..backends import Capabilities
+    from ..backends.base import Capabilities
     from .positions import rotary_frequencies, t5_bias
     from .recorder import instrumented
 

@@ -94,9 +94,11 @@ def device_of(model: torch.nn.Module) -> torch.device:
 
 
 def _target_lists(bundle: Bundle, src: torch.Tensor, src_mask: torch.Tensor,
-                  targets: Sequence[str] | None) -> list[list[int]]:
+                  targets: Sequence[str] | None,
+                  encoded: Sequence[Sequence[int]] | None = None) -> list[list[int]]:
     """Decoder inputs [start] + pieces (eos excluded): given texts, or the model's greedy output
-    (under whatever ablation hooks the caller attached)."""
+    (under whatever ablation hooks the caller attached). `encoded`: the targets already
+    tokenized (a Batch's, by _encode(..., max_len, target=True))."""
     model, tok, cfg = bundle.model, bundle.tokenizer, bundle.config
     start = cfg.decoder_start_id if cfg.decoder_start_id is not None else cfg.pad_id
     eos = tok.eos_token_id if tok.eos_token_id is not None else cfg.hf.eos_token_id
@@ -115,7 +117,7 @@ def _target_lists(bundle: Bundle, src: torch.Tensor, src_mask: torch.Tensor,
                 pieces.append(t)
             lists.append([row[0], *pieces[: limit - 1]])
         return lists
-    ids, _ = _encode(tok, targets, limit + 1, target=True)
+    ids = encoded if encoded is not None else _encode(tok, targets, limit + 1, target=True)[0]
     return [[start, *[t for t in x if t != eos][: limit - 1]] for x in ids]
 
 
@@ -166,8 +168,11 @@ class _Slabs:
 
 def capture_hf(bundle: Bundle, sources: Sequence[str], targets: Sequence[str] | None = None, *,
                target_lang: str | None = None, ablate: Iterable[Head] | str = (),
-               names: Collection[str] | None = None) -> Trace:
+               names: Collection[str] | None = None, batch: Any = None) -> Trace:
     """One forward pass of a Hugging Face model, recorded like the lab's own model.
+
+    `batch`: the sources (and targets) already tokenized into a model.batch.Batch by the
+    Hugging Face backend's encode(); without it they are tokenized here.
 
     Fills src/tgt tokens (the model's own tokenizer, specials included), ids, masks (the masks
     the model itself used: padding, causal, sliding window), attn, scores, q, k, v (k/v one row
@@ -195,7 +200,10 @@ def capture_hf(bundle: Bundle, sources: Sequence[str], targets: Sequence[str] | 
         raise ValueError("head ablation is not supported for this model: its attention does "
                          "not go through transformers' AttentionInterface")
     device = device_of(model)
-    texts, cuts = encode_checked(tok, sources, cfg.max_len)
+    if batch is not None:
+        texts, cuts = [list(x) for x in batch.src_lists], list(batch.cuts)
+    else:
+        texts, cuts = encode_checked(tok, sources, cfg.max_len)
     ids, mask = _padded(texts, cfg.pad_id, device)
     seq2seq, encoder = cfg.family == "seq2seq", cfg.family == "encoder"
     pos_table, offset = _pos_table(model, cfg.d_model)
@@ -208,7 +216,8 @@ def capture_hf(bundle: Bundle, sources: Sequence[str], targets: Sequence[str] | 
         run["use_cache"] = False  # one full forward: a KV cache would only cost memory
     with hooks(ablation_hooks(heads)):
         if seq2seq:
-            tgt_lists = _target_lists(bundle, ids, mask, targets)
+            tgt_lists = _target_lists(bundle, ids, mask, targets,
+                                      batch.extra.get("targets") if batch is not None else None)
             tgt, tgt_mask = _padded(tgt_lists, cfg.pad_id, device)
             inputs = dict(input_ids=ids, attention_mask=mask, decoder_input_ids=tgt,
                           decoder_attention_mask=tgt_mask)

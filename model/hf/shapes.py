@@ -1,23 +1,21 @@
-"""The shapes a Hugging Face capture will have, for model/budget.py's estimate (tokenizes only)."""
+"""The shapes a Hugging Face capture will have, for model/budget.py's estimate (from a Batch)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from ..budget import Dims
-from .record import _encode  # the recorder's own tokenization, so the lengths agree
 
 
-def hf_dims(bundle, sources: Sequence[str], targets: Sequence[str] | None = None) -> Dims:
-    """Dims of capture_hf(bundle, sources, targets): text on the source side for encoder-only
-    models, on the target side for decoder-only ones; without targets an encoder–decoder model
-    may generate up to min(max_len - 1, 2 × source + 10) pieces (record._target_lists)."""
-    cfg, tok, hf = bundle.config, bundle.tokenizer, bundle.config.hf
-    texts, _ = _encode(tok, list(sources), cfg.max_len)
+def hf_dims(bundle, batch) -> Dims:
+    """Dims of capture_hf on a model.batch.Batch (tokenized by the recorder's own _encode, so
+    the lengths agree): text on the source side for encoder-only models, on the target side
+    for decoder-only ones; without targets an encoder–decoder model may generate up to
+    min(max_len - 1, 2 × source + 10) pieces (record._target_lists)."""
+    cfg, hf = bundle.config, bundle.config.hf
+    texts, targets = batch.src_lists, batch.extra.get("targets")
     n = max(len(t) for t in texts)
     if cfg.family == "seq2seq":
         if targets is not None:
-            tgt = max(len(t) for t in _encode(tok, list(targets), cfg.max_len, target=True)[0])
+            tgt = max(len(t) for t in targets)
         else:
             tgt = min(cfg.max_len, 1 + max(1, min(cfg.max_len - 1, 2 * n + 10)))
         src = n

@@ -1,0 +1,95 @@
+"""The contract every model kind implements: text in, Batch, estimate, Trace, translation out.
+
+Shape legend: B sentences, S source / T target positions, L layers, H heads.
+
+A backend wraps one loaded Bundle. Views, analyses and the app hold a backend (or call the
+public model.capture / model.translate, which route through one) and ask its `caps`; they
+never compare a kind string. The registry in model/backends/__init__.py maps a Bundle's kind
+to its backend class and lets each class claim a checkpoint folder.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar, Protocol, runtime_checkable
+
+from ..batch import Batch
+from ..budget import Dims, Estimate
+from ..capture import Trace
+from ..checkpoint import Bundle
+from ..decode import Translation
+from ..hooks import Head
+
+# Hook groups a view may need: the Trace's field groups (model.capture.GROUPS) and named sets
+# of raw hooks that only some backends have ("embed": token and position terms; "steps":
+# every attention block's intermediates; "tour": layer 0's residual, LayerNorm and FFN).
+NEED_GROUPS = ("attn", "scores", "q", "k", "v", "hidden", "logits", "norms",
+               "embed", "steps", "tour")
+EVERYTHING: frozenset[str] = frozenset(NEED_GROUPS)
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a loaded model can do, so views and analyses branch on abilities, not kinds."""
+
+    lab: bool  # one of this project's own Transformers (checkpoints/ or save_checkpoint)
+    translates: bool  # greedy translation through model.translate (the lab's encoder–decoders)
+    kinds: tuple[str, ...]  # attention kinds present: enc_self, dec_self, cross
+    family: str  # "seq2seq", "decoder" (decoder-only) or "encoder" (encoder-only)
+    positional: str  # "sinusoidal" | "learned" | "rotary" | "relative_bias" | "none"
+    norm: str  # "pre" or "post" LayerNorm: logit attribution is exact only for "pre"
+    grouped_kv: bool  # query heads share key/value heads (GQA/MQA)
+    head_outputs: bool  # per-head context and W_O are known (norms, contributions, patching)
+    ablates: bool  # heads can be knocked out through the recorder
+    logit_attribution: bool  # direct logit attribution is possible (pre-LN with a final norm)
+    raw_hooks: bool = False  # every intermediate has a named hook (steps view, tour, embed)
+    activation: str = ""  # the FFN's activation where the model says ("gelu", "relu"…)
+    d_ff: int = 0  # the FFN's hidden width where known (0: unknown)
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """One model kind behind one interface (see docs/layout.md, "Backends")."""
+
+    kind: ClassVar[str]  # the Bundle.kind it serves; only model/backends/ reads it
+    bundle: Bundle
+
+    @classmethod
+    def claims(cls, folder: Path, raw_config: Any) -> bool:
+        """Whether a checkpoint folder (its parsed config.json) is this kind's."""
+
+    @classmethod
+    def load(cls, folder: Path, raw_config: Any) -> Bundle:
+        """Load a claimed folder; problems raise CheckpointError naming the file."""
+
+    @property
+    def caps(self) -> Capabilities:
+        """model.backends.Capabilities of this bundle (cheap, cached)."""
+
+    def encode(self, lines: Sequence[str], targets: Sequence[str] | None = None,
+               target_lang: str | None = None) -> Batch:
+        """Tokenize the lines (and teacher-forced targets) once into a Batch."""
+
+    def dims(self, batch: Batch, forced: bool = False) -> Dims:
+        """The shapes a capture of this batch will have (forced: a teacher-forced pass over
+        the model's longest possible output, for ablation and scans)."""
+
+    def estimate(self, batch: Batch, needs: Collection[str] | None = None) -> Estimate:
+        """Peak bytes of capture(batch, needs), from the shapes alone."""
+
+    def names(self, needs: Collection[str] | None) -> list[str] | None:
+        """The capture names (field groups and raw hooks) that give these need groups."""
+
+    def capture(self, batch: Batch, needs: Collection[str] | None = None,
+                ablate: Iterable[Head] | str = (), *,
+                decoded: Sequence[Translation] | None = None) -> Trace:
+        """One recorded forward pass; `needs` None records everything."""
+
+    def translate(self, batch: Batch, *, max_len: int | None = None, top_k: int = 5,
+                  ablate: Iterable[Head] | str = ()) -> list[Translation]:
+        """Greedy translation with per-step top-k (ValueError where caps.translates is False)."""
+
+    def hook_names(self) -> list[str]:
+        """Every raw hook name this model offers, in forward order (empty: groups only)."""

@@ -1,0 +1,103 @@
+"""Hugging Face folders (a config.json with model_type) as a backend; model/hf does the work.
+
+Shape legend: B sentences, n positions (padded), L layers, H heads.
+transformers is imported only when such a folder is loaded or a bundle of it is run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+from ..batch import Batch, padded
+from ..budget import Dims, Estimate, estimate, groups_of
+from ..capture import GROUPS, Trace
+from ..checkpoint import Bundle
+from ..decode import Translation
+from ..hooks import Head
+from .base import Capabilities
+
+
+class HFBackend:
+    """model.backends.base.Backend for a Hugging Face model (model/hf/)."""
+
+    kind: ClassVar[str] = "hf"
+
+    def __init__(self, bundle: Bundle) -> None:
+        self.bundle = bundle
+
+    @classmethod
+    def claims(cls, folder: Path, raw_config: Any) -> bool:
+        return isinstance(raw_config, dict) and "model_type" in raw_config
+
+    @classmethod
+    def load(cls, folder: Path, raw_config: Any) -> Bundle:
+        from ..hf import load_hf
+
+        return load_hf(folder)
+
+    @property
+    def caps(self) -> Capabilities:
+        from ..hf.capabilities import hf_capabilities
+
+        return hf_capabilities(self.bundle)
+
+    def encode(self, lines: Sequence[str], targets: Sequence[str] | None = None,
+               target_lang: str | None = None) -> Batch:
+        """The model's own tokenizer, specials included; target_lang is not used (a Hugging
+        Face model translates the way it was trained)."""
+        from ..hf.record import _encode, encode_checked
+
+        cfg, tok = self.bundle.config, self.bundle.tokenizer
+        sources = tuple(lines)
+        if targets is not None and cfg.family != "seq2seq":
+            raise ValueError(f"a {cfg.family}-only model reads one text per sentence; pass "
+                             "targets=None")
+        texts, cuts = encode_checked(tok, sources, cfg.max_len)
+        extra = {}
+        if targets is not None:
+            extra["targets"] = _encode(tok, list(targets), cfg.max_len, target=True)[0]
+        return Batch(sources=sources, target_lang=target_lang, langs=(None,) * len(sources),
+                     src_lists=tuple(tuple(x) for x in texts),
+                     pieces=tuple(tuple(tok.convert_ids_to_tokens(x)) for x in texts),
+                     cuts=tuple(cuts), src_ids=padded(texts, cfg.pad_id), pad_id=cfg.pad_id,
+                     targets=tuple(targets) if targets is not None else None, extra=extra)
+
+    def dims(self, batch: Batch, forced: bool = False) -> Dims:
+        from ..hf.shapes import hf_dims
+
+        if forced:
+            batch = Batch(**{**vars(batch), "targets": None, "extra": {}})
+        return hf_dims(self.bundle, batch)
+
+    def estimate(self, batch: Batch, needs: Collection[str] | None = None) -> Estimate:
+        return estimate(self.dims(batch), *groups_of(self.names(needs)))
+
+    def names(self, needs: Collection[str] | None) -> list[str] | None:
+        """Field groups only: a Hugging Face model has no raw hook names."""
+        return None if needs is None else [g for g in GROUPS if g in needs]
+
+    def capture(self, batch: Batch, needs: Collection[str] | None = None,
+                ablate: Iterable[Head] | str = (), *,
+                decoded: Sequence[Translation] | None = None) -> Trace:
+        return self.record(batch, self.names(needs), ablate, decoded=decoded)
+
+    def record(self, batch: Batch, names: Collection[str] | None,
+               ablate: Iterable[Head] | str = (), *,
+               decoded: Sequence[Translation] | None = None) -> Trace:
+        """capture() by concrete names (field groups), as model.capture; `decoded` is unused
+        (an encoder–decoder model decodes with its own generate())."""
+        from ..hf import capture_hf
+
+        return capture_hf(self.bundle, list(batch.sources),
+                          list(batch.targets) if batch.targets is not None else None,
+                          target_lang=batch.target_lang, ablate=ablate, names=names,
+                          batch=batch)
+
+    def translate(self, batch: Batch, *, max_len: int | None = None, top_k: int = 5,
+                  ablate: Iterable[Head] | str = ()) -> list[Translation]:
+        raise ValueError("translation needs one of this project's encoder–decoder checkpoints")
+
+    def hook_names(self) -> list[str]:
+        return []

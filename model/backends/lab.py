@@ -1,0 +1,132 @@
+"""The lab's own encoder–decoder Transformer (checkpoints/, save_checkpoint) as a backend.
+
+Shape legend: B sentences, S source / T target positions, L layers, H heads, D model size.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+from ..batch import Batch
+from ..budget import Dims, Estimate, estimate, groups_of, native_dims
+from ..capture import GROUPS, Trace, capture_native
+from ..checkpoint import Bundle, load_native
+from ..decode import Translation, target_langs, translate_native
+from ..hooks import Head, attn_prefix
+from .base import Capabilities
+
+# raw hooks behind the named need groups (base.NEED_GROUPS): what the embeddings view, the
+# steps view and the tour read beyond the Trace's field groups
+EMBED_HOOKS = ("encoder.hook_tok", "encoder.hook_pos", "decoder.hook_tok", "decoder.hook_pos")
+STEP_HOOKS = ("hook_in", "hook_context", "hook_out")  # every attention block's
+MEMORY_HOOK = "encoder.hook_out"  # what cross-attention's keys and values are made from
+TOUR_HOOKS = ("hook_resid_mid", "ffn.hook_hidden")  # layer 0 of each stack
+
+
+class LabBackend:
+    """model.backends.base.Backend for the lab's own Transformer."""
+
+    kind: ClassVar[str] = "native"
+
+    def __init__(self, bundle: Bundle) -> None:
+        self.bundle = bundle
+
+    @classmethod
+    def claims(cls, folder: Path, raw_config: Any) -> bool:
+        return isinstance(raw_config, dict) and "model_type" not in raw_config
+
+    @classmethod
+    def load(cls, folder: Path, raw_config: Any) -> Bundle:
+        return load_native(folder, raw_config)
+
+    @property
+    def caps(self) -> Capabilities:
+        bundle, cfg = self.bundle, self.bundle.config
+        family = ("seq2seq" if cfg.n_enc_layers and cfg.n_dec_layers
+                  else "decoder" if cfg.n_dec_layers else "encoder")
+        return Capabilities(
+            lab=True, translates="cross" in bundle.kinds, kinds=bundle.kinds, family=family,
+            positional=cfg.pos_encoding, norm=cfg.norm, grouped_kv=False, head_outputs=True,
+            ablates="cross" in bundle.kinds,
+            logit_attribution=cfg.norm == "pre" and cfg.n_dec_layers > 0,
+            raw_hooks=True, activation=cfg.activation, d_ff=cfg.d_ff)
+
+    def encode(self, lines: Sequence[str], targets: Sequence[str] | None = None,
+               target_lang: str | None = None) -> Batch:
+        """SentencePiece once per line (and once per teacher-forced target)."""
+        bundle = self.bundle
+        tok, model, limit = bundle.tokenizer, bundle.model, bundle.config.max_len - 1
+        sources = tuple(lines)
+        langs = target_langs(bundle, sources, target_lang)
+        bodies = [tok.encode(text) for text in sources]
+        lists, cuts = [], []
+        for text, lang, body in zip(sources, langs, bodies, strict=True):
+            ids, cut = tok.source_ids(text, lang, limit, body=body)
+            lists.append(tuple(ids))
+            cuts.append(cut)
+        tgt_lists = None
+        if targets is not None:
+            tgt_lists = tuple(tuple(tok.target_ids(t, limit)[0]) for t in targets)
+        elif model.encoder is None and model.decoder is not None:  # reads the text itself
+            tgt_lists = tuple(tuple(tok.target_ids(t, limit, body=body)[0])
+                              for t, body in zip(sources, bodies, strict=True))
+        return Batch(sources=sources, target_lang=target_lang, langs=tuple(langs),
+                     src_lists=tuple(lists), pieces=tuple(tuple(tok.ids_to_pieces(x))
+                                                         for x in lists),
+                     cuts=tuple(cuts), src_ids=tok.pad(lists), pad_id=tok.pad_id,
+                     targets=tuple(targets) if targets is not None else None,
+                     tgt_lists=tgt_lists)
+
+    def dims(self, batch: Batch, forced: bool = False) -> Dims:
+        if forced and batch.targets is not None:
+            batch = Batch(**{**vars(batch), "targets": None, "tgt_lists": None})
+        return native_dims(self.bundle, batch)
+
+    def estimate(self, batch: Batch, needs: Collection[str] | None = None) -> Estimate:
+        return estimate(self.dims(batch), *groups_of(self.names(needs)))
+
+    def names(self, needs: Collection[str] | None) -> list[str] | None:
+        """Field groups plus the raw hooks of the named groups, those this model has."""
+        bundle = self.bundle
+        needs = set(GROUPS) | {"embed", "steps", "tour"} if needs is None else set(needs)
+        known = set(bundle.model.hook_names())
+        raw: list[str] = []
+        if "embed" in needs:
+            raw += EMBED_HOOKS
+        if "steps" in needs:
+            layers = {k: bundle.n_layers(k) for k in bundle.kinds}
+            raw += [f"{attn_prefix(kind, i)}.{hook}" for kind, n in layers.items()
+                    for i in range(n) for hook in STEP_HOOKS]
+            if "cross" in layers:
+                raw.append(MEMORY_HOOK)
+        if "tour" in needs:
+            cfg = bundle.config
+            raw += [f"{stack}.layers.0.{hook}" for stack, n in
+                    (("encoder", cfg.n_enc_layers), ("decoder", cfg.n_dec_layers)) if n
+                    for hook in TOUR_HOOKS]
+        return [g for g in GROUPS if g in needs] + [n for n in dict.fromkeys(raw) if n in known]
+
+    def capture(self, batch: Batch, needs: Collection[str] | None = None,
+                ablate: Iterable[Head] | str = (), *,
+                decoded: Sequence[Translation] | None = None) -> Trace:
+        return self.record(batch, None if needs is None else self.names(needs), ablate,
+                           decoded=decoded)
+
+    def record(self, batch: Batch, names: Collection[str] | None,
+               ablate: Iterable[Head] | str = (), *,
+               decoded: Sequence[Translation] | None = None) -> Trace:
+        """capture() by concrete names (field groups and raw hook names), as model.capture."""
+        return capture_native(self.bundle, batch, ablate=ablate, names=names, decoded=decoded)
+
+    def translate(self, batch: Batch, *, max_len: int | None = None, top_k: int = 5,
+                  ablate: Iterable[Head] | str = ()) -> list[Translation]:
+        if not self.caps.translates:
+            raise ValueError("translation needs one of this project's encoder–decoder "
+                             "checkpoints")
+        return translate_native(self.bundle, batch, max_len=max_len, top_k=top_k,
+                                ablate=ablate)
+
+    def hook_names(self) -> list[str]:
+        return self.bundle.model.hook_names()
