@@ -14,7 +14,7 @@ hash = $(shell cat $(1) | sha256sum | cut -c1-16)
 RUN_STAMP := $(VENV)/.installed-run-$(call hash,requirements.txt)
 DEV_STAMP := $(VENV)/.installed-dev-$(call hash,requirements.txt requirements-dev.txt)
 
-.PHONY: run test lint locales messages bench soak readme clean
+.PHONY: run test lint locales messages bench soak readme clean cluster cluster-stop test-cluster nginx
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -50,7 +50,31 @@ run: $(RUN_STAMP) locales
 		--server.address localhost --browser.gatherUsageStats false
 
 test: lint locales
-	$(PY) -m pytest -v --durations=25
+	$(PY) -m pytest -v --durations=25 --ignore=tests/cluster
+
+# Several replicas behind nginx (deploy/): `make cluster REPLICAS=3 PORT=8500` serves
+# http://localhost:8500/ from replicas on ports PORT+1 .. PORT+REPLICAS until Ctrl-C or
+# `make cluster-stop`; pids, logs and nginx's files live in CLUSTER_DIR.
+REPLICAS ?= 3
+CLUSTER_DIR ?= run/cluster
+NGINX ?= on
+
+cluster: $(RUN_STAMP) locales $(if $(filter on,$(NGINX)),nginx)
+	$(PY) deploy/cluster.py --replicas $(REPLICAS) --port $(PORT) --dir $(CLUSTER_DIR) \
+		--nginx $(NGINX) $(CLUSTER_ARGS)
+
+cluster-stop:
+	$(PYTHON) deploy/cluster.py stop --dir $(CLUSTER_DIR)
+
+# Debian's nginx, installed the way .ci/run installs chromium (sudo only when not root).
+nginx:
+	@command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || { \
+		s=""; [ "$$(id -u)" -eq 0 ] || s=sudo; export DEBIAN_FRONTEND=noninteractive; \
+		$$s apt-get update -qq && $$s apt-get install -y -qq --no-install-recommends nginx; }
+
+# The fault test: 3 replicas behind nginx, 9 Chromium sessions, one replica SIGKILLed.
+test-cluster: $(DEV_STAMP) locales nginx
+	$(PY) -m pytest -v -s tests/cluster
 
 lint: $(DEV_STAMP)
 	$(VENV)/bin/ruff check .
