@@ -169,8 +169,30 @@ def test_gpt2_small_width_conv1d_is_transposed_and_sums_to_c_proj():
         vec = key_vectors(attn[layer], v[layer], w_o)
         assert np.abs(vec.sum(axis=(1, 3)) + bias - outs[layer]).max() <= 1e-4
     norms = hf_norms(_Fake(model, "decoder"), {"dec_self": attn}, {"dec_self": v})["dec_self"]
-    f = value_norms(v[0], weights[0][0])  # (B, H, K)
-    np.testing.assert_allclose(norms[0], attn[0] * f[:, :, None], rtol=1e-5, atol=1e-6)
+    # The oracle, by hand from the weights in float64 (no model.norms code): v = x W_V + b_V
+    # from c_attn's own input x, then α_ij · ‖v_j W_O^h‖ with W_O^h head h's rows of c_proj.
+    xs: list[torch.Tensor] = []
+    hooks = [m.register_forward_hook(lambda _m, i, _o: xs.append(i[0].detach()))
+             for m in c_attn]
+    try:
+        with torch.no_grad():
+            model(input_ids=ids)
+    finally:
+        for hook in hooks:
+            hook.remove()
+    for layer, blk in enumerate(model.transformer.h):
+        x = xs[layer][0].double()  # (n, D)
+        w_v = blk.attn.c_attn.weight.detach().double()[:, 2 * d:]  # Conv1D: (D in, D out)
+        b_v = blk.attn.c_attn.bias.detach().double()[2 * d:]
+        v_hand = (x @ w_v + b_v).reshape(-1, n_h, d_h)  # (n, H, Dh)
+        w_o = blk.attn.c_proj.weight.detach().double()  # (H·Dh in, D out)
+        f = value_norms(v[layer], weights[layer][0])[0]  # (H, K), the code under test
+        for h in range(n_h):
+            moved = v_hand[:, h] @ w_o[h * d_h:(h + 1) * d_h]  # (n, D): v_j W_O^h
+            np.testing.assert_allclose(f[h], moved.norm(dim=-1).numpy(), rtol=1e-4)
+            want = attn[layer, 0, h].astype(np.float64) * moved.norm(dim=-1).numpy()[None, :]
+            np.testing.assert_allclose(norms[layer, 0, h], want, rtol=1e-4, atol=1e-7,
+                                       err_msg=f"layer {layer} head {h}")
 
 
 def test_llama_grouped_query_heads_read_their_shared_value_head():
