@@ -9,6 +9,7 @@ AttentionInterface fall back to `output_attentions` (attention only, no ablation
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
@@ -87,6 +88,15 @@ def _pos_table(model: torch.nn.Module, d_model: int) -> tuple[np.ndarray, int]:
                 and weight.dim() == 2 and weight.size(1) == d_model):
             return weight.detach().float().cpu().numpy().copy(), int(getattr(module, "offset", 0))
     return np.zeros((1, d_model), np.float32), 0
+
+
+def skips_logits(model: torch.nn.Module) -> bool:
+    """True when the model's forward takes `logits_to_keep` (transformers' causal LMs), so a
+    capture that records no logits computes the LM head for one position only."""
+    try:
+        return "logits_to_keep" in inspect.signature(model.forward).parameters
+    except (TypeError, ValueError):  # a forward without a readable signature
+        return False
 
 
 def device_of(model: torch.nn.Module) -> torch.device:
@@ -214,6 +224,9 @@ def capture_hf(bundle: Bundle, sources: Sequence[str], targets: Sequence[str] | 
                return_dict=True)
     if not encoder:
         run["use_cache"] = False  # one full forward: a KV cache would only cost memory
+    if "logits" not in groups and skips_logits(model):
+        # the LM head's (B, n, V) logits are a fifth of a GPT-2 forward: one row is enough
+        run["logits_to_keep"] = 1
     with hooks(ablation_hooks(heads)):
         if seq2seq:
             tgt_lists = _target_lists(bundle, ids, mask, targets,

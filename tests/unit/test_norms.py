@@ -345,3 +345,30 @@ def test_hf_capture_records_norms_that_sum_to_the_projection_output(make, tmp_pa
                                    rtol=1e-4, atol=1e-5)
     only = capture(bundle, texts, names=["norms"])
     np.testing.assert_array_equal(only.norms["dec_self"], tr.norms["dec_self"])
+
+
+# ---- value_norms at a real width: against ‖v W_O^h‖ by hand, in float64 -----------------
+
+
+@pytest.mark.parametrize("n_heads, n_kv", [(12, 12), (8, 2)])
+def test_value_norms_equal_the_projected_norm_at_real_width(n_heads, n_kv):
+    """GPT-2-small's 64-wide heads into 768 (and a grouped 8/2 layout): ‖v_j · W_O^h‖ computed
+    per head from the weight's own columns, in float64, within 2e-7 relative (float32's
+    rounding of the result is 6e-8)."""
+    rng = np.random.default_rng(3)
+    d_h, d = 64, 768
+    v = rng.standard_normal((2, n_kv, 40, d_h)).astype(np.float32)
+    w_o = (rng.standard_normal((d, n_heads * d_h)) * 0.02).astype(np.float32)  # (D, H·Dh)
+    groups = [h // (n_heads // n_kv) for h in range(n_heads)]
+    want = np.empty((2, n_heads, 40))
+    for h in range(n_heads):
+        cols = w_o[:, h * d_h:(h + 1) * d_h].astype(np.float64)  # (D, Dh): head h's inputs
+        want[:, h] = np.linalg.norm(v[:, groups[h]].astype(np.float64) @ cols.T, axis=-1)
+    got = value_norms(v, w_o, None if n_kv == n_heads else groups)
+    assert got.dtype == np.float32 and got.shape == want.shape
+    assert np.abs(got / want - 1).max() <= 2e-7
+    attn = rng.random((2, n_heads, 5, 40)).astype(np.float32)
+    from model.norms import weighted_norms
+
+    np.testing.assert_allclose(weighted_norms(attn, v, w_o, None if n_kv == n_heads else groups),
+                               attn * want[:, :, None].astype(np.float32), rtol=3e-7)
