@@ -37,7 +37,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..hooks import HookPoint, attn_prefix
+from ..hooks import HookPoint, active_hooks, attn_prefix
 
 NAME = "lab_record"
 POINTS = ("hook_q", "hook_k", "hook_v", "hook_scores", "hook_probs", "hook_context")
@@ -240,3 +240,84 @@ def instrumented(bundle) -> bool:
     """True when a Hugging Face bundle's attention runs through lab_attention (q/k/v, scores,
     ablation available); False for models that fell back to output_attentions."""
     return sites(bundle.model, bundle.config.family) is not None
+
+
+# ---- the residual stream: hook points at each block's input and the last block's output ----
+
+_STACK = {"enc_self": "encoder", "dec_self": "decoder"}  # cross shares the decoder's blocks
+_RESID: weakref.WeakKeyDictionary[nn.Module, dict[str, int]] = weakref.WeakKeyDictionary()
+
+
+def _block_of(name: str, named: dict[str, nn.Module]) -> str:
+    """'model.layers.3.self_attn' -> 'model.layers.3': the outermost ModuleList entry (T5's
+    'encoder.block.0.layer.0.SelfAttention' -> 'encoder.block.0', not its inner list)."""
+    parts = name.split(".")
+    for j, part in enumerate(parts):
+        if part.isdigit() and isinstance(named.get(".".join(parts[:j])), nn.ModuleList):
+            return ".".join(parts[: j + 1])
+    raise ValueError(f"attention module {name!r} is not inside a list of blocks")
+
+
+def _point(name: str) -> HookPoint:
+    point = HookPoint()
+    point.name = name
+    return point
+
+
+def _pre_hook(point: HookPoint):
+    def fn(module: nn.Module, args: tuple, kwargs: dict):
+        if not active_hooks():
+            return None  # inert outside a hooks() block: one ContextVar read per block
+        if args:
+            return (point(args[0]), *args[1:]), kwargs
+        kwargs = dict(kwargs, hidden_states=point(kwargs["hidden_states"]))
+        return args, kwargs
+
+    return fn
+
+
+def _post_hook(point: HookPoint):
+    def fn(module: nn.Module, args: tuple, output):
+        if not active_hooks():
+            return None
+        if isinstance(output, tuple):  # T5 blocks return (hidden, position biases…)
+            return (point(output[0]), *output[1:])
+        return point(output)
+
+    return fn
+
+
+def residual_points(model: nn.Module, family: str) -> dict[str, int] | None:
+    """Residual-stream hook points, named as in the lab's model, installed once per model:
+    `{encoder,decoder}.layers.{i}.hook_resid_pre` at each block's input hidden states and
+    `….layers.{L-1}.hook_resid_post` at the last block's output, all (B, n, D). Returns blocks
+    per side ({"enc": L, "dec": L}); None where the attention sites are unknown. The module
+    hooks only hand tensors to model.hooks' per-context functions, so outside a hooks() block
+    they do nothing and threads never see each other's."""
+    found = sites(model, family)
+    if found is None:
+        return None
+    with _LOCK:
+        known = _RESID.get(model)
+        if known is not None:
+            return known
+        named = dict(model.named_modules())
+        blocks: dict[str, dict[int, str]] = {}
+        for name, module in named.items():
+            site = _SITE.get(module)
+            if site is not None and site.kind in _STACK:
+                side = blocks.setdefault(_STACK[site.kind], {})
+                side[site.layer] = _block_of(name, named)
+        out: dict[str, int] = {}
+        for stack, by_layer in blocks.items():
+            n = len(by_layer)
+            for i in range(n):
+                block = named[by_layer[i]]
+                pre = _point(f"{stack}.layers.{i}.hook_resid_pre")
+                block.register_forward_pre_hook(_pre_hook(pre), with_kwargs=True)
+                if i == n - 1:
+                    block.register_forward_hook(_post_hook(
+                        _point(f"{stack}.layers.{i}.hook_resid_post")))
+            out["enc" if stack == "encoder" else "dec"] = n
+        _RESID[model] = out
+        return out
