@@ -8,15 +8,16 @@ import streamlit as st
 from ui.context import Ctx
 from ui.i18n import N_, Labels, _
 from ui.state import seed, sticky
-from ui.views.heads import ablation, rollout, scan, stats
+from ui.views.heads import ablation, detectors, rollout, scan, stats
 
-HEADS_PARTS = Labels(stats=N_("Statistics"), ablation=N_("Knock out heads"),
-                     scan=N_("Importance scan"), rollout=N_("Attention rollout"))
+HEADS_PARTS = Labels(stats=N_("Statistics"), detectors=N_("Detectors"),
+                     ablation=N_("Knock out heads"), scan=N_("Importance scan"),
+                     rollout=N_("Attention rollout"))
 
 
 def render(ctx: Ctx) -> None:
     seed("heads_part", "stats")
     part = sticky(st.radio, "heads_part", _("Part"), options=list(HEADS_PARTS), horizontal=True,
                   format_func=HEADS_PARTS.get, label_visibility="collapsed")
-    {"stats": stats.render, "ablation": ablation.render, "scan": scan.render,
-     "rollout": rollout.render}[part](ctx)
+    {"stats": stats.render, "detectors": detectors.render, "ablation": ablation.render,
+     "scan": scan.render, "rollout": rollout.render}[part](ctx)

@@ -1,0 +1,71 @@
+"""Heads › Detectors through AppTest on the tiny 'paper' checkpoint: the maps show
+model.analysis.detect_heads' numbers, the sink takes validation pairs, a head opens."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from model.analysis.detectors import detect_heads, quick_detectors
+from tests.app import test_views_heads_bertviz as base
+from tests.app.conftest import run_app
+from tests.app.test_views import array, charts, ok, texts
+
+TEXT, heads_part = base.TEXT, base.heads_part
+models, paper, trace = base.models, base.paper, base.trace  # the tiny checkpoints' fixtures
+
+
+def _maps(at) -> dict[str, np.ndarray]:
+    return {f["layout"]["meta"]["kind"]: array(f["data"][0]["z"]) for f in charts(at)
+            if "detector" in f["layout"].get("meta", {})}
+
+
+def test_detector_maps_rank_and_open_a_head(models, paper, trace):
+    at = heads_part(run_app({"view": "heads", "text": TEXT}), "detectors")
+    assert not at.error, texts(at.error)
+    quick = quick_detectors(trace)
+    got = _maps(at)
+    assert set(got) == {"enc_self", "dec_self"}  # previous token: self-attention only
+    for kind, z in got.items():
+        np.testing.assert_allclose(z, quick["previous_token"][kind], atol=1e-9)
+    table = at.dataframe[0].value
+    assert len(table) == min(20, 2 * 2 * 4) and list(table.iloc[:, -1]) == sorted(
+        table.iloc[:, -1], reverse=True)
+
+    at.radio(key="det_detector").set_value("induction").run(timeout=120)
+    ok(at)
+    full = detect_heads(paper, trace)
+    for kind, z in _maps(at).items():
+        np.testing.assert_allclose(z, full["induction"][kind], atol=1e-6)
+    at.radio(key="det_detector").set_value("positional").run(timeout=120)
+    ok(at)
+    assert set(_maps(at)) == {"enc_self", "dec_self", "cross"}
+
+    picks = at.selectbox(key="det_open_head").options
+    at.selectbox(key="det_open_head").set_value(("cross", 1, 2)).run()
+    at.button(key="det_open").click().run()
+    ok(at)
+    assert len(picks) == 3 * 2 * 4
+    assert at.radio(key="view").value == "attention"
+    assert (at.query_params["kind"], at.query_params["layer"], at.query_params["head"]) == (
+        "cross", "1", "2")
+
+
+def test_sink_adds_validation_pairs(models, paper, trace, monkeypatch):
+    from model.training import corpus
+    from ui.views.heads import detectors as view
+
+    sample = corpus.generate(6, seed=3)
+    monkeypatch.setattr(view, "val_split", lambda bundle, key: sample)
+    at = heads_part(run_app({"view": "heads", "text": TEXT}), "detectors")
+    at.radio(key="det_detector").set_value("sink").run()
+    ok(at)
+    before = _maps(at)
+    np.testing.assert_allclose(before["cross"], quick_detectors(trace)["sink"]["cross"])
+    assert "typed input only" in texts(at.caption)
+    at.button(key="det_sink_go").click().run(timeout=120)
+    ok(at)
+    after = _maps(at)
+    want = detect_heads(paper, trace, pairs=sample[:view.SINK_PAIRS], run=False)["sink"]
+    for kind, z in after.items():
+        np.testing.assert_allclose(z, want[kind], atol=1e-6)
+    assert not np.allclose(after["enc_self"], before["enc_self"])

@@ -1,0 +1,126 @@
+"""Heads › Detectors: previous-token, duplicate-token, induction, sink and positional heads,
+ranked, with a layers × heads map per kind; any head opens in the attention view."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from model.analysis.detectors import (
+    DETECTORS,
+    QUICK,
+    detect_heads,
+    estimate_detectors,
+    quick_detectors,
+)
+from model.dispatch import estimate_validation
+from ui.admission import admitted, or_warning
+from ui.common import chart, goto, is_translator
+from ui.context import Ctx, trace_key
+from ui.i18n import _
+from ui.runtime import result_get, result_put, val_split
+from ui.state import seed
+from ui.text import md
+from viz import detectors as viz_detectors
+
+SINK_PAIRS = 32  # validation pairs (both directions) added to the sink average
+
+
+def _quick(ctx: Ctx) -> dict:
+    """The detectors read from the typed input's Trace alone (no model run), kept per input."""
+    key = ("det_quick", *trace_key(ctx))
+    found = result_get(key)
+    if found is None:
+        found = quick_detectors(ctx.trace)
+        result_put(key, found)
+    return found
+
+
+def _runs(ctx: Ctx) -> dict | None:
+    """Induction and positional: the model's own runs on a repeated random sequence and on the
+    shuffled input, through the admission gate; None when refused (the warning is shown)."""
+    key = ("det_runs", *trace_key(ctx))
+
+    def run() -> dict:
+        with st.spinner(_("Running the repeated random sequence and the shuffled input…")):
+            found = detect_heads(ctx.bundle, ctx.trace)
+        result_put(key, found)
+        return found
+
+    return or_warning(lambda: admitted(estimate_detectors(ctx.bundle, ctx.trace),
+                                       lambda: result_get(key), run))
+
+
+def _sink_button(ctx: Ctx) -> dict | None:
+    """The sink over validation sentences too (lab checkpoints), or a note why not."""
+    key = ("det_sink_val", *trace_key(ctx))
+    found = result_get(key)
+    if found is not None:
+        st.caption(_("Sink: the typed input and {n} validation pairs in both directions.")
+                   .format(n=SINK_PAIRS))
+        return found
+    if not is_translator(ctx.bundle):
+        st.caption(_("Sink: over the typed input only (this model has no validation set)."))
+        return None
+    st.caption(_("Sink: over the typed input only so far."))
+    if st.button(_("Add {n} validation pairs to the sink").format(n=SINK_PAIRS),
+                 key="det_sink_go"):
+        pairs = val_split(ctx.bundle, ctx.key)[:SINK_PAIRS]
+
+        def run() -> dict:
+            with st.spinner(_("Running {n} validation pairs in both directions…")
+                            .format(n=SINK_PAIRS)):
+                sink = detect_heads(ctx.bundle, ctx.trace, pairs=pairs, run=False)["sink"]
+            result_put(key, sink)
+            return sink
+
+        found = or_warning(lambda: admitted(estimate_validation(ctx.bundle, pairs),
+                                            lambda: result_get(key), run))
+        if found is not None:
+            st.rerun()
+    return found
+
+
+def render(ctx: Ctx) -> None:
+    t = ctx.trace
+    if not t.attn:
+        st.info(_("The detectors need the attention weights, which this model did not record."))
+        return
+    names = viz_detectors.DETECTOR_NAMES
+    seed("det_detector", "previous_token")
+    detector = st.radio(_("Detector"), list(DETECTORS), key="det_detector", horizontal=True,
+                        format_func=lambda d: _(names[d]))
+    st.caption(md(_(viz_detectors.DETECTOR_DEFINITIONS[detector])))
+    if detector in QUICK:
+        scores = dict(_quick(ctx)[detector])
+        if detector == "sink":
+            with_val = _sink_button(ctx)
+            if with_val is not None:
+                scores = dict(with_val)
+    else:
+        try:
+            runs = _runs(ctx)
+        except ValueError as exc:
+            st.info(_("This detector cannot run here: {reason}").format(reason=md(exc)))
+            return
+        if runs is None:
+            return
+        scores = dict(runs.get(detector, {}))
+    if not scores:
+        st.info(_("This detector does not apply to this model's attention kinds."))
+        return
+    rows = viz_detectors.ranked_rows(scores)
+    shown = [{k: v for k, v in r.items() if k != "_head"} for r in rows]
+    st.dataframe(shown[:20], hide_index=True, use_container_width=True)
+    picks = [r["_head"] for r in rows]
+    st.markdown(_("**Open a head** in the attention view"))
+    c1, c2 = st.columns([3, 1], vertical_alignment="bottom")
+    head = c1.selectbox(_("Head (ranked)"), picks, key="det_open_head",
+                        format_func=lambda h: f"{h[0]} · " + _("layer {layer}").format(layer=h[1])
+                        + " · " + _("head {head}").format(head=h[2])
+                        + f" · {scores[h[0]][h[1], h[2]]:.3f}")
+    c2.button(_("Open in the attention view"), key="det_open", on_click=goto,
+              args=("attention", head))
+    cols = st.columns(min(2, len(scores)))
+    for i, (kind, z) in enumerate(scores.items()):
+        with cols[i % len(cols)]:
+            chart(viz_detectors.detector_heatmap(z, kind, detector), ctx, key=f"det_map_{kind}")

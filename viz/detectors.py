@@ -1,0 +1,63 @@
+"""Head detectors (heads view): a ranked table and a layers × heads map per detector.
+
+Pure functions: model.analysis.detect_heads' {detector: {kind: (L, H)}} in, rows or plotly
+Figures out.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from .common import SEQUENTIAL, cell_text, plotly_text, style
+from .i18n import N_, _
+from .masks import kind_name
+
+DETECTOR_NAMES = {"previous_token": N_("previous token"), "duplicate_token": N_("duplicate token"),
+                  "induction": N_("induction"), "sink": N_("attention sink"),
+                  "positional": N_("positional")}
+DETECTOR_DEFINITIONS = {
+    "previous_token": N_("mean weight on the position just before the query"),
+    "duplicate_token": N_("mean weight on other copies of the query's own token (earlier "
+                          "copies in causal attention), over queries that have one"),
+    "induction": N_("on a repeated random token sequence, mean weight from each token of the "
+                    "second copy to the token after its first copy"),
+    "sink": N_("largest mean share of attention on one fixed place: the first position or one "
+               "special token (BOS, </s>, [SEP] …)"),
+    "positional": N_("how much of each attention row stays when the tokens are shuffled and "
+                     "the positions kept (1 − total variation): 1 = by position alone"),
+}
+
+
+def ranked_rows(scores: dict[str, np.ndarray], top: int | None = None) -> list[dict]:
+    """Table rows (attention, layer, head, score), highest score first; NaN left out."""
+    rows = [(kind, layer, head, float(a[layer, head]))
+            for kind, a in scores.items() for layer in range(a.shape[0])
+            for head in range(a.shape[1]) if np.isfinite(a[layer, head])]
+    rows.sort(key=lambda r: -r[3])
+    rows = rows[:top] if top else rows
+    return [{_("attention"): kind_name(k), _("layer"): layer, _("head"): head,
+             _("score"): round(s, 3), "_head": (k, layer, head)} for k, layer, head, s in rows]
+
+
+def detector_heatmap(scores: np.ndarray, kind: str, detector: str) -> go.Figure:
+    """One kind's (L, H) scores of one detector on a fixed 0..1 scale, the value in each cell.
+    meta names the kind and detector, so a clicked cell names its head."""
+    z = np.asarray(scores, dtype=np.float64)
+    if z.ndim != 2:
+        raise ValueError(f"expected a (layers, heads) array, got shape {z.shape}")
+    n_l, n_h = z.shape
+    name = _(DETECTOR_NAMES.get(detector, detector))
+    hover = f"{kind} " + _("layer") + " %{y} " + _("head") + " %{x}"
+    fig = go.Figure(go.Heatmap(
+        z=z, x=np.arange(n_h), y=np.arange(n_l), colorscale=SEQUENTIAL[0], zmin=0.0, zmax=1.0,
+        colorbar_title=name, text=cell_text(z), texttemplate="%{text}" if z.size <= 400 else "",
+        hovertemplate=hover + f"<br>{name} %{{z:.3f}}<extra></extra>"))
+    definition = plotly_text(_(DETECTOR_DEFINITIONS[detector])) \
+        if detector in DETECTOR_DEFINITIONS else ""
+    style(fig, f"{kind_name(kind)}: {name}<br><sup>{definition}</sup>", _("head"), _("layer"),
+          height=max(220, 110 + min(36, 480 // max(n_l, 1)) * n_l))
+    fig.update_xaxes(dtick=1 if n_h <= 16 else None)
+    fig.update_yaxes(dtick=1 if n_l <= 16 else None, autorange="reversed")
+    fig.update_layout(meta={"kind": kind, "detector": detector})
+    return fig
