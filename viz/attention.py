@@ -5,19 +5,16 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from .common import (
-    block_labels,
-    block_mean,
-    heatmap,
-    heatmap_trace,
-    token_labels,
-    value_hover,
-)
+from .common import heatmap, token_labels
 from .i18n import _
 from .masks import KIND_NAMES, axis_tokens
+from .tiles import SCREEN_W, numbers_fit, thin_ticks, tiled_heatmap
 
-LAYER_MAX = 64  # per-axis cells of each head in the side-by-side view
+LAYER_MAX = 64  # per-axis cells of each head in the layer's heads figure
 THUMB_MAX = 24  # per-axis cells of each thumbnail in the layers × heads grid
+HEADS_PER_ROW = 8  # the layer's heads wrap into rows of at most this many square panels
+LAYER_PANEL_PX = 220  # largest side of one head's panel in the layer figure
+HEAD_PX = 760  # side of the one-head heatmap's plot area (square)
 
 
 def head_matrix(trace, kind: str, layer: int, b: int, head: int, hide_pad: bool = True
@@ -34,77 +31,22 @@ def head_matrix(trace, kind: str, layer: int, b: int, head: int, hide_pad: bool 
 
 def head_figure(trace, kind: str, layer: int, b: int, head: int, *, hide_pad: bool = True,
                 numbers: bool = False, colorscale: str = "Viridis") -> go.Figure:
-    """One head as a large labelled heatmap, probabilities on a fixed 0–1 scale."""
+    """One head as a large labelled heatmap, probabilities on a fixed 0–1 scale; numbers on
+    cells only when a cell is big enough to read them, every k-th piece named on long axes."""
     z, q, k = head_matrix(trace, kind, layer, b, head, hide_pad)
-    return heatmap(z, token_labels(k), token_labels(q),
-                   title=_("{kind} · layer {layer} · head {head} · attention weights {shape}")
-                   .format(kind=_(KIND_NAMES[kind]), layer=layer, head=head,
-                           shape=tuple(z.shape)),
-                   x_title=_("key (attended to)"), y_title=_("query (attending)"),
-                   colorscale=colorscale, zmin=0, zmax=1, numbers=numbers,
-                   height=int(min(900, max(380, 160 + 24 * z.shape[0]))))
-
-
-def panel_grid(n_rows: int, n_cols: int, titles: list[str], *, hgap: float = 0.015,
-               vgap: float = 0.05, row_titles: list[str] | None = None,
-               col_titles: list[str] | None = None, col_groups: list[int] | None = None
-               ) -> dict:
-    """Layout for an n_rows × n_cols grid of heatmap panels (what make_subplots builds, in one
-    pass: make_subplots plus per-panel updates cost ~0.3 s for a 6 × 8 grid).
-
-    Gaps shrink so that together they take at most 30 % of each axis (30 layers × 0.03 would
-    leave panels no room), and domains are clipped to [0, 1]: the last row's lower edge
-    computes to about -1e-16, which plotly refuses. `col_groups` (a group per column, e.g. the
-    key/value head each query head reads) puts 4× the gap between groups and a grey band
-    behind each group of more than one column."""
-    groups = col_groups or list(range(n_cols))
-    gaps = [hgap * (4 if groups[c] != groups[c + 1] and col_groups else 1)
-            for c in range(n_cols - 1)]
-    if sum(gaps) > 0.3:
-        gaps = [g * 0.3 / sum(gaps) for g in gaps]
-    lefts = [0.0]  # each column's left edge, in panel widths' units plus the gaps before it
-    width = (1 - sum(gaps)) / n_cols
-    for gap in gaps:
-        lefts.append(lefts[-1] + width + gap)
-    vgap = min(vgap, 0.3 / max(1, n_rows - 1))
-    height = (1 - vgap * (n_rows - 1)) / n_rows
-    layout: dict = {"annotations": []}
-    if col_groups:
-        layout["shapes"] = _group_bands(groups, lefts, width)
-    for r in range(n_rows):
-        for c in range(n_cols):
-            i = r * n_cols + c + 1
-            x0, y1 = lefts[c], 1 - r * (height + vgap)
-            sfx = "" if i == 1 else str(i)
-            layout[f"xaxis{sfx}"] = {"domain": _unit(x0, x0 + width), "anchor": f"y{sfx}",
-                                     "type": "category", "showticklabels": False}
-            layout[f"yaxis{sfx}"] = {"domain": _unit(y1 - height, y1), "anchor": f"x{sfx}",
-                                     "type": "category", "showticklabels": False,
-                                     "autorange": "reversed"}
-            if c == 0 and row_titles:
-                layout[f"yaxis{sfx}"]["title"] = {"text": row_titles[r]}
-            if r == n_rows - 1 and col_titles:
-                layout[f"xaxis{sfx}"]["title"] = {"text": col_titles[c]}
-            layout["annotations"].append({
-                "text": titles[i - 1], "x": x0 + width / 2, "y": y1, "xref": "paper",
-                "yref": "paper", "xanchor": "center", "yanchor": "bottom", "showarrow": False,
-                "font": {"size": 12}})
-    return layout
-
-
-def _group_bands(groups: list[int], lefts: list[float], width: float) -> list[dict]:
-    """A light band behind each run of columns that share a group (runs of one get none)."""
-    bands, start = [], 0
-    for c in range(1, len(groups) + 1):
-        if c == len(groups) or groups[c] != groups[start]:
-            if c - start > 1:
-                pad = 0.004
-                bands.append({"type": "rect", "xref": "paper", "yref": "paper", "layer": "below",
-                              "x0": max(0.0, lefts[start] - pad),
-                              "x1": min(1.0, lefts[c - 1] + width + pad), "y0": 0, "y1": 1,
-                              "fillcolor": "rgba(120, 120, 120, 0.12)", "line": {"width": 0}})
-            start = c
-    return bands
+    height = int(min(900, max(380, 160 + 24 * z.shape[0])))
+    plot_h, plot_w = height - 160, SCREEN_W - 120  # less title, tick labels and colour bar
+    x, y = token_labels(k), token_labels(q)
+    fig = heatmap(z, x, y,
+                  title=_("{kind} · layer {layer} · head {head} · attention weights {shape}")
+                  .format(kind=_(KIND_NAMES[kind]), layer=layer, head=head,
+                          shape=tuple(z.shape)),
+                  x_title=_("key (attended to)"), y_title=_("query (attending)"),
+                  colorscale=colorscale, zmin=0, zmax=1,
+                  numbers=numbers and numbers_fit(len(y), len(x), plot_h, plot_w),
+                  height=height)
+    fig.update_layout(xaxis=thin_ticks(x, plot_w), yaxis=thin_ticks(y, plot_h))
+    return fig
 
 
 def kv_groups(trace, n_heads: int) -> list[int] | None:
@@ -126,61 +68,71 @@ def _head_titles(n_heads: int, groups: list[int] | None) -> list[str]:
     return [head_title(h, groups) for h in range(n_heads)]
 
 
-def _unit(lo: float, hi: float) -> list[float]:
-    """A plotly domain: both ends inside [0, 1] despite float rounding."""
-    return [min(1.0, max(0.0, lo)), min(1.0, max(0.0, hi))]
+def _layer_shape(n_heads: int, groups: list[int] | None) -> int:
+    """Heads per row of the layer figure: at most HEADS_PER_ROW, whole kv groups per row."""
+    if n_heads <= HEADS_PER_ROW:
+        return n_heads
+    size = n_heads // len(set(groups)) if groups else 1
+    return size * (HEADS_PER_ROW // size) if size <= HEADS_PER_ROW else HEADS_PER_ROW
 
 
-def _panel(trace, kind, layer, b, head, hide_pad, max_size, colorscale, showscale, hover, i):
-    z, q, k = head_matrix(trace, kind, layer, b, head, hide_pad)
-    z, rows, cols = block_mean(z, max_size)
-    y, x = block_labels(token_labels(q), rows), block_labels(token_labels(k), cols)
-    sfx = "" if i == 1 else str(i)
-    panel = heatmap_trace(z, x, y, colorscale=colorscale, zmin=0, zmax=1, showscale=showscale,
-                          name=hover, hover=hover + "<br>" + value_hover())
-    panel.update(xaxis=f"x{sfx}", yaxis=f"y{sfx}")
-    return panel
+def _cells(trace, kind: str, b: int, hide_pad: bool) -> tuple[list[str], list[str], int, int]:
+    """Labelled query and key pieces of sentence b, and how many of each the panels keep."""
+    q, k = axis_tokens(trace, kind, b)
+    nq, nk = len(q), len(k)
+    if hide_pad:
+        nq = trace.length("src" if kind == "enc_self" else "tgt", b)
+        nk = trace.length("tgt" if kind == "dec_self" else "src", b)
+    return token_labels(q[:nq]), token_labels(k[:nk]), nq, nk
 
 
 def layer_figure(trace, kind: str, layer: int, b: int, *, hide_pad: bool = True,
                  colorscale: str = "Viridis", max_size: int = LAYER_MAX) -> go.Figure:
-    """Every head of one layer side by side on one shared 0–1 colour scale."""
+    """Every head of one layer as square panels, at most 8 a row, on one 0–1 colour scale
+    (one heatmap trace: viz.tiles)."""
     n_heads = trace.attn[kind].shape[2]
     groups = kv_groups(trace, n_heads)
-    heads = _head_titles(n_heads, groups)
-    panels = [_panel(trace, kind, layer, b, h, hide_pad, max_size, colorscale,
-                     h == n_heads - 1, heads[h], h + 1) for h in range(n_heads)]
-    layout = panel_grid(1, n_heads, heads, hgap=0.02, row_titles=[_("query")],
-                        col_titles=[_("key")] * n_heads, col_groups=groups)
-    layout["yaxis"]["showticklabels"] = True
-    return _titled(go.Figure(data=panels, layout=layout),
-                   _("{kind} · layer {layer}: all {n} heads (shared 0–1 scale)")
-                   .format(kind=_(KIND_NAMES[kind]), layer=layer, n=n_heads), 380)
+    ys, xs, nq, nk = _cells(trace, kind, b, hide_pad)
+    per_row = _layer_shape(n_heads, groups)
+    n_rows = -(-n_heads // per_row)
+    z = trace.attn[kind][layer, b]
+
+    def at(r: int, c: int) -> int | None:
+        h = r * per_row + c
+        return h if h < n_heads else None
+
+    grid = [[at(r, c) for c in range(per_row)] for r in range(n_rows)]
+    panels = [[None if h is None else z[h, :nq, :nk] for h in row] for row in grid]
+    titles = [["" if h is None else head_title(h, groups) for h in row] for row in grid]
+    data = [[None if h is None else (h, groups[h] if groups else h) for h in row]
+            for row in grid]
+    hover = _("head") + " %{customdata[0]}" + (" · kv %{customdata[1]}" if groups else "")
+    return tiled_heatmap(
+        panels, x_cells=xs, y_cells=ys, x_word=_("key"), y_word=_("query"),
+        panel_titles=titles, panel_data=data,
+        panel_hover=hover, col_groups=[groups[c] for c in range(per_row)] if groups else None,
+        colorscale=colorscale, max_cells=max_size, panel_px_max=LAYER_PANEL_PX,
+        title=_("{kind} · layer {layer}: all {n} heads (shared 0–1 scale)")
+        .format(kind=_(KIND_NAMES[kind]), layer=layer, n=n_heads),
+        x_title=_("key (attended to)"),
+        y_title=_("query (attending)"))
 
 
 def grid_figure(trace, kind: str, b: int, *, hide_pad: bool = True, colorscale: str = "Viridis",
                 selected: tuple[int, int] | None = None, max_size: int = THUMB_MAX
                 ) -> go.Figure:
-    """The whole model for one attention kind: a layers × heads grid of small thumbnails."""
+    """The whole model for one attention kind: a layers × heads grid of pooled thumbnails,
+    one heatmap trace (viz.tiles); heads that share a kv head sit together on a grey band."""
     n_layers, _b, n_heads = trace.attn[kind].shape[:3]
-    titles = [f"L{layer} H{h}" + (" ◀" if selected == (layer, h) else "")
-              for layer in range(n_layers) for h in range(n_heads)]
-    panels = [_panel(trace, kind, layer, b, h, hide_pad, max_size, colorscale,
-                     layer == 0 and h == 0,
-                     _("layer {layer} head {head}").format(layer=layer, head=h),
-                     layer * n_heads + h + 1)
-              for layer in range(n_layers) for h in range(n_heads)]
-    groups = kv_groups(trace, n_heads)  # grouped-query attention: heads sharing K/V side by side
-    layout = panel_grid(n_layers, n_heads, titles, vgap=0.05 if n_layers < 6 else 0.03,
-                        row_titles=[_("layer {layer}").format(layer=i) for i in range(n_layers)],
-                        col_titles=_head_titles(n_heads, groups), col_groups=groups)
-    return _titled(go.Figure(data=panels, layout=layout),
-                   _("{kind}: every layer (rows) × head (columns), shared 0–1 scale")
-                   .format(kind=_(KIND_NAMES[kind])), max(320, 150 * n_layers + 80))
-
-
-def _titled(fig: go.Figure, title: str, height: int) -> go.Figure:
-    fig.update_layout(title={"text": title, "x": 0.0, "xanchor": "left"}, height=height,
-                      margin={"l": 10, "r": 10, "t": 60, "b": 10},
-                      hoverlabel={"namelength": -1})
-    return fig
+    groups = kv_groups(trace, n_heads)
+    ys, xs, nq, nk = _cells(trace, kind, b, hide_pad)
+    z = trace.attn[kind][:, b]
+    panels = [[z[layer, h, :nq, :nk] for h in range(n_heads)] for layer in range(n_layers)]
+    return tiled_heatmap(
+        panels, x_cells=xs, y_cells=ys, x_word=_("key"), y_word=_("query"),
+        row_names=[_("layer {layer}").format(layer=i) for i in range(n_layers)],
+        col_names=_head_titles(n_heads, groups), col_groups=groups, selected=selected,
+        colorscale=colorscale, max_cells=max_size,
+        title=_("{kind}: every layer (rows) × head (columns), shared 0–1 scale")
+        .format(kind=_(KIND_NAMES[kind])),
+        x_title=_("head"), y_title=_("layer"))

@@ -12,7 +12,7 @@ from model import capture, translate
 from model.analysis.inspect import head_weights
 from model.capture import GROUPS
 from model.transformer import MASK_FILL
-from viz import attention, common, masks, steps, tokens, translation
+from viz import attention, common, masks, steps, tiles, tokens, translation
 
 SOURCES = ["겨울은 추워요.", "The big dog eats the fish in the park."]
 TARGETS = ["Winter is cold.", "큰 개가 공원에서 생선을 먹어요."]
@@ -93,18 +93,30 @@ def test_head_heatmap_is_the_traced_attention(trace, kind):
 
 
 def test_layer_view_and_grid_cover_every_head(trace):
+    """One heatmap trace each (viz.tiles); every head's panel is its traced attention (the
+    grid's pooled by block_mean), and the gaps between panels stay empty."""
     n_layers, _, n_heads = trace.attn["cross"].shape[:3]
     layer_fig = attention.layer_figure(trace, "cross", 0, 1)
-    assert len(layer_fig.data) == n_heads
+    assert len(layer_fig.data) == 1
+    meta = layer_fig.layout.meta["tiles"]
+    assert meta["rows"] * meta["cols"] >= n_heads and meta["cols"] <= 8
     nq, nk = unpadded(trace, "cross", 1)
-    np.testing.assert_allclose(np.asarray(layer_fig.data[2].z),
+    np.testing.assert_allclose(tiles.panel(layer_fig, 0, 2),
                                trace.attn["cross"][0, 1, 2, :nq, :nk])
+    drawn = np.isfinite(np.asarray(layer_fig.data[0].z, dtype=float)).sum()
+    assert drawn == n_heads * nq * nk  # every head once, nothing in the gaps
     grid = attention.grid_figure(trace, "cross", 1, max_size=3)
-    assert len(grid.data) == n_layers * n_heads
-    for tr in grid.data:
-        assert max(np.asarray(tr.z).shape) <= 3
-    small, _, _ = common.block_mean(trace.attn["cross"][1, 1, 0, :nq, :nk], 3)
-    np.testing.assert_allclose(np.asarray(grid.data[n_heads].z), small, rtol=1e-6)
+    assert len(grid.data) == 1
+    assert grid.layout.meta["tiles"]["rows"] == n_layers
+    assert grid.layout.meta["tiles"]["cols"] == n_heads
+    for layer in range(n_layers):
+        for h in range(n_heads):
+            small, _, _ = common.block_mean(trace.attn["cross"][layer, 1, h, :nq, :nk], 3)
+            assert max(small.shape) <= 3
+            np.testing.assert_allclose(tiles.panel(grid, layer, h), small, rtol=1e-6)
+    z = np.asarray(grid.data[0].z, dtype=float)
+    assert np.isfinite(z).sum() == n_layers * n_heads * small.size
+    assert "pooled" in grid.data[0].hovertemplate  # 3 × 3 cells stand for 20 × 31 weights
     assert_labelled(layer_fig)
     assert grid.layout.title.text
 

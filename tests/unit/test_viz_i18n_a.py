@@ -119,10 +119,13 @@ def test_the_kind_names_and_nested_words_are_translated_once_each(trace, vocab):
         bar = translation.cross_row_figure(trace, 1, 0, None, 2)
     assert head.layout.title.text.startswith(
         "⟦⟦encoder–decoder (cross) attention⟧ · layer 1 · head 2 · attention weights (")
-    assert grid.layout.yaxis.title.text == "⟦layer 0⟧"
-    assert {a.text for a in grid.layout.annotations} >= {"L0 H0", "L1 H3"}  # no words
-    assert grid.data[5].name == "⟦layer 1 head 1⟧"
-    assert grid.data[5].hovertemplate.startswith("⟦layer 1 head 1⟧<br>⟦query⟧: %{y}<br>")
+    assert grid.layout.yaxis.title.text == "⟦layer⟧"  # one heatmap: panels named by ticks
+    assert grid.layout.yaxis.ticktext[1] == "⟦layer 1⟧"
+    assert grid.layout.xaxis.ticktext[3] == "⟦head 3⟧"
+    assert "⟦layer 1⟧ · ⟦query⟧ " in grid.data[0].y[-1]  # hover: %{y} names layer and query
+    assert any(x.startswith("⟦head 1⟧ · ⟦key⟧ ")
+               for x in grid.data[0].x)
+    assert grid.data[0].hovertemplate.startswith("%{y}<br>%{x}<br>⟦weight⟧: %{z:.4f}")
     assert mask.layout.title.text.startswith("⟦⟦Decoder subsequent mask⟧ (")
     assert mask.data[0].hovertemplate == ("⟦query⟧: %{y}<br>⟦key⟧: %{x}<br>⟦blocked⟧: "
                                           "%{text}<extra></extra>")
@@ -145,12 +148,14 @@ def test_without_a_translator_the_english_is_unchanged(trace, vocab):
     layer = figs["layer enc_self"]
     assert layer.layout.title.text == ("encoder self-attention · layer 0: all 4 heads "
                                        "(shared 0–1 scale)")
-    assert layer.data[0].name == "head 0" and layer.layout.yaxis.title.text == "query"
-    assert layer.data[0].hovertemplate == "head 0<br>" + common.HOVER
+    assert layer.layout.yaxis.title.text == "query (attending)"
+    assert [a.text for a in layer.layout.annotations] == [f"head {h}" for h in range(4)]
+    assert layer.data[0].hovertemplate == ("head %{customdata[0]}<br>%{y}<br>%{x}<br>"
+                                           "weight: %{z:.4f}<extra></extra>")
     grid = figs["grid dec_self"]
     assert grid.layout.title.text == ("decoder self-attention: every layer (rows) × head "
                                       "(columns), shared 0–1 scale")
-    assert grid.data[4].name == "layer 1 head 0"
+    assert grid.data[0].y[-1].startswith("layer 1 · query ")
     enc, dec = figs["mask 0 encoder pad mask"], figs["mask 0 decoder subsequent mask"]
     assert enc.layout.title.text == f"Encoder pad mask ({n_src}, {n_src}): True = blocked"
     assert enc.data[0].hovertemplate == masks.MASK_HOVER_LONG
@@ -219,4 +224,9 @@ def test_korean_figures(trace, vocab):
             shown = [fig.layout.yaxis.title.text] + shown[2:] * (name == "norms")
         assert all(HANGUL.search(t) for t in shown if t), (name, shown)
     assert figs["head enc_self"].layout.title.text.startswith("인코더 셀프 어텐션 · 층 1 · 헤드 2")
-    assert figs["layer dec_self"].data[1].hovertemplate.startswith("헤드 1<br>쿼리: %{y}<br>")
+    assert figs["layer dec_self"].data[0].hovertemplate.startswith(
+        "헤드 %{customdata[0]}<br>%{y}<br>%{x}<br>가중치: ")
+    layer = figs["layer dec_self"].data[0]  # the hover's query and key: cell categories
+    rows = figs["layer dec_self"].layout.meta["tiles"]["rows"]
+    assert sum(y.startswith("쿼리 ") for y in layer.y) == len(trace.tgt_tokens[0]) * rows
+    assert layer.x[0].startswith("키 ")
