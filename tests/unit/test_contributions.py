@@ -37,26 +37,37 @@ def test_direct_attributions_and_the_other_terms_add_up_to_the_logit(pre):
         assert any("FFN" in k for k in c.other) and "embedding" in c.other
 
 
-def test_one_heads_attribution_from_its_real_context(pre):
-    """Head h's output rebuilt from the recorded per-head context and the real W_O Linear."""
-    step, kind, layer, head = 2, "cross", 1, 3
+@pytest.mark.parametrize("step", [2, None])
+def test_every_heads_attribution_from_its_own_context_and_w_o(pre, step):
+    """Every head of every kind and layer, rebuilt independently: head h's recorded context
+    placed alone in h's slot of that layer's real W_O Linear (bias off), through the frozen
+    final LayerNorm's scale, onto the predicted token's unembedding row."""
     c = head_contributions(pre, SRC, TGT, target_lang="ko", step=step)
-    prefix = attn_prefix(kind, layer)
-    last = f"decoder.layers.{pre.config.n_dec_layers - 1}.hook_resid_post"
-    tr = capture(pre, [SRC], [TGT], target_lang="ko", names=[f"{prefix}.hook_context", last])
-    ctx = torch.from_numpy(tr.acts[f"{prefix}.hook_context"][0, head, step])  # (Dh,)
-    lin = pre.model.get_submodule(prefix).w_o
-    d_h = ctx.shape[0]
-    x = torch.zeros(lin.in_features)
-    x[head * d_h:(head + 1) * d_h] = ctx
-    with torch.no_grad():
-        out = (lin(x) - lin.bias).double()
+    cfg = pre.config
+    last = f"decoder.layers.{cfg.n_dec_layers - 1}.hook_resid_post"
+    prefixes = {(kind, layer): attn_prefix(kind, layer) for kind in ("dec_self", "cross")
+                for layer in range(cfg.n_dec_layers)}
+    tr = capture(pre, [SRC], [TGT], target_lang="ko",
+                 names=[f"{p}.hook_context" for p in prefixes.values()] + [last])
     ln = pre.model.decoder.final_norm
-    resid = torch.from_numpy(tr.acts[last][0, step]).double()
+    resid = torch.from_numpy(tr.acts[last][0, c.step]).double()
     sigma = torch.sqrt(resid.var(unbiased=False) + ln.eps)
-    moved = (out - out.mean()) * ln.weight.detach().double() / sigma
-    expect = float(moved @ pre.model.tok_embed.weight[c.token_id].detach().double())
-    assert c.dla[kind][layer, head] == pytest.approx(expect, abs=1e-5)
+    unembed = pre.model.tok_embed.weight[c.token_id].detach().double()
+    assert set(c.dla) == {"dec_self", "cross"}
+    for (kind, layer), prefix in prefixes.items():
+        assert c.dla[kind].shape == (cfg.n_dec_layers, cfg.n_heads)
+        lin = pre.model.get_submodule(prefix).w_o
+        context = tr.acts[f"{prefix}.hook_context"][0]  # (H, n, Dh)
+        d_h = context.shape[-1]
+        for head in range(cfg.n_heads):
+            x = torch.zeros(lin.in_features)
+            x[head * d_h:(head + 1) * d_h] = torch.from_numpy(context[head, c.step])
+            with torch.no_grad():
+                out = (lin(x) - (lin.bias if lin.bias is not None else 0)).double()
+            moved = (out - out.mean()) * ln.weight.detach().double() / sigma
+            expect = float(moved @ unembed)
+            assert c.dla[kind][layer, head] == pytest.approx(expect, abs=1e-5), (
+                kind, layer, head)
 
 
 def test_knockout_matches_a_run_with_that_head_ablated_on_post_ln(post):
