@@ -50,18 +50,18 @@ from pathlib import Path
 
 from . import everyday, everyday_wh
 from .grammar import (
-    _adjective,
-    _careful,
-    _careful_of,
-    _compound,
-    _intransitive,
-    _render_adj,
-    _render_verb,
-    _request,
-    _transitive,
-    _weather,
-    _wh,
-    _yes_no,
+    adjective,
+    careful,
+    careful_of,
+    compound,
+    intransitive,
+    render_adj,
+    render_verb,
+    request_pair,
+    transitive_pair,
+    weather,
+    wh,
+    yes_no,
 )
 from .hangul import (
     TENSES,
@@ -75,9 +75,9 @@ from .hangul import (
     particle,
 )
 from .lexicon import (
-    _BY_EN,
-    _CAREFUL,
     ADJECTIVES,
+    BY_EN,
+    CAREFUL,
     FREQUENCY_ADVERBS,
     FUNCTION_WORDS,
     INTENSIFIERS,
@@ -94,7 +94,7 @@ from .lexicon import (
     Verb,
     read_table,
 )
-from .render import _NP, Pair, _Clause, _finish, _Keys, _Reject
+from .render import NP, Clause, Keys, Pair, Reject, finish
 
 __all__ = [
     "ADJECTIVES", "CONSTRUCTIONS", "LEXICON", "NOUNS", "PRONOUNS", "SEED_PAIRS", "TENSES",
@@ -136,16 +136,16 @@ def lexicon_size() -> int:
 
 # the original grammar (scaled to 55 % of the corpus) and the everyday constructions (45 %)
 _OLD = (
-    (0.26, "transitive", _transitive),
-    (0.12, "intransitive", _intransitive),
-    (0.14, "adjective", _adjective),
-    (0.04, "weather", _weather),
-    (0.10, "yes_no", _yes_no),
-    (0.07, "wh", _wh),
-    (0.09, "request", _request),
-    (0.01, "careful", _careful),
-    (0.09, "and", lambda r: _compound(r, "and")),
-    (0.08, "but", lambda r: _compound(r, "but")),
+    (0.26, "transitive", transitive_pair),
+    (0.12, "intransitive", intransitive),
+    (0.14, "adjective", adjective),
+    (0.04, "weather", weather),
+    (0.10, "yes_no", yes_no),
+    (0.07, "wh", wh),
+    (0.09, "request", request_pair),
+    (0.01, "careful", careful),
+    (0.09, "and", lambda r: compound(r, "and")),
+    (0.08, "but", lambda r: compound(r, "but")),
 )
 _EVERYDAY = (
     (0.060, "copula", everyday.copula_sentence),
@@ -185,7 +185,7 @@ _BOUNDS = _bounds(_MAKERS)
 _EVERYDAY_BOUNDS = _bounds(_EVERYDAY)
 
 
-def _make(r: random.Random, everyday_only: bool = False) -> tuple[str, Pair]:
+def make(r: random.Random, everyday_only: bool = False) -> tuple[str, Pair]:
     """One (construction name, pair); derivations the grammar rejects are redrawn."""
     makers, bounds = (_EVERYDAY, _EVERYDAY_BOUNDS) if everyday_only else (_MAKERS, _BOUNDS)
     total = bounds[-1]
@@ -197,20 +197,20 @@ def _make(r: random.Random, everyday_only: bool = False) -> tuple[str, Pair]:
         _, name, fn = makers[i]
         try:
             return name, fn(r)
-        except _Reject:
+        except Reject:
             continue
 
 
 def generate_tagged(n: int, seed: int = 0) -> list[tuple[str, Pair]]:
     """Like generate, with each pair's construction name (one of CONSTRUCTIONS)."""
     r = random.Random(seed)
-    return [_make(r) for _ in range(n)]
+    return [make(r) for _ in range(n)]
 
 
 def generate(n: int, seed: int = 0) -> list[Pair]:
     """n pairs, deterministic for (n, seed); the list may contain duplicates."""
     r = random.Random(seed)
-    return [_make(r)[1] for _ in range(n)]
+    return [make(r)[1] for _ in range(n)]
 
 
 # ---------------------------------------------------------------------------- seed pairs
@@ -218,7 +218,7 @@ def generate(n: int, seed: int = 0) -> list[Pair]:
 
 def _seed_pairs() -> list[Pair]:
     def noun(en: str, mass: bool = False) -> Noun:
-        return _BY_EN[(en, mass)]
+        return BY_EN[(en, mass)]
 
     def verb(en: str, ko: str) -> Verb:
         return next(v for v in VERBS if (v.en, v.ko) == (en, ko))
@@ -228,43 +228,43 @@ def _seed_pairs() -> list[Pair]:
 
     out = []
     # "Winter is cold." <-> "겨울은 추워요."
-    c = _Clause()
-    c.subj, c.adj = _NP(noun=noun("winter")), adj("cold", "춥다")
-    en, ko, _ = _render_adj(c, "decl", _Keys())
-    out.append(_finish(en, ko, "."))
+    c = Clause()
+    c.subj, c.adj = NP(noun=noun("winter")), adj("cold", "춥다")
+    en, ko, _ = render_adj(c, "decl", Keys())
+    out.append(finish(en, ko, "."))
     # "Please be careful of colds." <-> "감기 조심하세요."
-    keys = _Keys()
+    keys = Keys()
     k = keys()
-    out.append(_careful_of(_CAREFUL[0], [("please", k), ("be", k), ("careful", k)],
+    out.append(careful_of(CAREFUL[0], [("please", k), ("be", k), ("careful", k)],
                            [(ko_imperative("조심하다"), k)], keys))
     # "Does the dog eat fish?" <-> "개가 생선을 먹어요?"
-    c = _Clause()
-    c.subj, c.verb, c.obj = _NP(noun=noun("dog")), verb("eat", "먹다"), _NP(noun("fish", True))
-    en, ko, _ = _render_verb(c, "ynq", _Keys())
-    out.append(_finish(en, ko, "?"))
+    c = Clause()
+    c.subj, c.verb, c.obj = NP(noun=noun("dog")), verb("eat", "먹다"), NP(noun("fish", True))
+    en, ko, _ = render_verb(c, "ynq", Keys())
+    out.append(finish(en, ko, "?"))
     # "The big dog eats fish." <-> "큰 개가 생선을 먹어요."
-    c.subj = _NP(noun=noun("dog"), adj=adj("big", "크다"))
-    en, ko, _ = _render_verb(c, "decl", _Keys())
-    out.append(_finish(en, ko, "."))
+    c.subj = NP(noun=noun("dog"), adj=adj("big", "크다"))
+    en, ko, _ = render_verb(c, "decl", Keys())
+    out.append(finish(en, ko, "."))
     # "Please read the book." <-> "책을 읽으세요."
-    c = _Clause()
-    c.verb, c.obj = verb("read", "읽다"), _NP(noun=noun("book"))
-    en, ko, _ = _render_verb(c, "imp", _Keys())
-    out.append(_finish(en, ko, "."))
+    c = Clause()
+    c.verb, c.obj = verb("read", "읽다"), NP(noun=noun("book"))
+    en, ko, _ = render_verb(c, "imp", Keys())
+    out.append(finish(en, ko, "."))
     # "The children go to school." <-> "아이들이 학교에 가요."
-    c = _Clause()
-    c.subj, c.verb = _NP(noun=noun("child"), plural=True), verb("go", "가다")
+    c = Clause()
+    c.subj, c.verb = NP(noun=noun("child"), plural=True), verb("go", "가다")
     c.place = ("dir", noun("school", True))
-    en, ko, _ = _render_verb(c, "decl", _Keys())
-    out.append(_finish(en, ko, "."))
+    en, ko, _ = render_verb(c, "decl", Keys())
+    out.append(finish(en, ko, "."))
     # "Winter is cold but summer is hot." <-> "겨울은 춥지만 여름은 더워요."
-    keys = _Keys()
-    c1, c2 = _Clause(), _Clause()
-    c1.subj, c1.adj = _NP(noun=noun("winter")), adj("cold", "춥다")
-    c2.subj, c2.adj = _NP(noun=noun("summer")), adj("hot", "덥다")
-    en1, ko1, k = _render_adj(c1, "but", keys)
-    en2, ko2, _ = _render_adj(c2, "decl", keys)
-    out.append(_finish(en1 + [("but", k)] + en2, ko1 + ko2, "."))
+    keys = Keys()
+    c1, c2 = Clause(), Clause()
+    c1.subj, c1.adj = NP(noun=noun("winter")), adj("cold", "춥다")
+    c2.subj, c2.adj = NP(noun=noun("summer")), adj("hot", "덥다")
+    en1, ko1, k = render_adj(c1, "but", keys)
+    en2, ko2, _ = render_adj(c2, "decl", keys)
+    out.append(finish(en1 + [("but", k)] + en2, ko1 + ko2, "."))
     return out
 
 
@@ -311,7 +311,7 @@ def splits(seed: int = 0, n_train: int = 200_000, n_val: int = 2_000,
                     bucket.append(p)
         misses = 0
         while len(bucket) < size and misses < 100_000:
-            p = _make(r, name == "everyday")[1]
+            p = make(r, name == "everyday")[1]
             if p.en in seen_en or p.ko in seen_ko:
                 misses += 1
                 continue

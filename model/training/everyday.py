@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import random
 
-from .hangul import _infinitive, _pred_words, _prospective, _stem, particle
+from .hangul import infinitive, lemma_stem, particle, pred_words, prospective
 from .lexicon import ADJECTIVES, NOUNS, PRONOUNS, VERBS, Noun, Verb, read_pairs
-from .render import Pair, _finish, _Keys, _pred_keys, _Reject
+from .render import Keys, Pair, Reject, finish, pred_keys
 from .words import (  # noqa: F401 (re-exported: the everyday helpers live in words.py)
     COUNTER_EN,
     NUMBERS,
@@ -69,7 +69,7 @@ FORM_VERBS = [v for v in FORM_VERBS if v.base not in _STATIVE]
 FOR_ME_VERBS = [v for v in FORM_VERBS if v.obj_nouns and v.base in (
     "open", "close", "read", "write", "make", "buy", "bring", "fix", "draw", "wash", "turn",
     "cook", "bake", "clean", "cut", "choose", "send", "order", "teach")]
-def _pick(r: random.Random, items: list):
+def pick(r: random.Random, items: list):
     return items[int(r.random() * len(items))]
 
 
@@ -90,31 +90,31 @@ class Phrase:
         return self.ko + [(particle(self.head, kind) if kind else self.head, self.key)]
 
 
-def pronoun_np(r: random.Random, keys: _Keys, question: bool = False, obj: bool = False
+def pronoun_np(r: random.Random, keys: Keys, question: bool = False, obj: bool = False
                ) -> Phrase:
     """I / you / we / he / she / they (questions ask 'you' rather than 'I')."""
-    p = _pick(r, PRONOUNS)
+    p = pick(r, PRONOUNS)
     if question and p.person == "1s":
         p = PRONOUNS[1]
     k = keys()
     return Phrase([(p.en_obj if obj else p.en, k)], [], p.ko, k, p.person)
 
 
-def name_np(r: random.Random, keys: _Keys) -> Phrase:
-    en, ko = _pick(r, NAMES)
+def name_np(r: random.Random, keys: Keys) -> Phrase:
+    en, ko = pick(r, NAMES)
     k = keys()
     return Phrase([(en, k)], [], ko, k, "3s")
 
 
-def possessed_np(r: random.Random, keys: _Keys, nouns: list[Noun]) -> Phrase:
+def possessed_np(r: random.Random, keys: Keys, nouns: list[Noun]) -> Phrase:
     """my mother <-> 제 어머니, your bag <-> 당신의 가방."""
-    noun = _pick(r, nouns)
-    det_en, det_ko = _pick(r, POSSESSIVES)
+    noun = pick(r, nouns)
+    det_en, det_ko = pick(r, POSSESSIVES)
     kd, k = keys(), keys()
     return Phrase([(det_en, kd)] + [(w, k) for w in noun.toks], [(det_ko, kd)], noun.ko, k, "3s")
 
 
-def the_np(noun: Noun, keys: _Keys, article: str = "the", plural: bool = False) -> Phrase:
+def the_np(noun: Noun, keys: Keys, article: str = "the", plural: bool = False) -> Phrase:
     """the dog <-> 개 ("a"/"an" with article="a"; mass nouns take none)."""
     k = keys()
     en: list = []
@@ -127,7 +127,7 @@ def the_np(noun: Noun, keys: _Keys, article: str = "the", plural: bool = False) 
     return Phrase(en + [(w, k) for w in toks], [], ko, k, "3p" if plural else "3s")
 
 
-def demonstrative_np(r: random.Random, noun: Noun, keys: _Keys) -> Phrase:
+def demonstrative_np(r: random.Random, noun: Noun, keys: Keys) -> Phrase:
     """this book <-> 이 책, that book <-> 그 책, that book over there <-> 저 책."""
     kd, k = keys(), keys()
     x = r.random()
@@ -140,7 +140,7 @@ def demonstrative_np(r: random.Random, noun: Noun, keys: _Keys) -> Phrase:
     return Phrase([(en, kd)] + [(w, k) for w in noun.toks] + tail, [(ko, kd)], noun.ko, k, "3s")
 
 
-def subject(r: random.Random, keys: _Keys, *, question: bool = False, people: bool = True
+def subject(r: random.Random, keys: Keys, *, question: bool = False, people: bool = True
             ) -> Phrase:
     """A person: pronoun (half the time), name, or my/your... + family noun."""
     x = r.random()
@@ -151,7 +151,7 @@ def subject(r: random.Random, keys: _Keys, *, question: bool = False, people: bo
     return possessed_np(r, keys, KIN)
 
 
-def count_np(r: random.Random, noun: Noun, keys: _Keys, n: int | None = None
+def count_np(r: random.Random, noun: Noun, keys: Keys, n: int | None = None
              ) -> tuple[list, list, int]:
     """two cats <-> 고양이 두 마리; two cups of coffee <-> 커피 두 잔. Returns (en, ko number
     words after the noun, the noun key); the caller puts the noun (with its particle) first."""
@@ -163,12 +163,12 @@ def count_np(r: random.Random, noun: Noun, keys: _Keys, n: int | None = None
         measure = measure.replace("cups", "cup").replace("bottles", "bottle")
     if measure or not noun.article:
         if not measure:
-            raise _Reject  # a mass noun without a measure word cannot be counted
+            raise Reject  # a mass noun without a measure word cannot be counted
         words = noun.toks
     else:
         words = noun.toks if n == 1 else noun.pl_toks
         if words is None:
-            raise _Reject
+            raise Reject
     en = [(en_number(n), kn)] + [(w, kn) for w in measure.split()] + [(w, k) for w in words]
     return en, [(native(n), kn), (cnt, kn)], k
 
@@ -194,22 +194,22 @@ def _mood(r: random.Random, p_neg: float, p_past: float) -> tuple[bool, bool, st
 
 def copula_sentence(r: random.Random) -> Pair:
     """I am a student. <-> 저는 학생이에요. / He is not a doctor. <-> 그는 의사가 아니에요."""
-    keys = _Keys()
+    keys = Keys()
     question, neg, tense = _mood(r, p_neg=0.2, p_past=0.15)
     subj = subject(r, keys, question=question)
     k_pred = keys()
     if r.random() < 0.2 and subj.person == "1s" or r.random() < 0.08:
-        nat_en, nat_ko = _pick(r, NATIONALITIES)  # I am Korean. <-> 저는 한국 사람이에요.
+        nat_en, nat_ko = pick(r, NATIONALITIES)  # I am Korean. <-> 저는 한국 사람이에요.
         k_n = keys()
         en_n = [(nat_en, (k_n, k_pred))]
         head = "사람"
         ko_n = [(nat_ko, k_n)]
     else:
-        noun = _pick(r, JOBS)
+        noun = pick(r, JOBS)
         k_n = keys()
         plural = subj.person in ("1p", "3p")
         if plural and noun.pl_toks is None:
-            raise _Reject
+            raise Reject
         toks = noun.pl_toks if plural else noun.toks
         art = [] if plural else [("an" if noun.an else "a", None)]
         en_n = art + [(w, (k_n, k_pred)) for w in toks]
@@ -225,20 +225,20 @@ def copula_sentence(r: random.Random) -> Pair:
         pred_ko = ko_n + [(copula(head, tense), k_pred)]
         en = subj.en + [(be, k_pred)] + en_n
     en = _cap_question(en, question, len(subj.en))
-    return _finish(en, subj.ko_with("topic") + pred_ko, "?" if question else ".")
+    return finish(en, subj.ko_with("topic") + pred_ko, "?" if question else ".")
 
 
 def demonstrative_sentence(r: random.Random) -> Pair:
     """This is a book. <-> 이것은 책이에요. / That bag over there is expensive. <-> 저 가방은
     비싸요. / Is this your umbrella? <-> 이것은 당신의 우산이에요?"""
-    keys = _Keys()
+    keys = Keys()
     question = r.random() < 0.2
     if r.random() < 0.55:
         k_d, k_n = keys(), keys()
         d_en, d_ko = ("this", "이것") if r.random() < 0.55 else ("that", "그것")
-        noun = _pick(r, THINGS + PLACES_AT)
+        noun = pick(r, THINGS + PLACES_AT)
         if r.random() < 0.3:
-            det_en, det_ko = _pick(r, POSSESSIVES)
+            det_en, det_ko = pick(r, POSSESSIVES)
             kp = keys()
             en_n, ko_n = [(det_en, kp)], [(det_ko, kp)]
         else:
@@ -247,37 +247,37 @@ def demonstrative_sentence(r: random.Random) -> Pair:
         en = [(d_en, k_d), ("is", k_n)] + en_n + [(w, k_n) for w in noun.toks]
         en = _cap_question(en, question, 1)
         ko = [(particle(d_ko, "topic"), k_d)] + ko_n + [(copula(noun.ko), k_n)]
-        return _finish(en, ko, "?" if question else ".")
-    noun = _pick(r, [n for n in THINGS if n.adj_ok])
+        return finish(en, ko, "?" if question else ".")
+    noun = pick(r, [n for n in THINGS if n.adj_ok])
     adjs = [a for a in ADJECTIVES if a.pred and noun in a.pred_nouns]
     if not adjs:
-        raise _Reject
-    adj = _pick(r, adjs)
+        raise Reject
+    adj = pick(r, adjs)
     np = demonstrative_np(r, noun, keys)
     tense = "past" if r.random() < 0.2 else "present"
-    pred, k_main, _, k_tense = _pred_keys(_pred_words(adj.ko, tense, False, "final"), False,
+    pred, k_main, _, k_tense = pred_keys(pred_words(adj.ko, tense, False, "final"), False,
                                           keys)
     be = agree_be("3s", tense)
     en = np.en + [(be, k_tense), (adj.en, k_main)]
     en = _cap_question(en, question, len(np.en))
-    return _finish(en, np.ko_with("topic") + pred, "?" if question else ".")
+    return finish(en, np.ko_with("topic") + pred, "?" if question else ".")
 
 
 def have_sentence(r: random.Random) -> Pair:
     """I have a car. <-> 저는 자동차가 있어요. / She has two cats. <-> 그녀는 고양이가 두 마리
     있어요. / Do you have money? <-> 당신은 돈이 있어요?"""
-    keys = _Keys()
+    keys = Keys()
     question, neg, tense = _mood(r, p_neg=0.25, p_past=0.15)
     subj = subject(r, keys, question=question)
     k_pred = keys()
     ko_pred = ("없었어요" if tense == "past" else "없어요") if neg else (
         "있었어요" if tense == "past" else "있어요")
     if r.random() < 0.25:
-        noun = _pick(r, MASS_THINGS)
+        noun = pick(r, MASS_THINGS)
         obj = the_np(noun, keys, "a")
         nums_en, nums_ko = [], []
     else:
-        noun = _pick(r, THINGS + KIN)
+        noun = pick(r, THINGS + KIN)
         if r.random() < 0.35 and not neg:
             nums_en, nums_ko, k = count_np(r, noun, keys)
             obj = Phrase([], [], noun.ko, k, "3s")
@@ -285,7 +285,7 @@ def have_sentence(r: random.Random) -> Pair:
             obj = the_np(noun, keys, "a")
             nums_en, nums_ko = [], []
         if noun in KIN and nums_en:
-            raise _Reject
+            raise Reject
     if question or neg:
         aux = agree_do(subj.person, tense)
         head = [(aux, k_pred)] + ([("not", k_pred)] if neg else []) + [("have", k_pred)]
@@ -294,14 +294,14 @@ def have_sentence(r: random.Random) -> Pair:
     en = subj.en + head + (nums_en or obj.en)
     en = _cap_question(en, question, len(subj.en))
     ko = subj.ko_with("topic") + obj.ko_with("subject") + nums_ko + [(ko_pred, k_pred)]
-    return _finish(en, ko, "?" if question else ".")
+    return finish(en, ko, "?" if question else ".")
 
 
 def exist_sentence(r: random.Random) -> Pair:
     """The book is on the desk. <-> 책이 책상 위에 있어요. / There are two cats under the
     table. <-> 탁자 아래에 고양이가 두 마리 있어요. / My mother is at home. <-> 제 어머니가 집에
     있어요. / Where is the bank? <-> 은행이 어디에 있어요?"""
-    keys = _Keys()
+    keys = Keys()
     x = r.random()
     tense = "past" if r.random() < 0.15 else "present"
     neg = r.random() < 0.15
@@ -309,14 +309,14 @@ def exist_sentence(r: random.Random) -> Pair:
     pred = ("없었어요" if tense == "past" else "없어요") if neg else (
         "있었어요" if tense == "past" else "있어요")
     if x < 0.15:  # Where is the bank?
-        np = the_np(_pick(r, PLACES_AT + THINGS), keys)
+        np = the_np(pick(r, PLACES_AT + THINGS), keys)
         k_wh = keys()
         en = [("where", k_wh), ("is", k_pred)] + np.en
-        return _finish(en, np.ko_with("subject") + [("어디에", k_wh), ("있어요", k_pred)], "?")
+        return finish(en, np.ko_with("subject") + [("어디에", k_wh), ("있어요", k_pred)], "?")
     # where it is: a place (at school, at home) for people, a location noun for things
     if x < 0.4:
-        who = subject(r, keys) if r.random() < 0.6 else the_np(_pick(r, JOBS), keys)
-        place = _pick(r, PLACES_AT)
+        who = subject(r, keys) if r.random() < 0.6 else the_np(pick(r, JOBS), keys)
+        place = pick(r, PLACES_AT)
         k_p = keys()
         if place.en == "house":
             en_p = [("at", k_p), ("home", k_p)]
@@ -328,14 +328,14 @@ def exist_sentence(r: random.Random) -> Pair:
         en = who.en + head + en_p
         kind = "topic" if who.head in _PRON_KO else "subject"  # 저는, never 저가
         ko = who.ko_with(kind) + [(place.ko + "에", k_p), (pred, k_pred)]
-        return _finish(en, ko, ".")
+        return finish(en, ko, ".")
     if r.random() < 0.15:  # The bank is next to the school.
-        thing = _pick(r, PLACES_AT)
-        ref = _pick(r, [n for n in REFS if "place" in n.tags and n is not thing])
+        thing = pick(r, PLACES_AT)
+        ref = pick(r, [n for n in REFS if "place" in n.tags and n is not thing])
     else:
-        thing = _pick(r, THINGS + PETS)
-        ref = _pick(r, [n for n in REFS if "place" not in n.tags and n is not thing])
-    prep, loc = _pick(r, LOCATIONS)
+        thing = pick(r, THINGS + PETS)
+        ref = pick(r, [n for n in REFS if "place" not in n.tags and n is not thing])
+    prep, loc = pick(r, LOCATIONS)
     k_ref, k_loc = keys(), keys()
     en_loc = [(w, k_loc) for w in prep.split()] + [("the", None)] + [(w, k_ref)
                                                                      for w in ref.toks]
@@ -346,7 +346,7 @@ def exist_sentence(r: random.Random) -> Pair:
         be = agree_be("3s", tense)
         head = [(be, k_pred)] + ([("not", k_pred)] if neg else [])
         en = _cap_question(np.en + head + en_loc, question, len(np.en))
-        return _finish(en, np.ko_with("subject") + ko_loc + [(pred, k_pred)],
+        return finish(en, np.ko_with("subject") + ko_loc + [(pred, k_pred)],
                        "?" if question else ".")
     # There is a book on the desk. / There are two books ...
     if r.random() < 0.4 and not neg:
@@ -361,17 +361,17 @@ def exist_sentence(r: random.Random) -> Pair:
         head = [("there", None), (be, k_pred), ("no", k_pred)]
         np.en = [t for t in np.en if t[0] not in ("a", "an")]
     en = _cap_question(head + np.en + en_loc, question, 1)
-    return _finish(en, ko_loc + np.ko_with("subject") + nums_ko + [(pred, k_pred)],
+    return finish(en, ko_loc + np.ko_with("subject") + nums_ko + [(pred, k_pred)],
                    "?" if question else ".")
 
 
-def _vp(r: random.Random, v: Verb, keys: _Keys, article: str) -> tuple[list, list]:
+def vp(r: random.Random, v: Verb, keys: Keys, article: str) -> tuple[list, list]:
     """The object of verb v, if it takes one (English tokens, Korean tokens with 을/를), or a
     motion verb's destination (to the park <-> 공원에, home <-> 집에)."""
     if v.motion:
         if r.random() < 0.3:
             return [], []
-        place = _pick(r, PLACES_AT + [n for n in NOUNS if "proper" in n.tags])
+        place = pick(r, PLACES_AT + [n for n in NOUNS if "proper" in n.tags])
         k = keys()
         if place.en == "house":
             return [("home", k)], [(place.ko + "에", k)]
@@ -379,7 +379,7 @@ def _vp(r: random.Random, v: Verb, keys: _Keys, article: str) -> tuple[list, lis
         return [("to", k)] + art + [(w, k) for w in place.toks], [(place.ko + "에", k)]
     if not v.obj_nouns or (v.intr and r.random() < 0.3):
         return [], []
-    noun = _pick(r, v.obj_nouns)
+    noun = pick(r, v.obj_nouns)
     np = the_np(noun, keys, article)
     return np.en, np.ko_with("object")
 
@@ -387,16 +387,16 @@ def _vp(r: random.Random, v: Verb, keys: _Keys, article: str) -> tuple[list, lis
 def verb_form_sentence(r: random.Random, form: str) -> Pair:
     """want: 저는 김치를 먹고 싶어요; progressive: 그녀는 책을 읽고 있어요; can: 그는 수영할 수
     있어요 / 없어요."""
-    keys = _Keys()
-    v = _pick(r, FORM_VERBS)
+    keys = Keys()
+    v = pick(r, FORM_VERBS)
     question, neg, tense = _mood(r, p_neg=0.2, p_past=0.0 if form == "can" else 0.2)
     subj = subject(r, keys, question=question)
     if form == "want" and subj.person in ("3s", "3p"):
         subj = pronoun_np(r, keys, question) if r.random() < 0.5 else subj
         if subj.person in ("3s", "3p"):
-            raise _Reject  # 3rd person wants are -고 싶어해요: left out
-    en_o, ko_o = _vp(r, v, keys, "the" if form == "progressive" else "a")
-    stem = _stem(v.ko)
+            raise Reject  # 3rd person wants are -고 싶어해요: left out
+    en_o, ko_o = vp(r, v, keys, "the" if form == "progressive" else "a")
+    stem = lemma_stem(v.ko)
     k_main, k_aux = keys(), keys()
     part = [(w, k_main) for w in v.part]
     time_en: list = []
@@ -405,7 +405,7 @@ def verb_form_sentence(r: random.Random, form: str) -> Pair:
         kt = keys()
         time_en, time_ko = [("now", kt)], [("지금", kt)]
     if form == "want":
-        aux_ko = _pred_words("싶다", tense, neg, "final")
+        aux_ko = pred_words("싶다", tense, neg, "final")
         ko_v = [(stem + "고", k_main)] + [(w, k_aux) for w in aux_ko]
         if neg or question:
             head = [(agree_do(subj.person, tense), k_aux)] + (
@@ -416,49 +416,49 @@ def verb_form_sentence(r: random.Random, form: str) -> Pair:
         n_aux = len(subj.en)
     elif form == "progressive":
         if neg:
-            raise _Reject
+            raise Reject
         ko_v = [(stem + "고", k_main), ("있었어요" if tense == "past" else "있어요", k_aux)]
         en = subj.en + [(agree_be(subj.person, tense), k_aux), (en_ing(v.base), k_main)]
         en += part + en_o + time_en
         n_aux = len(subj.en)
     else:
-        ko_v = [(_prospective(v.ko), k_main), ("수", k_aux), ("없어요" if neg else "있어요", k_aux)]
+        ko_v = [(prospective(v.ko), k_main), ("수", k_aux), ("없어요" if neg else "있어요", k_aux)]
         en = subj.en + [("cannot" if neg else "can", k_aux), (v.base, k_main)] + part + en_o
         n_aux = len(subj.en)
     en = _cap_question(en, question, n_aux)
     ko = time_ko + subj.ko_with("topic") + ko_o + ko_v
-    return _finish(en, ko, "?" if question else ".")
+    return finish(en, ko, "?" if question else ".")
 
 
 def for_me_sentence(r: random.Random) -> Pair:
     """Please open the window for me. <-> 창문을 열어 주세요. / Please give me two cups of
     coffee. <-> 커피 두 잔 주세요. / Please give me this. <-> 이거 주세요."""
-    keys = _Keys()
+    keys = Keys()
     k_please = keys()
     if r.random() < 0.5:
-        v = _pick(r, FOR_ME_VERBS)
-        en_o, ko_o = _vp(r, v, keys, "the")
+        v = pick(r, FOR_ME_VERBS)
+        en_o, ko_o = vp(r, v, keys, "the")
         if not en_o:
-            raise _Reject
+            raise Reject
         k_main = keys()
         en = [("please", k_please), (v.base, k_main)] + [(w, k_main) for w in v.part] + en_o
         en += [("for", k_please), ("me", k_please)]
-        return _finish(en, ko_o + [(_infinitive(v.ko), k_main), ("주세요", k_please)], ".")
+        return finish(en, ko_o + [(infinitive(v.ko), k_main), ("주세요", k_please)], ".")
     x = r.random()
     if x < 0.2:
         k = keys()
         en_d, ko_d = ("this", "이거") if r.random() < 0.5 else ("that", "그거")
-        return _finish([("please", k_please), ("give", k_please), ("me", k_please), (en_d, k)],
+        return finish([("please", k_please), ("give", k_please), ("me", k_please), (en_d, k)],
                        [(ko_d, k), ("주세요", k_please)], ".")
-    noun = _pick(r, [n for n in NOUNS if n.tags & {"food", "drink"} or n in THINGS])
+    noun = pick(r, [n for n in NOUNS if n.tags & {"food", "drink"} or n in THINGS])
     if x < 0.6:
         try:
             nums_en, nums_ko, k = count_np(r, noun, keys)
-        except _Reject:
+        except Reject:
             nums_en = []
         if nums_en:
             en = [("please", k_please), ("give", k_please), ("me", k_please)] + nums_en
-            return _finish(en, [(noun.ko, k)] + nums_ko + [("주세요", k_please)], ".")
+            return finish(en, [(noun.ko, k)] + nums_ko + [("주세요", k_please)], ".")
     np = the_np(noun, keys, "the")
     en = [("please", k_please), ("give", k_please), ("me", k_please)] + np.en
-    return _finish(en, np.ko_with(None) + [("주세요", k_please)], ".")
+    return finish(en, np.ko_with(None) + [("주세요", k_please)], ".")

@@ -5,47 +5,47 @@ from __future__ import annotations
 
 import random
 
-from .hangul import _pred_words, en_past, en_third_person, ko_imperative, particle
+from .hangul import en_past, en_third_person, ko_imperative, particle, pred_words
 from .lexicon import (
-    _ATTR_FOR,
-    _BY_EN,
-    _CAREFUL,
-    _INTRANSITIVE,
-    _PLACES,
-    _PRED_ADJ,
-    _PRON_ADJ,
-    _REQUEST,
-    _REQUEST_TIMES,
-    _STATE_ADJ,
-    _TIMES_BY_TENSE,
-    _TRANSITIVE,
-    _VEHICLES,
-    _WEATHER_TIMES,
-    _WH_OBJ,
-    _WH_WHERE,
-    _WH_WHO,
     ADJECTIVES,
+    ATTR_FOR,
+    BY_EN,
+    CAREFUL,
     FREQUENCY_ADVERBS,
     INTENSIFIERS,
+    INTRANSITIVE,
+    PLACES,
+    PRED_ADJ,
+    PRON_ADJ,
     PRONOUNS,
+    REQUEST,
+    REQUEST_TIMES,
+    STATE_ADJ,
+    TIMES_BY_TENSE,
+    TRANSITIVE,
+    VEHICLES,
     VERBS,
     WEATHER_ADJECTIVES,
+    WEATHER_TIMES,
     WEATHER_VERBS,
+    WH_OBJ,
+    WH_WHERE,
+    WH_WHO,
     Noun,
     Verb,
 )
 from .render import (
-    _NP,
+    NP,
+    Clause,
+    Keys,
     Pair,
-    _Clause,
-    _copula,
-    _finish,
-    _Keys,
-    _pred_keys,
-    _Reject,
-    _render_adj,
-    _render_verb,
-    _time_pair,
+    Reject,
+    copula,
+    finish,
+    pred_keys,
+    render_adj,
+    render_verb,
+    time_pair,
 )
 
 # ----------------------------------------------------------------------------- sampling
@@ -64,51 +64,51 @@ def _tense(r: random.Random, verb: Verb | None = None) -> str:
 
 
 def _noun_np(r: random.Random, nouns: list[Noun], p_plural: float, p_adj: float,
-             avoid: Noun | None = None) -> _NP:
+             avoid: Noun | None = None) -> NP:
     noun = _pick(r, nouns)
     if noun is avoid:
         noun = _pick(r, nouns)
         if noun is avoid:
-            raise _Reject
+            raise Reject
     plural = noun.pl_toks is not None and r.random() < p_plural
     adj = None
     if noun.adj_ok and r.random() < p_adj:
-        cands = _ATTR_FOR[id(noun)]
+        cands = ATTR_FOR[id(noun)]
         if cands:
             adj = _pick(r, cands)
-    return _NP(noun=noun, plural=plural, adj=adj)
+    return NP(noun=noun, plural=plural, adj=adj)
 
 
-def _subject(r: random.Random, v: Verb, p_pron: float = 0.3, questions: bool = False) -> _NP:
+def _subject(r: random.Random, v: Verb, p_pron: float = 0.3, questions: bool = False) -> NP:
     if v.pron_subj and r.random() < p_pron:
         pron = _pick(r, PRONOUNS)
         if questions and pron.person == "1s":
             pron = PRONOUNS[1]
-        return _NP(pron=pron)
+        return NP(pron=pron)
     return _noun_np(r, v.subj_nouns, 0.25, 0.15)
 
 
-def _object(r: random.Random, v: Verb, subj: _NP | None, request: bool = False) -> _NP:
+def _object(r: random.Random, v: Verb, subj: NP | None, request: bool = False) -> NP:
     animal_subj = subj is not None and subj.noun is not None and "animal" in subj.noun.tags
     nouns = v.obj_nouns_animal if animal_subj and v.obj_animal else v.obj_nouns
     if v.pron_obj and r.random() < 0.2:
         pron = _pick(r, PRONOUNS)
         me = subj.person if subj is not None and subj.pron is not None else "2"
         if request and pron.en == "you":
-            raise _Reject
+            raise Reject
         if me[0] in "12" and pron.person[0] == me[0]:
-            raise _Reject  # no "I like me", "we help us"
-        return _NP(pron=pron)
+            raise Reject  # no "I like me", "we help us"
+        return NP(pron=pron)
     return _noun_np(r, nouns, 0.2, 0.2, avoid=subj.noun if subj is not None else None)
 
 
-def _past_is_ambiguous(c: _Clause, person: str) -> bool:
+def _past_is_ambiguous(c: Clause, person: str) -> bool:
     """"I read the book." reads as present; never produce it as a past."""
     return (c.tense == "past" and not c.neg and c.verb.past == c.verb.base
             and person not in ("3s",))
 
 
-def _adjuncts(r: random.Random, c: _Clause, budget: float, animal: bool) -> None:
+def _adjuncts(r: random.Random, c: Clause, budget: float, animal: bool) -> None:
     v = c.verb
     opts = []
     if v.comps and not animal:
@@ -122,19 +122,19 @@ def _adjuncts(r: random.Random, c: _Clause, budget: float, animal: bool) -> None
         if kind == "with":
             noun = _pick(r, v.comps)
             if c.subj is not None and noun is c.subj.noun:
-                raise _Reject  # no "the teacher plays with a teacher"
+                raise Reject  # no "the teacher plays with a teacher"
             c.adjunct = ("with", noun, noun.pl_toks is not None and r.random() < 0.25)
         elif kind == "tool":
             c.adjunct = ("tool", _pick(r, v.tools), False)
         else:
-            c.adjunct = ("by", _pick(r, _VEHICLES), False)
+            c.adjunct = ("by", _pick(r, VEHICLES), False)
     if v.motion:
         if r.random() < 0.65 * budget:
-            c.place = ("dir", _pick(r, _PLACES))
+            c.place = ("dir", _pick(r, PLACES))
     elif v.places and (v.need_loc or r.random() < 0.35 * budget):
         c.place = ("arrive" if v.arrive else "loc", _pick(r, v.places))
     if c.place is not None and c.place[1].article and not c.place[1].bare and r.random() < 0.1:
-        cands = _ATTR_FOR[id(c.place[1])]
+        cands = ATTR_FOR[id(c.place[1])]
         if cands:
             c.place_adj = _pick(r, cands)
     if v.manner and r.random() < 0.18 * budget:
@@ -147,13 +147,13 @@ def _adjuncts(r: random.Random, c: _Clause, budget: float, animal: bool) -> None
 
 def _verb_clause(r: random.Random, verbs: list[Verb], *, transitive: bool | None,
                  budget: float = 1.0, questions: bool = False, p_neg: float = 0.2,
-                 p_time: float = 0.3, p_pron: float = 0.3, subj: _NP | None = None) -> _Clause:
-    c = _Clause()
+                 p_time: float = 0.3, p_pron: float = 0.3, subj: NP | None = None) -> Clause:
+    c = Clause()
     v = c.verb = _pick(r, verbs)
     c.subj = subj if subj is not None else _subject(r, v, p_pron, questions)
     if transitive or (transitive is None and v.obj and (not v.intr or r.random() < 0.7)):
         if not v.obj:
-            raise _Reject
+            raise Reject
         c.obj = _object(r, v, c.subj)
     animal = c.subj.noun is not None and "animal" in c.subj.noun.tags
     _adjuncts(r, c, budget, animal)
@@ -162,29 +162,29 @@ def _verb_clause(r: random.Random, verbs: list[Verb], *, transitive: bool | None
     if _past_is_ambiguous(c, c.subj.person):
         c.tense = "present"
     if r.random() < p_time:
-        c.time = _pick(r, _TIMES_BY_TENSE[c.tense])
+        c.time = _pick(r, TIMES_BY_TENSE[c.tense])
     elif not c.neg and not questions and c.tense != "future" and r.random() < 0.12:
         c.freq = _pick(r, FREQUENCY_ADVERBS)
     return c
 
 
 def _adj_clause(r: random.Random, *, questions: bool = False, p_neg: float = 0.2,
-                p_time: float = 0.3, state_only: bool = False) -> _Clause:
-    c = _Clause()
+                p_time: float = 0.3, state_only: bool = False) -> Clause:
+    c = Clause()
     if r.random() < 0.3:
-        c.adj = _pick(r, _STATE_ADJ if state_only else _PRON_ADJ)
+        c.adj = _pick(r, STATE_ADJ if state_only else PRON_ADJ)
         pron = _pick(r, PRONOUNS)
         if questions and pron.person == "1s":
             pron = PRONOUNS[1]
-        c.subj = _NP(pron=pron)
+        c.subj = NP(pron=pron)
     else:
-        c.adj = _pick(r, _STATE_ADJ if state_only else _PRED_ADJ)
+        c.adj = _pick(r, STATE_ADJ if state_only else PRED_ADJ)
         noun = _pick(r, c.adj.pred_nouns)
-        c.subj = _NP(noun=noun, plural=noun.pl_toks is not None and r.random() < 0.25)
+        c.subj = NP(noun=noun, plural=noun.pl_toks is not None and r.random() < 0.25)
     c.tense = _tense(r) if c.adj.state else ("present" if r.random() < 0.6 else "past")
     c.neg = not questions and r.random() < p_neg
     if c.adj.state and r.random() < p_time:
-        c.time = _pick(r, _TIMES_BY_TENSE[c.tense])
+        c.time = _pick(r, TIMES_BY_TENSE[c.tense])
     if not c.neg and r.random() < 0.15:
         c.intens = _pick(r, INTENSIFIERS)
     return c
@@ -193,33 +193,33 @@ def _adj_clause(r: random.Random, *, questions: bool = False, p_neg: float = 0.2
 # ---------------------------------------------------------------------------- constructions
 
 
-def _transitive(r: random.Random) -> Pair:
-    keys = _Keys()
-    en, ko, _ = _render_verb(_verb_clause(r, _TRANSITIVE, transitive=True), "decl", keys)
-    return _finish(en, ko, ".")
+def transitive_pair(r: random.Random) -> Pair:
+    keys = Keys()
+    en, ko, _ = render_verb(_verb_clause(r, TRANSITIVE, transitive=True), "decl", keys)
+    return finish(en, ko, ".")
 
 
-def _intransitive(r: random.Random) -> Pair:
-    keys = _Keys()
-    c = _verb_clause(r, _INTRANSITIVE, transitive=False, budget=1.6)
-    en, ko, _ = _render_verb(c, "decl", keys)
-    return _finish(en, ko, ".")
+def intransitive(r: random.Random) -> Pair:
+    keys = Keys()
+    c = _verb_clause(r, INTRANSITIVE, transitive=False, budget=1.6)
+    en, ko, _ = render_verb(c, "decl", keys)
+    return finish(en, ko, ".")
 
 
-def _adjective(r: random.Random) -> Pair:
-    keys = _Keys()
+def adjective(r: random.Random) -> Pair:
+    keys = Keys()
     c = _adj_clause(r)
-    en, ko, _ = _render_adj(c, "decl", keys)
+    en, ko, _ = render_adj(c, "decl", keys)
     punct = "!" if c.intens is not None and c.tense == "present" and r.random() < 0.5 else "."
-    return _finish(en, ko, punct)
+    return finish(en, ko, punct)
 
 
-def _weather(r: random.Random) -> Pair:
-    keys = _Keys()
+def weather(r: random.Random) -> Pair:
+    keys = Keys()
     tense = _tense(r)
     question = r.random() < 0.2
     neg = not question and r.random() < 0.2
-    time = _pick(r, _WEATHER_TIMES[tense]) if r.random() < 0.6 else None
+    time = _pick(r, WEATHER_TIMES[tense]) if r.random() < 0.6 else None
     en_t: list = []
     ko_t: list = []
     person = "3s"
@@ -227,12 +227,12 @@ def _weather(r: random.Random) -> Pair:
         word, lemma = _pick(r, WEATHER_ADJECTIVES)
         is_adj, noun_ko = True, None
         if time is not None:
-            en_t, ko_t = _time_pair(time, keys, topic=True)
+            en_t, ko_t = time_pair(time, keys, topic=True)
     else:
         word, is_adj, noun_ko, lemma = _pick(r, WEATHER_VERBS)
         if time is not None:
-            en_t, ko_t = _time_pair(time, keys)
-    pred, k_main, k_neg, k_tense = _pred_keys(_pred_words(lemma, tense, neg, "final"), neg, keys)
+            en_t, ko_t = time_pair(time, keys)
+    pred, k_main, k_neg, k_tense = pred_keys(pred_words(lemma, tense, neg, "final"), neg, keys)
     ko_n: list = []
     k_word: int | tuple = k_main
     if noun_ko is not None:
@@ -245,7 +245,7 @@ def _weather(r: random.Random) -> Pair:
             head = [("will", k_tense)]
             body = ([("not", k_neg)] if neg else []) + [("be", k_main), (word, k_word)]
         else:
-            head = [(_copula(tense, person), k_tense)]
+            head = [(copula(tense, person), k_tense)]
             body = ([("not", k_neg)] if neg else []) + [(word, k_word)]
         en = head + it + body if question else it + head + body
     else:
@@ -259,42 +259,42 @@ def _weather(r: random.Random) -> Pair:
         else:
             form = en_third_person(word) if tense == "present" else en_past(word)
             en = it + [(form, k_word if k_main == k_tense else (*k_word, k_tense))]
-    return _finish(en + en_t, ko_t + ko_n + pred, "?" if question else ".")
+    return finish(en + en_t, ko_t + ko_n + pred, "?" if question else ".")
 
 
-def _yes_no(r: random.Random) -> Pair:
-    keys = _Keys()
+def yes_no(r: random.Random) -> Pair:
+    keys = Keys()
     if r.random() < 0.3:
-        en, ko, _ = _render_adj(_adj_clause(r, questions=True), "ynq", keys)
+        en, ko, _ = render_adj(_adj_clause(r, questions=True), "ynq", keys)
     else:
         c = _verb_clause(r, VERBS, transitive=None, questions=True, p_pron=0.4)
-        en, ko, _ = _render_verb(c, "ynq", keys)
-    return _finish(en, ko, "?")
+        en, ko, _ = render_verb(c, "ynq", keys)
+    return finish(en, ko, "?")
 
 
-def _wh(r: random.Random) -> Pair:
-    keys = _Keys()
+def wh(r: random.Random) -> Pair:
+    keys = Keys()
     x = r.random()
     if x < 0.4:
-        c = _verb_clause(r, _WH_OBJ, transitive=True, questions=True, p_pron=0.4)
+        c = _verb_clause(r, WH_OBJ, transitive=True, questions=True, p_pron=0.4)
         c.place = None if c.place is not None and r.random() < 0.5 else c.place
         mode = "what"
     elif x < 0.7:
-        c = _verb_clause(r, _WH_WHO, transitive=None, questions=True)
+        c = _verb_clause(r, WH_WHO, transitive=None, questions=True)
         mode = "who"  # the drawn subject is replaced by who (agreement: 3rd singular)
         if c.manner == "together":
             c.manner = None
     else:
-        c = _verb_clause(r, _WH_WHERE, transitive=None, questions=True, p_pron=0.4)
+        c = _verb_clause(r, WH_WHERE, transitive=None, questions=True, p_pron=0.4)
         c.place, c.place_adj, mode = None, None, "where"
-    en, ko, _ = _render_verb(c, mode, keys)
-    return _finish(en, ko, "?")
+    en, ko, _ = render_verb(c, mode, keys)
+    return finish(en, ko, "?")
 
 
-def _request(r: random.Random) -> Pair:
-    keys = _Keys()
-    c = _Clause()
-    v = c.verb = _pick(r, _REQUEST)
+def request_pair(r: random.Random) -> Pair:
+    keys = Keys()
+    c = Clause()
+    v = c.verb = _pick(r, REQUEST)
     if v.obj and (not v.intr or r.random() < 0.75):
         c.obj = _object(r, v, None, request=True)
     _adjuncts(r, c, 0.8, False)
@@ -302,36 +302,36 @@ def _request(r: random.Random) -> Pair:
     if c.manner == "together":
         c.manner = None
     if not c.neg and r.random() < 0.15:
-        c.time = _pick(r, _REQUEST_TIMES)
-    en, ko, _ = _render_verb(c, "imp", keys)
-    return _finish(en, ko, ".")
+        c.time = _pick(r, REQUEST_TIMES)
+    en, ko, _ = render_verb(c, "imp", keys)
+    return finish(en, ko, ".")
 
 
-def _careful(r: random.Random) -> Pair:
-    keys = _Keys()
+def careful(r: random.Random) -> Pair:
+    keys = Keys()
     k = keys()
     x = r.random()
     if x < 0.25:  # "Please be happy." <-> "행복하세요."
         a = _pick(r, [a for a in ADJECTIVES if a.imp])
-        return _finish([("please", k), ("be", k), (a.en, k)], [(ko_imperative(a.ko), k)], ".")
+        return finish([("please", k), ("be", k), (a.en, k)], [(ko_imperative(a.ko), k)], ".")
     en = [("please", k), ("be", k), ("careful", k)]
     ko = [(ko_imperative("조심하다"), k)]
     if x < 0.4:
-        return _finish(en, ko, ".")
-    return _careful_of(_pick(r, _CAREFUL), en, ko, keys)
+        return finish(en, ko, ".")
+    return careful_of(_pick(r, CAREFUL), en, ko, keys)
 
 
-def _careful_of(item: tuple[str, str], en: list, ko: list, keys: _Keys) -> Pair:
+def careful_of(item: tuple[str, str], en: list, ko: list, keys: Keys) -> Pair:
     name, phrase = item
     kn = keys()
     en = en + [("of", None)] + [(w, None if w == "the" else kn) for w in phrase.split()]
-    return _finish(en, [(_BY_EN[(name, False)].ko, kn)] + ko, ".")
+    return finish(en, [(BY_EN[(name, False)].ko, kn)] + ko, ".")
 
 
 _VERBS_FOR: dict[int, list[Verb]] = {}
 
 
-def _verbs_for(subj: _NP) -> list[Verb]:
+def _verbs_for(subj: NP) -> list[Verb]:
     """Verbs that can take this subject (cached by noun / pronoun)."""
     key = id(subj.pron if subj.pron is not None else subj.noun)
     verbs = _VERBS_FOR.get(key)
@@ -341,19 +341,19 @@ def _verbs_for(subj: _NP) -> list[Verb]:
     return verbs
 
 
-def _compound(r: random.Random, conj: str) -> Pair:
-    keys = _Keys()
+def compound(r: random.Random, conj: str) -> Pair:
+    keys = Keys()
     if r.random() < 0.3:
         c1 = _adj_clause(r, p_neg=0.15, p_time=0.0)
         c2 = _adj_clause(r, p_neg=0.3 if conj == "but" else 0.1, p_time=0.0)
         if c1.subj.same(c2.subj) or (c1.subj.noun is not None and c1.subj.noun is c2.subj.noun):
-            raise _Reject
+            raise Reject
         if c1.adj.state != c2.adj.state:
             c2.tense = c1.tense if c1.tense != "future" else "present"
             c1.tense = c2.tense
         else:
             c2.tense = c1.tense
-        render = _render_adj
+        render = render_adj
     else:
         kw = dict(transitive=None, budget=0.5, p_time=0.0)
         c1 = _verb_clause(r, VERBS, p_neg=0.15, **kw)
@@ -372,13 +372,13 @@ def _compound(r: random.Random, conj: str) -> Pair:
         if c2.obj is not None and c2.obj.pron is not None:
             me = c2.subj.person
             if me[0] in "12" and c2.obj.pron.person[0] == me[0]:
-                raise _Reject
+                raise Reject
         for c in (c1, c2):
             if _past_is_ambiguous(c, c.subj.person):
-                raise _Reject
-        render = _render_verb
+                raise Reject
+        render = render_verb
     en1, ko1, k_last = render(c1, conj, keys)
     en2, ko2, _ = render(c2, "decl", keys)
-    return _finish(en1 + [(conj, k_last)] + en2, ko1 + ko2, ".")
+    return finish(en1 + [(conj, k_last)] + en2, ko1 + ko2, ".")
 
 

@@ -78,7 +78,7 @@ TENSES = ("present", "past", "future")
 _ENDINGS = ("final", "and", "but", "request")
 
 
-def _stem(lemma: str) -> str:
+def lemma_stem(lemma: str) -> str:
     if len(lemma) < 2 or lemma[-1] != "다":
         raise ValueError(f"{lemma!r} is not a dictionary form ending in 다")
     return lemma[:-1]
@@ -88,9 +88,9 @@ def _open(initial: int, vowel: int) -> str:
     return _join(initial, vowel, 0)
 
 
-def _infinitive(lemma: str) -> str:
+def infinitive(lemma: str) -> str:
     """The 아/어 form: 먹어, 가, 해, 추워, 몰라, 들어, 지어, 빨개, 써, 봐, 배워, 마셔."""
-    stem = _stem(lemma)
+    stem = lemma_stem(lemma)
     head, last = stem[:-1], stem[-1]
     ini, vow, fin = _split(last)
     kind = _IRREGULAR.get(lemma)
@@ -121,9 +121,9 @@ def _infinitive(lemma: str) -> str:
     return stem + "어"  # 쉬 -> 쉬어
 
 
-def _prospective(lemma: str) -> str:
+def prospective(lemma: str) -> str:
     """The -(으)ㄹ form before 거예요: 먹을, 갈, 만들, 추울, 들을, 지을, 빨갈."""
-    stem = _stem(lemma)
+    stem = lemma_stem(lemma)
     head, last = stem[:-1], stem[-1]
     ini, vow, fin = _split(last)
     kind = _IRREGULAR.get(lemma)
@@ -142,7 +142,7 @@ def _prospective(lemma: str) -> str:
 
 def ko_attributive(lemma: str) -> str:
     """Present attributive (adnominal) form of an adjective: 큰, 작은, 추운, 긴, 빨간, 맛있는."""
-    stem = _stem(lemma)
+    stem = lemma_stem(lemma)
     head, last = stem[:-1], stem[-1]
     ini, vow, fin = _split(last)
     kind = _IRREGULAR.get(lemma)
@@ -159,7 +159,7 @@ def ko_attributive(lemma: str) -> str:
 
 def ko_imperative(lemma: str, negated: bool = False) -> str:
     """Polite request: 읽으세요, 가세요, 만드세요, 도우세요, 들으세요; negated: 읽지 마세요."""
-    stem = _stem(lemma)
+    stem = lemma_stem(lemma)
     if negated:
         return stem + "지 마세요"
     head, last = stem[:-1], stem[-1]
@@ -181,7 +181,7 @@ def ko_imperative(lemma: str, negated: bool = False) -> str:
 _WORDS_CACHE: dict[tuple[str, str, bool, str], tuple[str, ...]] = {}
 
 
-def _pred_words(lemma: str, tense: str, negated: bool, ending: str) -> tuple[str, ...]:
+def pred_words(lemma: str, tense: str, negated: bool, ending: str) -> tuple[str, ...]:
     """The Korean predicate as words; cached, since the lexicon is small."""
     key = (lemma, tense, negated, ending)
     words = _WORDS_CACHE.get(key)
@@ -191,8 +191,8 @@ def _pred_words(lemma: str, tense: str, negated: bool, ending: str) -> tuple[str
         raise ValueError(f"tense must be one of {TENSES}, not {tense!r}")
     if ending not in _ENDINGS:
         raise ValueError(f"ending must be one of {_ENDINGS}, not {ending!r}")
-    stem = _stem(lemma)
-    inf = _infinitive(lemma)
+    stem = lemma_stem(lemma)
+    inf = infinitive(lemma)
     ini, vow, _ = _split(inf[-1])
     past = inf[:-1] + _join(ini, vow, _F_SSANG_SIOT)  # 먹었, 갔, 했
     if ending == "request":
@@ -208,10 +208,10 @@ def _pred_words(lemma: str, tense: str, negated: bool, ending: str) -> tuple[str
         words = (stem + "고",)
     elif ending == "but":
         words = {"present": (stem + "지만",), "past": (past + "지만",),
-                 "future": (_prospective(lemma), "거지만")}[tense]
+                 "future": (prospective(lemma), "거지만")}[tense]
     else:
         words = {"present": (inf + "요",), "past": (past + "어요",),
-                 "future": (_prospective(lemma), "거예요")}[tense]
+                 "future": (prospective(lemma), "거예요")}[tense]
     _WORDS_CACHE[key] = words
     return words
 
@@ -224,7 +224,7 @@ def conjugate_ko(lemma: str, tense: str = "present", negated: bool = False,
     "and" (-고; the tense shows on the last clause), "but" (-지만: 먹지만, 먹었지만, 먹을 거지만)
     or "request" (-(으)세요 / -지 마세요; tense ignored). negated uses -지 않- (or -지 마세요).
     """
-    return " ".join(_pred_words(lemma, tense, negated, ending))
+    return " ".join(pred_words(lemma, tense, negated, ending))
 
 
 # ---------------------------------------------------------------------- English morphology

@@ -193,7 +193,7 @@ MANNER_ADVERBS = {r[1]: r[2] for r in read_table("adverbs") if r[0] == "manner"}
 INTENSIFIERS = [(r[1], r[2]) for r in read_table("adverbs") if r[0] == "intensifier"]
 
 # "Please be careful of colds." <-> "감기 조심하세요."; (noun, English phrase)
-_CAREFUL = read_pairs("careful")
+CAREFUL = read_pairs("careful")
 
 FUNCTION_WORDS = ["the", "a", "an", "in", "at", "on", "to", "with", "by", "of", "for", "and",
                   "but", "not", "do", "will", "be", "please", "what", "who", "where", "it",
@@ -214,10 +214,10 @@ LEXICON: dict[str, list] = {
 
 # --------------------------------------------------------------- selection tables (derived)
 
-_PLACES = [n for n in NOUNS if "place" in n.tags]
-_VEHICLES = [n for n in NOUNS if "vehicle" in n.tags]
+PLACES = [n for n in NOUNS if "place" in n.tags]
+VEHICLES = [n for n in NOUNS if "vehicle" in n.tags]
 _GENERAL = [n for n in NOUNS if not n.tags & {"hazard"}]
-_BY_EN = {(n.en, "place" in n.tags or "mass" in n.tags): n for n in NOUNS}
+BY_EN = {(n.en, "place" in n.tags or "mass" in n.tags): n for n in NOUNS}
 
 
 def _with_tags(nouns: list[Noun], tags: frozenset[str]) -> list[Noun]:
@@ -237,9 +237,9 @@ def _prepare() -> None:
         v.obj_nouns = _with_tags(_GENERAL, v.obj) if v.obj else []
         v.obj_nouns_animal = _with_tags(_GENERAL, v.obj_animal) if v.obj_animal else []
         v.pron_obj = "person" in v.obj
-        v.places = _with_tags(_PLACES, v.loc) if v.loc else []
+        v.places = _with_tags(PLACES, v.loc) if v.loc else []
         if v.arrive:
-            v.places = [p for p in _PLACES if p.tags & {"p_bld", "p_city"}]
+            v.places = [p for p in PLACES if p.tags & {"p_bld", "p_city"}]
         v.tools = _with_tags(NOUNS, frozenset([v.tool])) if v.tool else []
         v.comps = [n for n in _with_tags(_GENERAL, v.comp) if "family" not in n.tags]
     for a in ADJECTIVES:
@@ -250,23 +250,23 @@ def _prepare() -> None:
 
 _prepare()
 
-_ATTR_FOR: dict[int, list[Adjective]] = {id(n): [] for n in NOUNS}
+ATTR_FOR: dict[int, list[Adjective]] = {id(n): [] for n in NOUNS}
 for _a in ADJECTIVES:
     for _n in _a.attr_nouns:
-        _ATTR_FOR[id(_n)].append(_a)
-_PRED_ADJ = [a for a in ADJECTIVES if a.pred]
-_PRON_ADJ = [a for a in ADJECTIVES if a.pred and a.pron]
-_STATE_ADJ = [a for a in ADJECTIVES if a.pred and a.state]
-_TRANSITIVE = [v for v in VERBS if v.obj]
-_INTRANSITIVE = [v for v in VERBS if v.intr]
-_WH_OBJ = [v for v in _TRANSITIVE if v.wh and v.pron_subj]
-_WH_WHERE = [v for v in VERBS if v.wh and v.pron_subj and (v.places or v.motion)]
-_WH_WHO = [v for v in VERBS if v.wh and "person" in v.subj]
-_REQUEST = [v for v in VERBS if v.imp]
-_TIMES_BY_TENSE = {t: [w for w in TIME_WORDS if t in w[2]] for t in TENSES}
-_WEATHER_TIMES = {t: [w for w in TIME_WORDS if t in w[2] and w[3]] for t in TENSES}
-_REQUEST_TIMES = [w for w in TIME_WORDS if w[0] in (("today",), ("tomorrow",), ("every", "day"))]
+        ATTR_FOR[id(_n)].append(_a)
+PRED_ADJ = [a for a in ADJECTIVES if a.pred]
+PRON_ADJ = [a for a in ADJECTIVES if a.pred and a.pron]
+STATE_ADJ = [a for a in ADJECTIVES if a.pred and a.state]
+TRANSITIVE = [v for v in VERBS if v.obj]
+INTRANSITIVE = [v for v in VERBS if v.intr]
+WH_OBJ = [v for v in TRANSITIVE if v.wh and v.pron_subj]
+WH_WHERE = [v for v in VERBS if v.wh and v.pron_subj and (v.places or v.motion)]
+WH_WHO = [v for v in VERBS if v.wh and "person" in v.subj]
+REQUEST = [v for v in VERBS if v.imp]
+TIMES_BY_TENSE = {t: [w for w in TIME_WORDS if t in w[2]] for t in TENSES}
+WEATHER_TIMES = {t: [w for w in TIME_WORDS if t in w[2] and w[3]] for t in TENSES}
+REQUEST_TIMES = [w for w in TIME_WORDS if w[0] in (("today",), ("tomorrow",), ("every", "day"))]
 _THIRD = ("3s", "3p")
-_COPULA = {("present", "1s"): "am", ("present", "3s"): "is", ("past", "1s"): "was",
+COPULA = {("present", "1s"): "am", ("present", "3s"): "is", ("past", "1s"): "was",
            ("past", "3s"): "was"}
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .hangul import _pred_words, particle
-from .lexicon import _COPULA, MANNER_ADVERBS, Adjective, Noun, Pronoun, Verb
+from .hangul import particle, pred_words
+from .lexicon import COPULA, MANNER_ADVERBS, Adjective, Noun, Pronoun, Verb
 
 
 @dataclass(frozen=True)
@@ -21,11 +21,11 @@ class Pair:
     align: tuple[tuple[int, int], ...]  # (en word index, ko word index) over s.split()
 
 
-class _Reject(Exception):
+class Reject(Exception):
     """This derivation is not wanted (too long, ambiguous English); draw another."""
 
 
-class _Keys:
+class Keys:
     __slots__ = ("n",)
 
     def __init__(self) -> None:
@@ -36,7 +36,7 @@ class _Keys:
         return self.n
 
 
-class _NP:
+class NP:
     """A noun phrase: a noun (maybe plural, maybe with an adjective) or a pronoun."""
 
     __slots__ = ("noun", "pron", "plural", "adj")
@@ -51,7 +51,7 @@ class _NP:
             return self.pron.person
         return "3p" if self.plural else "3s"
 
-    def same(self, other: _NP | None) -> bool:
+    def same(self, other: NP | None) -> bool:
         return other is not None and (self.noun, self.pron, self.plural, self.adj) == (
             other.noun, other.pron, other.plural, other.adj)
 
@@ -67,7 +67,7 @@ class _NP:
         return out
 
 
-def _np_pair(np: _NP, keys: _Keys, kind: str, obj: bool = False) -> tuple[list, list]:
+def _np_pair(np: NP, keys: Keys, kind: str, obj: bool = False) -> tuple[list, list]:
     """English and Korean tokens of a noun phrase with shared keys."""
     key = keys()
     if np.pron is not None:
@@ -81,17 +81,17 @@ def _np_pair(np: _NP, keys: _Keys, kind: str, obj: bool = False) -> tuple[list, 
     return en, np.ko(key, kind, adj_key)
 
 
-class _Clause:
+class Clause:
     """Everything one clause needs; rendered by _render_verb / _render_adj."""
 
     __slots__ = ("subj", "verb", "adj", "obj", "adjunct", "place", "place_adj", "manner",
                  "freq", "time", "tense", "neg", "intens", "elide")
 
     def __init__(self) -> None:
-        self.subj: _NP | None = None
+        self.subj: NP | None = None
         self.verb: Verb | None = None
         self.adj: Adjective | None = None
-        self.obj: _NP | None = None
+        self.obj: NP | None = None
         self.adjunct: tuple | None = None  # ("with" | "tool" | "by", noun, plural)
         self.place: tuple | None = None  # ("loc" | "dir" | "arrive", place noun)
         self.place_adj: Adjective | None = None
@@ -104,7 +104,7 @@ class _Clause:
         self.elide = False
 
 
-def _pred_keys(words: tuple[str, ...], neg: bool, keys: _Keys) -> tuple[list, int, int, int]:
+def pred_keys(words: tuple[str, ...], neg: bool, keys: Keys) -> tuple[list, int, int, int]:
     """Korean predicate tokens and the keys of its main, negation and tense-carrying words."""
     ks = [keys() for _ in words]
     main, last = ks[0], ks[-1]
@@ -112,7 +112,7 @@ def _pred_keys(words: tuple[str, ...], neg: bool, keys: _Keys) -> tuple[list, in
     return list(zip(words, ks)), main, negk, last
 
 
-def _adjunct_pair(adjunct: tuple, keys: _Keys) -> tuple[list, list]:
+def _adjunct_pair(adjunct: tuple, keys: Keys) -> tuple[list, list]:
     kind, noun, plural = adjunct
     key = keys()
     if kind == "by":
@@ -126,7 +126,7 @@ def _adjunct_pair(adjunct: tuple, keys: _Keys) -> tuple[list, list]:
     return en, [(particle(ko_word, "with" if kind == "with" else "instrument"), key)]
 
 
-def _place_pair(place: tuple, adj: Adjective | None, keys: _Keys) -> tuple[list, list]:
+def _place_pair(place: tuple, adj: Adjective | None, keys: Keys) -> tuple[list, list]:
     kind, noun = place
     key = keys()
     prep = "to" if kind == "dir" else noun.loc
@@ -143,7 +143,7 @@ def _place_pair(place: tuple, adj: Adjective | None, keys: _Keys) -> tuple[list,
     return en, ko
 
 
-def _word_pair(words: tuple[str, str] | None, keys: _Keys) -> tuple[list, list]:
+def _word_pair(words: tuple[str, str] | None, keys: Keys) -> tuple[list, list]:
     """An optional (English word, Korean word) under one new key; ([], []) and no key when None."""
     if words is None:
         return [], []
@@ -151,7 +151,7 @@ def _word_pair(words: tuple[str, str] | None, keys: _Keys) -> tuple[list, list]:
     return [(words[0], k)], [(words[1], k)]
 
 
-def _time_pair(time: tuple, keys: _Keys, topic: bool = False) -> tuple[list, list]:
+def time_pair(time: tuple, keys: Keys, topic: bool = False) -> tuple[list, list]:
     key = keys()
     en = [(w, None if w == "the" else key) for w in time[0]]
     ko = [(w, key) for w in time[1]]
@@ -160,14 +160,14 @@ def _time_pair(time: tuple, keys: _Keys, topic: bool = False) -> tuple[list, lis
     return en, ko
 
 
-def _render_verb(c: _Clause, mode: str, keys: _Keys) -> tuple[list, list, int]:
+def render_verb(c: Clause, mode: str, keys: Keys) -> tuple[list, list, int]:
     """mode: decl | and | but | ynq | what | who | where | imp. Returns (en, ko, last key)."""
     v = c.verb
     neg_ko = c.neg and v.neg_ko is not None
     lemma = v.neg_ko if neg_ko else v.ko
     ending = {"and": "and", "but": "but", "imp": "request"}.get(mode, "final")
-    pred, k_main, k_neg, k_tense = _pred_keys(
-        _pred_words(lemma, c.tense, c.neg and not neg_ko, ending), c.neg and not neg_ko, keys)
+    pred, k_main, k_neg, k_tense = pred_keys(
+        pred_words(lemma, c.tense, c.neg and not neg_ko, ending), c.neg and not neg_ko, keys)
     verb_tail = [(w, k_main) for w in v.part]
 
     # subject
@@ -238,7 +238,7 @@ def _render_verb(c: _Clause, mode: str, keys: _Keys) -> tuple[list, list, int]:
     en_t: list = []
     ko_t: list = []
     if c.time is not None:
-        en_t, ko_t = _time_pair(c.time, keys)
+        en_t, ko_t = time_pair(c.time, keys)
 
     if c.manner in ("early", "late"):  # "goes to school early"
         rest = en_o + en_a + en_p + en_m + en_t
@@ -253,28 +253,28 @@ def _render_verb(c: _Clause, mode: str, keys: _Keys) -> tuple[list, list, int]:
     return en, ko, k_tense
 
 
-def _copula(tense: str, person: str) -> str:
-    return _COPULA.get((tense, person), "are" if tense == "present" else "were")
+def copula(tense: str, person: str) -> str:
+    return COPULA.get((tense, person), "are" if tense == "present" else "were")
 
 
-def _render_adj(c: _Clause, mode: str, keys: _Keys) -> tuple[list, list, int]:
+def render_adj(c: Clause, mode: str, keys: Keys) -> tuple[list, list, int]:
     """Adjective predicate: mode decl | and | but | ynq."""
     a = c.adj
     ending = mode if mode in ("and", "but") else "final"
-    pred, k_main, k_neg, k_tense = _pred_keys(_pred_words(a.ko, c.tense, c.neg, ending), c.neg,
+    pred, k_main, k_neg, k_tense = pred_keys(pred_words(a.ko, c.tense, c.neg, ending), c.neg,
                                               keys)
     en_s, ko_s = _np_pair(c.subj, keys, "topic")
     en_i, ko_i = _word_pair(c.intens, keys)
     en_t: list = []
     ko_t: list = []
     if c.time is not None:
-        en_t, ko_t = _time_pair(c.time, keys)
+        en_t, ko_t = time_pair(c.time, keys)
     adj = [(a.en, k_main)]
     if c.tense == "future":
         head = [("will", k_tense)]
         tail = ([("not", k_neg)] if c.neg else []) + [("be", k_main)] + en_i + adj
     else:
-        head = [(_copula(c.tense, c.subj.person), k_tense)]
+        head = [(copula(c.tense, c.subj.person), k_tense)]
         tail = ([("not", k_neg)] if c.neg else []) + en_i + adj
     if mode == "ynq":
         en = head + en_s + tail + en_t
@@ -283,9 +283,9 @@ def _render_adj(c: _Clause, mode: str, keys: _Keys) -> tuple[list, list, int]:
     return en, ko_t + ko_s + ko_i + pred, k_tense
 
 
-def _finish(en: list, ko: list, punct: str) -> Pair:
+def finish(en: list, ko: list, punct: str) -> Pair:
     if len(en) > 16:
-        raise _Reject
+        raise Reject
     where: dict[int | None, tuple[int, ...]] = {}
     for j, (_, k) in enumerate(ko):
         where[k] = where[k] + (j,) if k in where else (j,)

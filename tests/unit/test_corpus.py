@@ -315,9 +315,9 @@ def test_rare_copies_lift_rare_words_and_leave_common_ones():
 # ------------------------------------------------------------------ lexicon files (data/)
 
 from model.training import everyday, everyday_wh  # noqa: E402
-from model.training.corpus import EVERYDAY_CONSTRUCTIONS, EVERYDAY_EXAMPLES, _make  # noqa: E402
+from model.training.corpus import EVERYDAY_CONSTRUCTIONS, EVERYDAY_EXAMPLES, make  # noqa: E402
 from model.training.lexicon import DATA, read_table  # noqa: E402
-from model.training.render import _Reject  # noqa: E402
+from model.training.render import Reject  # noqa: E402
 
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
 # file -> (column of English, column of Korean, columns whose value must be unique)
@@ -374,7 +374,7 @@ def test_lexicon_grew_with_everyday_words():
 @pytest.fixture(scope="module")
 def daily() -> list[tuple[str, Pair]]:
     r = __import__("random").Random(5)
-    return [_make(r, everyday_only=True) for _ in range(30_000)]
+    return [make(r, everyday_only=True) for _ in range(30_000)]
 
 
 def _drawn(maker, n: int, seed: int = 0) -> set[tuple[str, str]]:
@@ -384,7 +384,7 @@ def _drawn(maker, n: int, seed: int = 0) -> set[tuple[str, str]]:
     for _ in range(n):
         try:
             p = maker(r)
-        except _Reject:
+        except Reject:
             continue
         out.add((p.en, p.ko))
     return out
@@ -471,7 +471,7 @@ def test_verb_forms_and_numbers():
         "한", "두", "세", "네", "열", "스무", "스물세", "서른한"]
     assert [everyday.en_number(n) for n in (7, 15, 20, 23)] == [
         "seven", "fifteen", "twenty", "twenty-three"]
-    assert [everyday_wh._sino(n) for n in (3, 30, 1000, 5000, 10_000, 20_000, 500)] == [
+    assert [everyday_wh.sino(n) for n in (3, 30, 1000, 5000, 10_000, 20_000, 500)] == [
         "삼", "삼십", "천", "오천", "만", "이만", "오백"]
     people, cat, coffee = (next(n for n in NOUNS if n.en == w) for w in (
         "student", "cat", "coffee"))
