@@ -88,6 +88,10 @@ def _gb(mb: float) -> str:
     return f"{mb / 1000:.2f}"
 
 
+# bench_admission names each refusal by its exception: Busy before #29, then its two kinds.
+BUSY_OUTCOMES = ("Busy", "QueueFull", "QueueTimeout")
+
+
 def rows_admission(results: dict) -> list[str]:
     """N different largest inputs at once, with and without the gate (bench_admission)."""
     gate = part(results, "bench_admission.gate")
@@ -97,7 +101,7 @@ def rows_admission(results: dict) -> list[str]:
     first = gc[ns[0]]
     peaks = " / ".join(_gb(gc[n]["peak_mb"]) for n in ns)
     done = " / ".join(str(gc[n]["outcomes"].get("result", 0)) for n in ns)
-    busy = " / ".join(str(gc[n]["outcomes"].get("Busy", 0)) for n in ns)
+    busy = " / ".join(str(sum(gc[n]["outcomes"].get(k, 0) for k in BUSY_OUTCOMES)) for n in ns)
     ungated = " / ".join(f"{_gb(nc[n]['peak_mb'])} GB" if "peak_mb" in nc[n]
                          else f"{n} not run ({nc[n].get('skipped', 'skipped')})" for n in ns)
     row = (f"| {' / '.join(ns)} different largest inputs at once (16 × 519 pieces) on one "
@@ -216,6 +220,7 @@ NOT_MEASURED: dict[str, str] = {
     r"2 × source \+ 10": "decoding formula",
     r"within ±30 % of measured peaks": "test tolerance",
     r"every 0\.2 s": "queue poll interval, a setting",
+    r"still busy after 90 seconds": "the QueueTimeout message at the default timeout",
     r"blocks of 1 MB or more|up to 32 MB": "glibc M_MMAP_THRESHOLD, settings",
     r"1\.2 × budget": "test bound",
     r"16 × 519 pieces|16 × 512 tokens|16 lines of 519 pieces": "input sizes",

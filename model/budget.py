@@ -34,6 +34,11 @@ HF_HIDDEN_COPIES, HF_TRANSIENT_QUADS = 2, 1  # see estimate()
 ACTIVATION_ROWS = 6  # (B, n, D)-sized temporaries alive in one layer (residual, norm, W_O out…)
 
 BUSY = "The server is busy, try again in a moment."
+# The two ways a wait ends in Busy, told apart so the page and the logs say which happened.
+QUEUE_FULL = ("The server is busy: every place in the queue for the model is taken. Try again "
+              "in a moment.")
+QUEUE_TIMEOUT = ("The server is still busy after {seconds} seconds of waiting for the model. "
+                 "Try again in a moment.")
 
 
 @dataclass(frozen=True)
@@ -332,10 +337,27 @@ def too_large_message(est: Estimate, budget: int) -> str:
 
 
 class Busy(RuntimeError):
-    """The queue is full, or a run waited too long; the text should be kept for a retry."""
+    """The queue is full (QueueFull), or a run waited too long (QueueTimeout); the text should
+    be kept for a retry. Catch Busy for both."""
 
     def __init__(self, message: str = BUSY) -> None:
         super().__init__(message)
+
+
+class QueueFull(Busy):
+    """Refused at once, without waiting: `queue` pages already wait (ATTN_QUEUE)."""
+
+    def __init__(self, queue: int) -> None:
+        super().__init__(QUEUE_FULL)
+        self.queue = queue
+
+
+class QueueTimeout(Busy):
+    """Gave up after waiting `seconds` in the queue (ATTN_QUEUE_TIMEOUT_S)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = f"{seconds:g}"
+        super().__init__(QUEUE_TIMEOUT.format(seconds=self.seconds))
 
 
 class TooLarge(ValueError):
@@ -356,8 +378,9 @@ class _Ticket:
 
 class Gate:
     """Admits runs, first come first served, while the admitted estimates sum to at most
-    `budget` bytes and at most `runs` run at once; at most `queue` wait; a wait longer than
-    `timeout_s` gives up with Busy. Thread-safe; one per server process."""
+    `budget` bytes and at most `runs` run at once; at most `queue` wait (one more is refused at
+    once with QueueFull); a wait longer than `timeout_s` gives up with QueueTimeout.
+    Thread-safe; one per server process."""
 
     def __init__(self, budget: int, queue: int = 16, timeout_s: float = 90.0, runs: int = 1,
                  poll_s: float = 0.2) -> None:
@@ -398,7 +421,7 @@ class Gate:
             if len(self._waiting) >= self.queue_limit and (
                     self._waiting or len(self._running) >= self.runs
                     or self.in_use + need > self.budget):
-                raise Busy()
+                raise QueueFull(len(self._waiting))
             now = time.monotonic()
             # a session that just left the queue to rerun with new input keeps its place
             old = self._recent.pop(owner, None) if owner is not None else None
@@ -447,7 +470,7 @@ class Gate:
                     ahead = self._ahead(ticket)
                     left = deadline - time.monotonic()
                     if left <= 0:
-                        raise Busy()
+                        raise QueueTimeout(self.timeout_s)
                 if on_wait is not None and on_wait(ahead):
                     raise Withdrawn()
                 with self._cond:

@@ -22,7 +22,17 @@ from streamlit.testing.v1 import AppTest
 
 import ui.admission as admission
 from benchmarks.bench_admission import run_child
-from model.budget import BUSY, Dims, Estimate, Gate
+from model.budget import (
+    BUSY,
+    QUEUE_FULL,
+    QUEUE_TIMEOUT,
+    Busy,
+    Dims,
+    Estimate,
+    Gate,
+    QueueFull,
+    QueueTimeout,
+)
 from tests.app.conftest import APP
 
 SENTENCE = "The cat eats the fish."
@@ -39,14 +49,20 @@ def test_thirty_sessions_with_largest_inputs_stay_under_budget():
     print(f"\n30 sessions: peak RSS {r['peak_mb']:.0f} MB over a {r['base_mb']:.0f} MB baseline "
           f"(budget {r['budget_mb']:.0f} MB, one run estimated {r['estimate_mb']:.0f} MB, "
           f"admitted at most {r['admitted_peak_mb']:.0f} MB); {outcomes.count('result')} "
-          f"results, {outcomes.count('Busy')} busy, in {r['wall_s']:.1f} s")
+          f"results, {outcomes.count('QueueFull')} queue full, {outcomes.count('QueueTimeout')} "
+          f"timed out, in {r['wall_s']:.1f} s")
     assert r["budget_mb"] == pytest.approx(budget_x * r["estimate_mb"])
     assert r["peak_mb"] - r["base_mb"] <= 1.2 * r["budget_mb"], r
     assert r["admitted_peak_mb"] <= r["budget_mb"]
-    assert set(outcomes) <= {"result", "Busy"}, sessions  # no error, nobody else's result
-    assert all(s["message"] == BUSY for s in sessions if s["outcome"] == "Busy")
+    assert set(outcomes) <= {"result", "QueueFull", "QueueTimeout"}, sessions  # no error,
+    # nobody else's result; each refusal says which it was
+    assert all(s["message"] == QUEUE_FULL for s in sessions if s["outcome"] == "QueueFull")
+    timed_out = QUEUE_TIMEOUT.format(seconds="10")
+    assert all(s["message"] == timed_out for s in sessions if s["outcome"] == "QueueTimeout")
     assert outcomes.count("result") >= 2  # the runs admitted at once always finish
-    assert outcomes.count("Busy") >= 30 - 2 - 12  # beyond running + queue: busy at once
+    assert outcomes.count("QueueFull") >= 30 - 2 - 12  # beyond running + queue: refused at once
+    full_s = [s["s"] for s in sessions if s["outcome"] == "QueueFull"]
+    assert max(full_s) < 5, full_s  # at once, not after the 10 s timeout
     assert all(s["src"] == 519 for s in sessions if s["outcome"] == "result")
 
 
@@ -115,7 +131,7 @@ def test_busy_keeps_the_text_in_the_box_and_the_link(gate_env):
         release.set()
         t.join(5)
     assert not at.exception
-    assert BUSY in _texts(at, "warning")
+    assert _texts(at, "warning") == [QUEUE_FULL]  # refused at once: the queue (0) is full
     assert not _texts(at, "error")
     assert [a.value for a in at.sidebar.text_area][0] == text
     assert at.query_params["text"] == text
@@ -130,7 +146,7 @@ def test_a_wait_past_the_timeout_is_busy_and_leaves_no_ticket(gate_env):
     finally:
         release.set()
         t.join(5)
-    assert BUSY in _texts(at, "warning")
+    assert _texts(at, "warning") == [QUEUE_TIMEOUT.format(seconds="0.5")]
     assert not any("Waiting for the model" in v for v in _texts(at, "info"))  # cleared
     assert gate.snapshot() == {"running": 0, "waiting": 0, "in_use": 0}
 
@@ -150,7 +166,7 @@ def test_cached_inputs_never_wait(gate_env):
     gate = gate_env(ATTN_RUNS=1, ATTN_QUEUE=0, ATTN_INFLIGHT_MB=512)
     text = "My friend drinks water."
     first = _app(text)
-    assert BUSY not in _texts(first, "warning")
+    assert not _texts(first, "warning")
     release, t = _hold(gate)  # the server is now full: a new input would be busy
     try:
         again = _app(text)
@@ -158,8 +174,8 @@ def test_cached_inputs_never_wait(gate_env):
     finally:
         release.set()
         t.join(5)
-    assert BUSY not in _texts(again, "warning") and not again.exception
-    assert BUSY in _texts(other, "warning")
+    assert not _texts(again, "warning") and not again.exception
+    assert _texts(other, "warning") == [QUEUE_FULL]
 
 
 def _estimate(nbytes: int) -> Estimate:
@@ -371,3 +387,55 @@ def test_validation_average_too_large_is_a_message_and_a_kept_one_never_asks(
     _refused_cleanly(again, A, "The validation average needs about")
     assert calls
     assert again.radio(key="hs_scope").options[-1].startswith("100 validation pairs")
+
+
+# ---- a full queue and a timeout are told apart ---------------------------------------------
+
+
+def test_a_full_queue_refuses_at_once_and_a_timeout_only_after_waiting():
+    """Both are Busy (callers keep working), but a full queue raises QueueFull without
+    waiting, while a wait raises QueueTimeout only after the timeout; the messages differ."""
+    gate = Gate(budget=100, queue=1, timeout_s=3.0, runs=1, poll_s=0.01)
+    release, t = _hold(gate)
+    waiter_done: list[BaseException] = []
+
+    def wait_in_queue():  # the one place in the queue
+        try:
+            with gate.admit(1):
+                pass
+        except Busy as exc:
+            waiter_done.append(exc)
+
+    waiter = threading.Thread(target=wait_in_queue, daemon=True)
+    waiter.start()
+    deadline = time.monotonic() + 5
+    while gate.snapshot()["waiting"] == 0 and time.monotonic() < deadline:
+        time.sleep(0.005)
+    try:
+        t0 = time.monotonic()
+        with pytest.raises(QueueFull) as full:
+            with gate.admit(1):
+                pass
+        full_s = time.monotonic() - t0
+        waiter.join(10)
+        waited_s = time.monotonic() - t0
+    finally:
+        release.set()
+        t.join(5)
+    assert full_s < 0.1, f"a full queue took {full_s:.3f} s to refuse (timeout 3 s)"
+    assert len(waiter_done) == 1 and isinstance(waiter_done[0], QueueTimeout)
+    assert waited_s >= 2.9  # the waiter gave up only after the timeout
+    timed_out = waiter_done[0]
+    assert isinstance(full.value, Busy) and isinstance(timed_out, Busy)
+    assert str(full.value) == QUEUE_FULL and str(timed_out) == QUEUE_TIMEOUT.format(seconds="3")
+    assert len({BUSY, QUEUE_FULL, QUEUE_TIMEOUT.format(seconds="3")}) == 3
+    assert admission.refusal(full.value) == QUEUE_FULL
+    assert admission.refusal(timed_out) == "The server is still busy after 3 seconds of " \
+        "waiting for the model. Try again in a moment."
+    assert gate.snapshot() == {"running": 0, "waiting": 0, "in_use": 0}
+
+
+def test_the_page_messages_are_the_gates_english():
+    """ui/admission.py marks model/budget.py's messages for the catalogue: same English."""
+    assert (admission._BUSY, admission._QUEUE_FULL, admission._QUEUE_TIMEOUT) == (
+        BUSY, QUEUE_FULL, QUEUE_TIMEOUT)
