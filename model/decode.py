@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import torch
 
+from .confidence import geometric_mean
 from .hooks import Head, ablation_hooks, hooks, parse_ablate
 from .transformer import PrefixCache
 
@@ -26,6 +27,11 @@ class Translation:
     steps: list[list[tuple[str, float]]]  # per step (eos step included): top-k (piece, prob)
     probs: list[float]  # probability of the chosen piece at each step
     finished: bool  # False when max_len stopped it before eos
+
+    @property
+    def confidence(self) -> float:
+        """Geometric mean of the chosen pieces' probabilities (model/confidence.py)."""
+        return geometric_mean(self.probs)
 
 
 def target_langs(bundle, sources: Sequence[str], target_lang: str | None) -> list[str | None]:

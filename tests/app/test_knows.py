@@ -109,3 +109,28 @@ def test_hostile_text_in_the_search_box_and_the_sentence_box():
 def test_not_for_hugging_face_models():
     bundle = Bundle(model=None, tokenizer=None, config=None, kind="hf")
     assert "Hugging Face" in knows.applies(bundle)
+
+
+UNSURE = "unsure of this translation"
+
+
+@pytest.mark.parametrize("view", ["tokens", "translation"])
+def test_an_unsure_translation_says_so(view):
+    # 배가 고파요 ("I am hungry"): the paper model writes "The ship chooses and is hungry."
+    # with a confidence far below its calibrated threshold; 'Winter is cold.' is exact
+    at = run_app({"ckpt": "paper", "view": view, "text": "배가 고파요.", "lang": "en"},
+                 timeout=300)
+    clean(at)
+    found = [str(w.value) for w in at.warning if UNSURE in str(w.value)]
+    assert len(found) == 1 and "below the 88%" in found[0], found
+    at = run_app({"ckpt": "paper", "view": view, "text": "The cat eats fish.", "lang": "ko"},
+                 timeout=300)
+    clean(at)
+    assert not [w for w in at.warning if UNSURE in str(w.value)]
+
+
+def test_korean_unsure_notice():
+    at = run_app({"ckpt": "paper", "view": "translation", "text": "배가 고파요.",
+                  "lang_ui": "ko"}, timeout=300)
+    clean(at)
+    assert any("확신" in str(w.value) for w in at.warning), [str(w.value) for w in at.warning]

@@ -13,6 +13,8 @@ import unicodedata
 import streamlit as st
 
 from model import Bundle
+from model.backends import capabilities
+from model.confidence import threshold
 from model.tokenizer import is_special
 from model.training.knowledge import unknown_flags, unknown_list
 from ui.context import Ctx, key_folder
@@ -114,7 +116,7 @@ def filter_knowledge(k: dict, query: str) -> dict:
 
 def known_words(ctx: Ctx) -> frozenset[str] | None:
     """The checkpoint's corpus word set, or None (Hugging Face, or no corpus_words.txt)."""
-    if ctx.bundle.kind != "native":
+    if not capabilities(ctx.bundle).lab:  # trained on other text than this project's corpus
         return None
     found = key_folder(ctx.key)
     return corpus_words(*found) if found is not None else None
@@ -160,11 +162,23 @@ def piece_marks(ctx: Ctx, b: int, flags: list[bool] | None) -> list[bool] | None
     return [w is not None and flags[w] for w in words]
 
 
+def confidence_notice(bundle: Bundle, result) -> None:
+    """Say so when a greedy translation's confidence is below the checkpoint's calibrated
+    threshold (model/confidence.py): its attention then shows a guess, not knowledge."""
+    limit = threshold(bundle.card)
+    if result.confidence >= limit:
+        return
+    st.warning(_("The model is unsure of this translation: confidence {c:.0%}, below the "
+                 "{t:.0%} that its exactly right translations reach. The sentence probably "
+                 "uses grammar or words beyond what it was trained on, so read its attention "
+                 "as a guess.").format(c=result.confidence, t=limit), icon="❓")
+
+
 # --- the view ----------------------------------------------------------------------------
 
 
 def applies(bundle: Bundle) -> str | None:
-    if bundle.kind == "native":
+    if capabilities(bundle).lab:
         return None
     return _("This page lists the lexicon and constructions of this project's training corpus; "
              "a Hugging Face model was trained on other text, which the lab does not know.")

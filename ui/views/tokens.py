@@ -4,10 +4,17 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui.common import chart
+from ui.common import chart, is_translator
 from ui.context import Ctx
 from ui.i18n import _
-from ui.views.knows import marked_chips_html, piece_marks, unknown_in, warn_unknown
+from ui.runtime import cached_translate
+from ui.views.knows import (
+    confidence_notice,
+    marked_chips_html,
+    piece_marks,
+    unknown_in,
+    warn_unknown,
+)
 from viz import tokens as viz_tokens
 
 
@@ -36,6 +43,11 @@ def render(ctx: Ctx) -> None:
                     .replace("<", "\\<"))
         for b, pieces in enumerate(t.tgt_tokens):
             st.html(viz_tokens.chips_html(pieces, t.tgt_ids[b, : len(pieces)]))
+        if ctx.targets is None and is_translator(ctx.bundle):
+            # the decoder input is the model's own translation: say when it is a guess
+            # (a cache hit: the run decoded these lines through the same function)
+            confidence_notice(ctx.bundle, cached_translate(ctx.bundle, ctx.key, ctx.lines,
+                                                           ctx.lang, ctx.ablate)[ctx.b])
         chart(viz_tokens.id_matrix_figure(t, "tgt", ctx.numbers), ctx)
         chart(viz_tokens.positions_figure(t, "tgt", ctx.numbers), ctx)
         st.caption(_("Sentence {b}: what each decoder position reads and predicts")

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui.common import chart
+from ui.common import chart, is_translator
 from ui.context import Ctx
 from ui.i18n import _
 from ui.runtime import cached_translate, cached_vocab
-from ui.views.knows import marked_line_html, unknown_notice
+from ui.views.knows import confidence_notice, marked_line_html, unknown_notice
 from viz import translation as viz_translation
 
 
 def render(ctx: Ctx) -> None:
     t = ctx.trace
-    if "cross" not in t.attn or ctx.bundle.kind != "native":
+    if "cross" not in t.attn or not is_translator(ctx.bundle):
         st.info(_("Step-by-step translation needs one of this project's encoder–decoder "
                   "models."))
         return
@@ -23,6 +23,7 @@ def render(ctx: Ctx) -> None:
         st.html(marked_line_html(ctx.lines[ctx.b], flags))
     if ctx.targets is None:
         result = cached_translate(ctx.bundle, ctx.key, ctx.lines, ctx.lang, ctx.ablate)[ctx.b]
+        confidence_notice(ctx.bundle, result)
         steps = viz_translation.steps_from_translation(result)
         st.markdown(_("**Translation** (greedy decoding)"))
         st.code(result.text or _("(empty)"), language=None)

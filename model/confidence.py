@@ -1,0 +1,53 @@
+"""How sure a greedy translation is, and the threshold below which the lab says so.
+
+confidence = geometric mean of the chosen pieces' probabilities (eos step included):
+exp(mean(log p_t)). One wrong guess anywhere pulls it down, while its length does not.
+The threshold is calibrated per checkpoint on sentences written for that purpose outside the
+training grammar (tests/data/confidence_calibration.tsv) by `python -m
+model.training.calibrate`, which stores it in the checkpoint's card.json under "confidence".
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+# Used when a checkpoint's card has no calibrated threshold (a model trained elsewhere).
+DEFAULT_THRESHOLD = 0.85
+# Calibration rule: the highest threshold that flags at most this share of the calibration
+# set's exactly right outputs. A lecturer should rarely see a notice on a correct translation.
+MAX_FALSE_ALARM = 0.05
+
+
+def geometric_mean(probs: Sequence[float]) -> float:
+    """exp(mean(log p)) of the chosen pieces' probabilities; 0.0 for no steps."""
+    if not probs:
+        return 0.0
+    return math.exp(sum(math.log(max(float(p), 1e-12)) for p in probs) / len(probs))
+
+
+def threshold(card: dict) -> float:
+    """The checkpoint's calibrated threshold (card.json "confidence"), else the default."""
+    entry = card.get("confidence") if isinstance(card, dict) else None
+    value = entry.get("threshold") if isinstance(entry, dict) else None
+    return float(value) if isinstance(value, int | float) and 0 < value < 1 else DEFAULT_THRESHOLD
+
+
+def calibrate(scores: Sequence[float], exact: Sequence[bool],
+              max_false_alarm: float = MAX_FALSE_ALARM) -> float:
+    """Highest threshold t such that at most max_false_alarm of the exact outputs score < t."""
+    right = sorted(s for s, e in zip(scores, exact, strict=True) if e)
+    if not right:
+        raise ValueError("calibration needs at least one exactly right output")
+    allowed = math.floor(max_false_alarm * len(right))  # exact outputs that may fall below
+    return right[allowed]
+
+
+def auroc(scores: Sequence[float], exact: Sequence[bool]) -> float:
+    """Chance that an exact output scores above a wrong one (ties count half)."""
+    pos = [s for s, e in zip(scores, exact, strict=True) if e]
+    neg = [s for s, e in zip(scores, exact, strict=True) if not e]
+    if not pos or not neg:
+        raise ValueError("AUROC needs both exact and wrong outputs")
+    wins = sum(1.0 if p > n else 0.5 if p == n else 0.0 for p in pos for n in neg)
+    return wins / (len(pos) * len(neg))
