@@ -3,5 +3,6 @@ rollout, logit lens, the per-head weights the steps view shows, head detectors a
 query–key decomposition."""
 
 from .detectors import detect_heads
+from .qkterms import qk_terms
 
-__all__ = ["detect_heads"]
+__all__ = ["detect_heads", "qk_terms"]
