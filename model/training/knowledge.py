@@ -47,6 +47,40 @@ DESCRIPTIONS = {
     "phrase": "set phrases: Hello., Thank you., I am sorry., It is okay.",
 }
 
+# The same descriptions for the Korean interface (data, like the lexicon: the knows view picks
+# one of the two tables by interface language). A test keeps the two tables' keys equal.
+DESCRIPTIONS_KO = {
+    "transitive": "주어, 동사, 목적어 (SVO <-> SOV), 시제와 부정 포함",
+    "intransitive": "주어와 동사, 장소·함께하는 사람·수단·부사 포함",
+    "adjective": "형용사 서술어 (겨울은 추워요.)",
+    "weather": "it으로 말하는 날씨 (오늘은 추워요., 비가 와요.)",
+    "yes_no": "예/아니요 의문문",
+    "wh": "행동에 대한 무엇/누가/어디 의문문",
+    "request": "공손한 부탁: Please ... <-> -(으)세요, Please do not ... <-> -지 마세요",
+    "careful": "Please be careful (of ...) <-> 조심하세요",
+    "and": "and로 이은 두 절 <-> -고",
+    "but": "but으로 이은 두 절 <-> -지만",
+    "copula": "N이에요/예요와 아니에요: 저는 학생이에요., 저는 한국 사람이에요.",
+    "demonstrative": "this / that / that ... over there <-> 이 / 그 / 저; 이것, 그것",
+    "have": "소유의 있어요/없어요: 저는 차가 있어요., 세는 말(단위 명사) 포함",
+    "exist": "장소의 있어요/없어요, 위/아래/안/앞/뒤/옆과 함께: 책이 책상 위에 있어요.",
+    "want": "-고 싶어요: 김치를 먹고 싶어요.",
+    "progressive": "-고 있어요: 그녀는 책을 읽고 있어요.",
+    "can": "-(으)ㄹ 수 있어요/없어요: 저는 수영할 수 있어요.",
+    "for_me": "-아/어 주세요 (창문을 열어 주세요.)와 N 주세요",
+    "what_is": "뭐예요: 이것은 뭐예요?, 이름이 뭐예요?",
+    "my_name": "My name is ... <-> 제 이름은 ...이에요",
+    "when": "언제예요와 날짜: 생일이 언제예요?, 파티는 금요일이에요.",
+    "who": "누구예요: 저 사람은 누구예요?",
+    "why": "왜: 왜 피곤해요?",
+    "clock": "몇 시와 고유어 수로 말하는 시각: It is three o'clock. <-> 세 시예요.",
+    "price": "얼마예요와 한자어 수로 말하는 값: 오천 원이에요.",
+    "age": "몇 살과 나이: I am twenty years old. <-> 저는 스무 살이에요.",
+    "today_is": "요일: 오늘은 월요일이에요.",
+    "weather_everyday": "날씨: 오늘 날씨가 좋아요., 오늘 날씨가 어때요?",
+    "phrase": "정해진 표현: 안녕하세요., 감사합니다., 죄송합니다., 괜찮아요.",
+}
+
 
 def _normal(word: str) -> str:
     return word.strip(_PUNCT).lower()
@@ -173,5 +207,6 @@ def knowledge() -> dict:
         "lexicon": lexicon_entries(),
         "lemmas": corpus.lexicon_size(),
         "constructions": [{"name": name, "description": DESCRIPTIONS.get(name, name),
+                           "description_ko": DESCRIPTIONS_KO.get(name, name),
                            "examples": examples[name]} for name in corpus.CONSTRUCTIONS],
     }

@@ -134,3 +134,20 @@ def test_korean_unsure_notice():
                   "lang_ui": "ko"}, timeout=300)
     clean(at)
     assert any("확신" in str(w.value) for w in at.warning), [str(w.value) for w in at.warning]
+
+
+def test_constructions_are_described_in_korean_and_found_by_korean_words():
+    from model.training.knowledge import DESCRIPTIONS_KO
+
+    at = run_app({"ckpt": "paper", "view": "knows", "lang_ui": "ko"}, timeout=300)
+    clean(at)
+    shown = " ".join(str(m.value).replace("\\", "") for m in at.markdown)  # md() escapes
+    assert DESCRIPTIONS_KO["progressive"] in shown and DESCRIPTIONS_KO["can"] in shown
+    assert "subject, verb and object" not in shown  # the English table is not used
+    # the Korean descriptions are searched in either interface language (the English page
+    # here: AppTest re-formats the Korean view bar in English when it reruns)
+    at = run_app({"ckpt": "paper", "view": "knows"}, timeout=300)
+    at.text_input(key="knows_q").input("소유의").run()
+    clean(at)
+    shown = " ".join(str(m.value).replace("\\", "") for m in at.markdown)
+    assert "**have**" in shown and "**progressive**" not in shown

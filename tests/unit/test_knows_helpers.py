@@ -80,3 +80,13 @@ def test_filter_knowledge_hand_worked():
     assert f["lexicon"] == {"nouns": K["lexicon"]["nouns"]}
     f = filter_knowledge(K, "<script>")
     assert f["lexicon"] == {} and f["constructions"] == []
+
+
+def test_every_construction_is_described_in_both_languages():
+    from model.training import corpus
+    from model.training.knowledge import DESCRIPTIONS, DESCRIPTIONS_KO
+
+    assert set(DESCRIPTIONS) == set(DESCRIPTIONS_KO) == set(corpus.CONSTRUCTIONS)
+    hangul = [name for name, text in DESCRIPTIONS_KO.items()
+              if not any("\uac00" <= ch <= "\ud7a3" for ch in text)]
+    assert not hangul, f"Korean descriptions without Hangul: {hangul}"

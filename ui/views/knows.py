@@ -18,7 +18,7 @@ from model.confidence import threshold
 from model.tokenizer import is_special
 from model.training.knowledge import unknown_flags, unknown_list
 from ui.context import Ctx, key_folder
-from ui.i18n import N_, Labels, _
+from ui.i18n import N_, Labels, _, current
 from ui.runtime import cached_knowledge, corpus_words
 from ui.text import md
 
@@ -107,6 +107,7 @@ def filter_knowledge(k: dict, query: str) -> dict:
             lexicon[cat] = keep
     cons = [c for c in k["constructions"]
             if q in _fold(c["name"]) or q in _fold(c["description"])
+            or q in _fold(c.get("description_ko", ""))
             or any(q in _fold(en) or q in _fold(ko) for en, ko in c["examples"])]
     return {**k, "lexicon": lexicon, "constructions": cons}
 
@@ -215,5 +216,6 @@ def render(ctx: Ctx) -> None:
     if not found["constructions"]:
         st.info(_("No construction matches."))
     for c in found["constructions"]:
-        st.markdown(f"**{md(c['name'])}** · {md(c['description'])}")
+        about = c["description_ko"] if current() == "ko" else c["description"]
+        st.markdown(f"**{md(c['name'])}** · {md(about)}")
         st.dataframe([{en: e, ko: o} for e, o in c["examples"]], hide_index=True)
