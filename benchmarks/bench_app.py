@@ -48,7 +48,7 @@ TYPED = ["The cat drinks water.", "My friend is cold.", "겨울은 추워요.", 
          "The big dog eats the fish."]
 
 
-def _app_test(env: dict[str, str], **query):
+def app_test(env: dict[str, str], **query):
     import os
 
     from streamlit import config
@@ -92,7 +92,7 @@ def rerun_default_view(env, bundle) -> list[str]:
 
 def _rerun_default_view(env, bundle, pairs, label) -> str:
     """New input (capture + translation + figures) and cached input (figures only)."""
-    at = _app_test(env, view="tokens", text="Winter is cold.")
+    at = app_test(env, view="tokens", text="Winter is cold.")
     _timed_run(at)
     new, cached = [], []
     for pair in pairs:
@@ -155,7 +155,7 @@ def attention_512(env, bundle, repeat: int = 5) -> tuple[list[str], dict]:
     from benchmarks.bench_bertviz import DECIMALS, rounded, theirs
 
     text = text_of_pieces(bundle, 512)
-    at = _app_test(env, view="attention", text=text)
+    at = app_test(env, view="attention", text=text)
     first = _timed_run(at)  # capture and translation included: once, by nature
     charts = at.get("plotly_chart")
     sent = sum(len(el.proto.spec.encode()) for el in charts)

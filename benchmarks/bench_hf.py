@@ -105,9 +105,9 @@ def _rss(folder: Path) -> tuple[list[str], dict]:
 
 
 def _view(folder: Path) -> tuple[list[str], dict]:
-    from benchmarks.bench_app import _app_test
+    from benchmarks.bench_app import app_test
 
-    at = _app_test({"ATTN_MODELS": str(folder)}, ckpt=folder.name, view="attention",
+    at = app_test({"ATTN_MODELS": str(folder)}, ckpt=folder.name, view="attention",
                    text=text())
     t0 = time.perf_counter()
     at.run()

@@ -80,7 +80,7 @@ class Trace:
         return load_trace(source, cls)
 
 
-def _arrays(trace: Trace):
+def trace_arrays(trace: Trace):
     for value in vars(trace).values():
         for arr in value.values() if isinstance(value, dict) else (value,):
             if isinstance(arr, np.ndarray):
@@ -89,13 +89,13 @@ def _arrays(trace: Trace):
 
 def nbytes(trace: Trace) -> int:
     """Bytes held by a Trace's arrays (what caching it costs)."""
-    return sum(arr.nbytes for arr in _arrays(trace))
+    return sum(arr.nbytes for arr in trace_arrays(trace))
 
 
 def freeze(trace: Trace) -> Trace:
     """Make every array of a Trace read-only, so one Trace can be shared (e.g. cached for all
     sessions of a server) without any reader changing what the others see."""
-    for arr in _arrays(trace):
+    for arr in trace_arrays(trace):
         arr.flags.writeable = False
     return trace
 

@@ -73,7 +73,7 @@ def save_checkpoint(model: Transformer, tokenizer: Tokenizer, folder: str | Path
     return folder
 
 
-def _read_json(path: Path) -> Any:
+def read_json(path: Path) -> Any:
     if not path.is_file():
         raise CheckpointError(path, "file is missing")
     try:
@@ -157,7 +157,7 @@ def load_native(folder: Path, raw_cfg: Any) -> Bundle:
         raise CheckpointError(tok_path, f"tokenizer has {tokenizer.vocab_size} pieces but "
                               f"config.json says vocab_size={cfg.vocab_size}")
     card_path = folder / "card.json"
-    card = _read_json(card_path) if card_path.exists() else {}
+    card = read_json(card_path) if card_path.exists() else {}
     if not isinstance(card, dict):
         raise CheckpointError(card_path, "must be a JSON object")
     return Bundle(model=model, tokenizer=tokenizer, config=cfg, card=card, name=folder.name)

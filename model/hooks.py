@@ -21,7 +21,7 @@ _ACTIVE: ContextVar[Mapping[str, HookFn] | None] = ContextVar("attention_lab_hoo
 
 # fn(shape) -> an empty float32 tensor of that shape for the module to write its result into
 BufferFn = Callable[[tuple[int, ...]], torch.Tensor]
-_BUFFERS: ContextVar[Mapping[str, BufferFn] | None] = ContextVar("attention_lab_buffers",
+BUFFERS: ContextVar[Mapping[str, BufferFn] | None] = ContextVar("attention_lab_buffers",
                                                                   default=None)
 
 
@@ -45,7 +45,7 @@ class HookPoint(nn.Module):
     def buffer(self, shape: tuple[int, ...]) -> torch.Tensor | None:
         """Where the module may write the tensor it is about to pass through this point, or
         None (allocate as usual). Lets a recorder receive big tensors without a copy."""
-        provided = _BUFFERS.get()
+        provided = BUFFERS.get()
         if provided is None:
             return None
         fn = provided.get(self.name)
@@ -95,11 +95,11 @@ def hooks(fns: Mapping[str, HookFn]) -> Iterator[None]:
 @contextmanager
 def buffers(fns: Mapping[str, BufferFn]) -> Iterator[None]:
     """Offer output buffers (hook name -> fn(shape)) to the hook points for the block."""
-    token = _BUFFERS.set({**(_BUFFERS.get() or {}), **fns})
+    token = BUFFERS.set({**(BUFFERS.get() or {}), **fns})
     try:
         yield
     finally:
-        _BUFFERS.reset(token)
+        BUFFERS.reset(token)
 
 
 # ---- addressing attention heads as (kind, layer, head) ---------------------------------------

@@ -16,7 +16,7 @@ from model.analysis.pca import principal_axes
 
 from .common import TEXT_MAX, plotly_text, token_labels
 from .i18n import N_, _
-from .positional import _finish
+from .positional import finish_figure
 
 _SIDES = {"enc": "encoder", "dec": "decoder"}  # in error messages, which stay English
 _STACKS = {"enc": N_("Encoder"), "dec": N_("Decoder")}  # in titles: _() where shown
@@ -82,7 +82,7 @@ def pca_trajectories(trace, side: str, b: int, layer: int | None = None) -> go.F
                           "PC1 %{x:.3f}, PC2 %{y:.3f}<extra></extra>"))
     title = _("{stack} hidden states, sentence {b}: PCA over all layers (explained variance "
               "{share:.1f}%)").format(stack=_(_STACKS[side]), b=b, share=share * 100)
-    return _finish(fig, title, "PC 1", "PC 2", legend_title_text=_("layer"),
+    return finish_figure(fig, title, "PC 1", "PC 2", legend_title_text=_("layer"),
                    yaxis_scaleanchor="x")
 
 
@@ -99,7 +99,7 @@ def cosine_by_layer(trace, side: str, b: int, layer: int) -> go.Figure:
         hovertemplate="%{y} · %{x}<br>" + _("cosine") + " %{z:.3f}<extra></extra>"))
     title = _("{stack} layer {layer}: token–token cosine similarity, sentence {b}").format(
         stack=_(_STACKS[side]), layer=layer, b=b)
-    return _finish(fig, title, _("Token"), _("Token"),
+    return finish_figure(fig, title, _("Token"), _("Token"),
                    xaxis_type="category", yaxis_type="category", yaxis_autorange="reversed")
 
 
@@ -114,7 +114,7 @@ def norms_by_layer(trace, side: str, b: int) -> go.Figure:
         hovertemplate="%{x}<br>" + _("layer") + " %{y}<br>‖h‖ = %{z:.3f}<extra></extra>"))
     title = _("{stack} hidden-state norm per layer, sentence {b}").format(
         stack=_(_STACKS[side]), b=b)
-    return _finish(fig, title, _("Token"), _(_LAYER_AXIS), xaxis_type="category",
+    return finish_figure(fig, title, _("Token"), _(_LAYER_AXIS), xaxis_type="category",
                    yaxis_dtick=1)
 
 
@@ -142,7 +142,7 @@ def layer_change(trace, side: str, b: int, metric: str = "cosine") -> go.Figure:
                       f"{other_name} %{{customdata:.3f}}<extra></extra>"))
     title = _("{stack}: how much each layer changed each token ({measure}), sentence {b}"
               ).format(stack=_(_STACKS[side]), measure=name, b=b)
-    return _finish(fig, title, _("Token"), _("Layer"), xaxis_type="category", yaxis_dtick=1)
+    return finish_figure(fig, title, _("Token"), _("Layer"), xaxis_type="category", yaxis_dtick=1)
 
 
 def logit_lens_figure(lens: dict, k: int = 5) -> go.Figure:
@@ -170,6 +170,6 @@ def logit_lens_figure(lens: dict, k: int = 5) -> go.Figure:
         colorbar_title=_("top-1 prob"), customdata=hover,
         text=best if small else None, texttemplate="%{text}" if small else None,
         hovertemplate="%{customdata}<extra></extra>"))
-    return _finish(fig, _("Logit lens: the next piece read out from every decoder layer"),
+    return finish_figure(fig, _("Logit lens: the next piece read out from every decoder layer"),
                    _("Decoder input (position:piece); each cell predicts the next piece"),
                    _(_LAYER_AXIS), xaxis_type="category", yaxis_dtick=1)

@@ -38,7 +38,7 @@ def _table_hover() -> str:
             + " %{z:.4f}<extra></extra>")
 
 
-def _finish(fig: go.Figure, title: str, x_title: str, y_title: str, **layout) -> go.Figure:
+def finish_figure(fig: go.Figure, title: str, x_title: str, y_title: str, **layout) -> go.Figure:
     fig.update_layout(title=title, template=WHITE, xaxis_title=x_title,
                       yaxis_title=y_title, **layout)
     return fig
@@ -76,7 +76,7 @@ def table_heatmap(pos_table: np.ndarray, n_positions: int | None = None,
         zmin=-m, zmax=m, zmid=0, colorbar_title=_("value"), hovertemplate=_table_hover()))
     shape = _("{n} positions × {d} dimensions").format(n=z.shape[0], d=z.shape[1])
     title = _(title) if title == TABLE_TITLE else title  # a caller's title comes translated
-    return _finish(fig, f"{plotly_text(title)}<br><sup>{shape}; {_(PAD_NOTE)}</sup>",
+    return finish_figure(fig, f"{plotly_text(title)}<br><sup>{shape}; {_(PAD_NOTE)}</sup>",
                    _("Depth (dimension)"), _("Position"))
 
 
@@ -102,7 +102,7 @@ def dimension_curves(pos_table: np.ndarray, dims: list[int], n_positions: int,
             + " %{y:.4f}<extra></extra>"))
     title = _("Positional table ({kind}): chosen dimensions over position").format(
         kind=_word(kind))
-    return _finish(fig, _note(title), _("Position"), _("Value"),
+    return finish_figure(fig, _note(title), _("Position"), _("Value"),
                    legend_title_text=_("dimension"))
 
 
@@ -124,7 +124,7 @@ def position_similarity(pos_table: np.ndarray, n_positions: int,
         z=sim, x=pos, y=pos, colorscale="RdBu", zmin=-m, zmax=m, zmid=0, colorbar_title=name,
         hovertemplate=position + " %{y} · " + position + " %{x}<br>" + name
         + " %{z:.4f}<extra></extra>"))
-    return _finish(fig, _note(_("Position–position {measure}").format(measure=name)),
+    return finish_figure(fig, _note(_("Position–position {measure}").format(measure=name)),
                    _("Position"), _("Position"), yaxis_autorange="reversed")
 
 
@@ -148,7 +148,7 @@ def term_sizes(trace, b: int, side: str = "enc") -> go.Figure:
             hovertemplate="%{x}<br>" + legend + ": ‖·‖ = %{y:.3f}<extra></extra>"))
     title = _("Token term vs positional term, {stack} input, sentence {b}").format(
         stack=_word(stack), b=b)
-    return _finish(fig, title, _("Token (position:piece)"), _("L2 norm"), barmode="group",
+    return finish_figure(fig, title, _("Token (position:piece)"), _("L2 norm"), barmode="group",
                    xaxis_type="category")
 
 
@@ -191,7 +191,7 @@ def rotary_frequencies(theta: np.ndarray) -> go.Figure:
                   1, 2)
     fig.update_yaxes(type="log")
     fig.update_xaxes(title_text=_("dimension pair i (dimensions 2i, 2i+1 of each head)"))
-    return _finish(fig, _("Rotary positions: q and k of each pair are rotated by position × "
+    return finish_figure(fig, _("Rotary positions: q and k of each pair are rotated by position × "
                           "θ_i"), "", "", showlegend=False, height=380)
 
 
@@ -214,7 +214,7 @@ def rotary_distance(theta: np.ndarray, max_distance: int,
                                  hovertemplate=distance + _("mean") + " %{y:.3f}"
                                                "<extra></extra>"), secondary_y=True)
     fig.update_yaxes(title_text=_("recorded mean score"), secondary_y=True)
-    return _finish(fig, _("q·k against relative distance (key − query)"),
+    return finish_figure(fig, _("q·k against relative distance (key − query)"),
                    _("relative distance"), _("rotation alone"), height=380)
 
 
@@ -231,5 +231,5 @@ def t5_bias_heatmap(bias: np.ndarray, head: int, side: str) -> go.Figure:
     title = _("T5 relative position bias, {side}, head {head}").format(side=_word(side),
                                                                         head=head)
     note = _("added to the scores; distances share buckets, far ones logarithmically")
-    return _finish(fig, f"{title}<br><sup>{note}</sup>", _("key position"),
+    return finish_figure(fig, f"{title}<br><sup>{note}</sup>", _("key position"),
                    _("query position"), height=460)

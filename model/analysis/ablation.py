@@ -24,7 +24,7 @@ from ..hooks import Head, HookFn, ablation_hooks, attn_prefix, format_ablate, ho
 Progress = Callable[[float], None] | None
 
 
-def _native(bundle, what: str) -> bool:
+def is_native(bundle, what: str) -> bool:
     """True for the lab's own encoder–decoder, False for a Hugging Face model."""
     if bundle.kind != "native":
         return False
@@ -65,7 +65,7 @@ def ablation_effect(bundle, sources: Sequence[str] | str, ablate: Iterable[Head]
         sources = [sources]
     sources = list(sources)
     heads = checked_heads(bundle, ablate)
-    if not _native(bundle, "ablation"):
+    if not is_native(bundle, "ablation"):
         return _hf_effect(bundle, sources, heads)
     before = translate(bundle, sources, target_lang)
     after = translate(bundle, sources, target_lang, ablate=heads)
@@ -180,7 +180,7 @@ def importance_scan(bundle, source: str, target_lang: str | None = None,
     """
     report = progress or (lambda _f: None)
     report(0.0)
-    if not _native(bundle, "the importance scan"):
+    if not is_native(bundle, "the importance scan"):
         return _hf_scan(bundle, source, report, target, max(1, chunk))
     langs = target_langs(bundle, [source], target_lang)
     src, _, _ = source_batch(bundle, [source], langs)

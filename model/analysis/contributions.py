@@ -26,7 +26,7 @@ import torch
 from ..dispatch import capture
 from ..hooks import Head, hooks
 from ..norms import head_outputs, native_projections
-from .ablation import _native, all_heads, row_ablation_hooks
+from .ablation import all_heads, is_native, row_ablation_hooks
 
 TOP_K = 8
 
@@ -123,7 +123,7 @@ def head_contributions(bundle, source: str, target: str | None = None, *,
     target None: the model's own greedy translation. step None: the last position (the one
     that predicts </s>); token_id None: the model's argmax at that step.
     """
-    _native(bundle, "head contributions")
+    is_native(bundle, "head contributions")
     model, cfg = bundle.model, bundle.config
     n_dec = bundle.n_layers("dec_self")
     tr = capture(bundle, [source], None if target is None else [target],

@@ -417,9 +417,9 @@ def _combine(trace: Trace, induction: tuple[Trace, dict, int] | None, shuffled: 
 def pair_traces(bundle, pairs: Sequence, batch: int = 32, progress: Progress = None
                 ) -> list[Trace]:
     """Teacher-forced attention on validation pairs (both directions), for the sink detector."""
-    from .heads import _corpus_traces
+    from .heads import corpus_traces
 
-    return [tr for tr, _, _ in _corpus_traces(bundle, list(pairs), None, batch, progress)]
+    return [tr for tr, _, _ in corpus_traces(bundle, list(pairs), None, batch, progress)]
 
 
 def detect_heads(bundle, trace: Trace, *, pairs: Sequence | None = None,

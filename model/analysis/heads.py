@@ -153,7 +153,7 @@ def _directions(target_lang: str | None) -> list[tuple[str, str, str]]:
     return picked
 
 
-def _corpus_traces(bundle, pairs: Sequence, target_lang: str | None, batch: int,
+def corpus_traces(bundle, pairs: Sequence, target_lang: str | None, batch: int,
                    progress: Progress) -> Iterable[tuple[Trace, list, bool]]:
     """Teacher-forced traces (attention only) of the pairs, chunk by chunk, in each direction."""
     dirs = _directions(target_lang)
@@ -183,7 +183,7 @@ def alignment_stats(bundle, pairs: Sequence, target_lang: str | None = None, bat
     if not pairs:
         raise ValueError("alignment_stats needs at least one pair")
     total, n = None, 0
-    for tr, chunk, src_is_en in _corpus_traces(bundle, pairs, target_lang, batch, progress):
+    for tr, chunk, src_is_en in corpus_traces(bundle, pairs, target_lang, batch, progress):
         part = alignment_agreement(tr, [p.align for p in chunk], [src_is_en] * len(chunk))
         total = part * len(chunk) if total is None else total + part * len(chunk)
         n += len(chunk)
@@ -199,7 +199,7 @@ def validation_stats(bundle, pairs: Sequence, progress: Progress = None, *, batc
     sums: dict[str, dict[str, np.ndarray]] = {}
     counts: dict[str, dict[str, int]] = {}
     align, n_align = None, 0
-    for tr, chunk, src_is_en in _corpus_traces(bundle, pairs, target_lang, batch, progress):
+    for tr, chunk, src_is_en in corpus_traces(bundle, pairs, target_lang, batch, progress):
         for kind in tr.kinds:
             s, c = _row_sums(tr, kind)
             if kind not in sums:

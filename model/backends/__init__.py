@@ -11,7 +11,7 @@ import threading
 import weakref
 from pathlib import Path
 
-from ..checkpoint import Bundle, CheckpointError, _read_json
+from ..checkpoint import Bundle, CheckpointError, read_json
 from .base import EVERYTHING, NEED_GROUPS, Backend, Capabilities
 from .hf import HFBackend
 from .lab import LabBackend
@@ -61,7 +61,7 @@ def load_folder(folder: str | Path) -> Bundle:
     folder = Path(folder)
     if not folder.is_dir():
         raise CheckpointError(folder, "not a checkpoint folder (missing)")
-    raw = _read_json(folder / "config.json")
+    raw = read_json(folder / "config.json")
     for cls in REGISTRY.values():
         if cls.claims(folder, raw):
             return cls.load(folder, raw)

@@ -47,7 +47,7 @@ class HFBackend:
                target_lang: str | None = None) -> Batch:
         """The model's own tokenizer, specials included; target_lang is not used (a Hugging
         Face model translates the way it was trained)."""
-        from ..hf.record import _encode, encode_checked
+        from ..hf.record import encode_checked, encode_ids
 
         cfg, tok = self.bundle.config, self.bundle.tokenizer
         sources = tuple(lines)
@@ -57,7 +57,7 @@ class HFBackend:
         texts, cuts = encode_checked(tok, sources, cfg.max_len)
         extra = {}
         if targets is not None:
-            extra["targets"] = _encode(tok, list(targets), cfg.max_len, target=True)[0]
+            extra["targets"] = encode_ids(tok, list(targets), cfg.max_len, target=True)[0]
         return Batch(sources=sources, target_lang=target_lang, langs=(None,) * len(sources),
                      src_lists=tuple(tuple(x) for x in texts),
                      pieces=tuple(tuple(tok.convert_ids_to_tokens(x)) for x in texts),

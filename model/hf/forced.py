@@ -17,7 +17,7 @@ import torch
 
 from ..decode import Translation
 from ..hooks import HookFn, hooks
-from .record import _padded, _target_lists, device_of, encode_checked
+from .record import device_of, encode_checked, padded, target_lists
 
 CONTINUE_STEPS = 8  # tokens a decoder-only model writes after the text, shown before/after
 
@@ -56,8 +56,8 @@ def greedy(bundle, sources: Sequence[str], fns: dict[str, HookFn] | None = None
     out: list[list[int]] = []
     with hooks(fns or {}), torch.inference_mode():
         if cfg.family == "seq2seq":
-            src, mask = _padded(ids, cfg.pad_id, device)
-            out = [row[1:] for row in _target_lists(bundle, src, mask, None)]
+            src, mask = padded(ids, cfg.pad_id, device)
+            out = [row[1:] for row in target_lists(bundle, src, mask, None)]
         elif cfg.family == "decoder":
             for row in ids:  # one at a time: right padding would derail generate()
                 x = torch.tensor([row], device=device)
@@ -84,16 +84,16 @@ def forced_batch(bundle, sources: Sequence[str], outputs: Sequence[Sequence[int]
     tok, cfg = bundle.tokenizer, bundle.config
     device = device_of(bundle.model)
     ids, _ = encode_checked(tok, sources, cfg.max_len)
-    src, mask = _padded(ids, cfg.pad_id, device)
+    src, mask = padded(ids, cfg.pad_id, device)
     if cfg.family == "seq2seq":
         start = cfg.decoder_start_id if cfg.decoder_start_id is not None else cfg.pad_id
         eos = tok.eos_token_id if tok.eos_token_id is not None else cfg.hf.eos_token_id
         if target is not None:
-            outputs = [_target_lists(bundle, src, mask, [target])[0][1:]]
+            outputs = [target_lists(bundle, src, mask, [target])[0][1:]]
         limit = cfg.max_len - 1
         bodies = [list(o)[: limit - 1] for o in outputs or []]
-        tgt_in, tgt_mask = _padded([[start, *b] for b in bodies], cfg.pad_id, device)
-        tgt_out, valid = _padded([[*b, eos] for b in bodies], cfg.pad_id, device)
+        tgt_in, tgt_mask = padded([[start, *b] for b in bodies], cfg.pad_id, device)
+        tgt_out, valid = padded([[*b, eos] for b in bodies], cfg.pad_id, device)
         inputs = dict(input_ids=src, attention_mask=mask, decoder_input_ids=tgt_in,
                       decoder_attention_mask=tgt_mask)
         tokens = [tok.convert_ids_to_tokens([*b, eos]) for b in bodies]

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..checkpoint import Bundle, CheckpointError, _read_json, check_safetensors
+from ..checkpoint import Bundle, CheckpointError, check_safetensors, read_json
 from ..settings import DEVICES, keep_hub_offline, model_entries, settings
 
 keep_hub_offline()  # before transformers is imported: HF_HUB_OFFLINE=1 unless ATTN_ALLOW_HUB=1
@@ -36,7 +36,7 @@ _HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]{0,95}(/[A-Za-z0-9][\w.-]{0,95})?")
 # A folder needs one of these: without them transformers 5 quietly builds an empty tokenizer.
 TOKENIZER_FILES = ("tokenizer.json", "vocab.txt", "vocab.json", "spiece.model", "source.spm",
                    "sentencepiece.bpe.model", "tokenizer.model")
-_POS_NAMES = ("position_embeddings", "embed_positions", "wpe", "pos_embed")
+POS_NAMES = ("position_embeddings", "embed_positions", "wpe", "pos_embed")
 # dtype="auto": weights stored in bf16/fp16 stay in bf16/fp16 (the Trace is float32 anyway)
 _LOAD_ARGS = dict(use_safetensors=True, local_files_only=True, trust_remote_code=False,
                   dtype="auto")
@@ -203,7 +203,7 @@ def load_hf(folder: str | Path) -> Bundle:
         start = getattr(model.generation_config, "decoder_start_token_id", None)
         lab_cfg = replace(lab_cfg, decoder_start_id=start)
     card_path = folder / "card.json"
-    card = _read_json(card_path) if card_path.exists() else {}
+    card = read_json(card_path) if card_path.exists() else {}
     if not isinstance(card, dict):
         raise CheckpointError(card_path, "must be a JSON object")
     card = {"source": "Hugging Face", "model_type": lab_cfg.model_type, **card,

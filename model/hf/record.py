@@ -20,7 +20,7 @@ from ..capture import GROUPS, Trace
 from ..checkpoint import Bundle
 from ..decode import checked_heads
 from ..hooks import Head, ablation_hooks, attn_prefix, buffers, hooks
-from .load import _POS_NAMES
+from .load import POS_NAMES
 from .projections import hf_norms
 from .recorder import Sites, sites, watch_masks
 
@@ -28,7 +28,7 @@ _ATTN_HOOK = {"attn": "hook_probs", "scores": "hook_scores",
               "q": "hook_q", "k": "hook_k", "v": "hook_v"}
 
 
-def _encode(tok: Any, texts: Sequence[str], limit: int, target: bool = False
+def encode_ids(tok: Any, texts: Sequence[str], limit: int, target: bool = False
             ) -> tuple[list[list[int]], list[int]]:
     """Token ids with the tokenizer's own special tokens, cut to `limit`; and how many were cut."""
     key = "text_target" if target else "text"
@@ -42,7 +42,7 @@ def encode_checked(tok: Any, texts: Sequence[str], limit: int
                    ) -> tuple[list[list[int]], list[int]]:
     """_encode, refusing any text that the tokenizer turns into no tokens at all (a model
     cannot run on an empty row: transformers fails with 'cannot reshape tensor of 0 elements')."""
-    ids, cuts = _encode(tok, texts, limit)
+    ids, cuts = encode_ids(tok, texts, limit)
     for i, row in enumerate(ids):
         if not row:
             shown = texts[i] if len(texts[i]) <= 40 else texts[i][:40] + "…"
@@ -51,7 +51,7 @@ def encode_checked(tok: Any, texts: Sequence[str], limit: int
     return ids, cuts
 
 
-def _padded(lists: Sequence[Sequence[int]], pad: int, device: torch.device | str = "cpu"
+def padded(lists: Sequence[Sequence[int]], pad: int, device: torch.device | str = "cpu"
             ) -> tuple[torch.Tensor, torch.Tensor]:
     """(B, n) ids padded on the right and the (B, n) attention mask (1 = real token)."""
     n = max((len(x) for x in lists), default=0)
@@ -84,7 +84,7 @@ def _pos_table(model: torch.nn.Module, d_model: int) -> tuple[np.ndarray, int]:
     """The first position embedding table in the model (encoder first) and its row offset."""
     for name, module in model.named_modules():
         weight = getattr(module, "weight", None)
-        if (name.rsplit(".", 1)[-1] in _POS_NAMES and isinstance(weight, torch.Tensor)
+        if (name.rsplit(".", 1)[-1] in POS_NAMES and isinstance(weight, torch.Tensor)
                 and weight.dim() == 2 and weight.size(1) == d_model):
             return weight.detach().float().cpu().numpy().copy(), int(getattr(module, "offset", 0))
     return np.zeros((1, d_model), np.float32), 0
@@ -103,7 +103,7 @@ def device_of(model: torch.nn.Module) -> torch.device:
     return next(model.parameters()).device
 
 
-def _target_lists(bundle: Bundle, src: torch.Tensor, src_mask: torch.Tensor,
+def target_lists(bundle: Bundle, src: torch.Tensor, src_mask: torch.Tensor,
                   targets: Sequence[str] | None,
                   encoded: Sequence[Sequence[int]] | None = None) -> list[list[int]]:
     """Decoder inputs [start] + pieces (eos excluded): given texts, or the model's greedy output
@@ -127,7 +127,7 @@ def _target_lists(bundle: Bundle, src: torch.Tensor, src_mask: torch.Tensor,
                 pieces.append(t)
             lists.append([row[0], *pieces[: limit - 1]])
         return lists
-    ids = encoded if encoded is not None else _encode(tok, targets, limit + 1, target=True)[0]
+    ids = encoded if encoded is not None else encode_ids(tok, targets, limit + 1, target=True)[0]
     return [[start, *[t for t in x if t != eos][: limit - 1]] for x in ids]
 
 
@@ -214,7 +214,7 @@ def capture_hf(bundle: Bundle, sources: Sequence[str], targets: Sequence[str] | 
         texts, cuts = [list(x) for x in batch.src_lists], list(batch.cuts)
     else:
         texts, cuts = encode_checked(tok, sources, cfg.max_len)
-    ids, mask = _padded(texts, cfg.pad_id, device)
+    ids, mask = padded(texts, cfg.pad_id, device)
     seq2seq, encoder = cfg.family == "seq2seq", cfg.family == "encoder"
     pos_table, offset = _pos_table(model, cfg.d_model)
     recorded = groups | ({"attn", "v"} if "norms" in groups else set())  # norms need both
@@ -229,9 +229,9 @@ def capture_hf(bundle: Bundle, sources: Sequence[str], targets: Sequence[str] | 
         run["logits_to_keep"] = 1
     with hooks(ablation_hooks(heads)):
         if seq2seq:
-            tgt_lists = _target_lists(bundle, ids, mask, targets,
+            tgt_lists = target_lists(bundle, ids, mask, targets,
                                       batch.extra.get("targets") if batch is not None else None)
-            tgt, tgt_mask = _padded(tgt_lists, cfg.pad_id, device)
+            tgt, tgt_mask = padded(tgt_lists, cfg.pad_id, device)
             inputs = dict(input_ids=ids, attention_mask=mask, decoder_input_ids=tgt,
                           decoder_attention_mask=tgt_mask)
         else:

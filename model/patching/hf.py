@@ -25,7 +25,7 @@ def hf_setup(bundle, clean: str, corrupted: str, *, target: str | None, step: in
              fns: dict[str, HookFn]) -> Setup:
     """Tokenise, check and decide where the metric is read; nothing patched yet."""
     from ..hf.forced import greedy
-    from ..hf.record import _target_lists, device_of, encode_checked
+    from ..hf.record import device_of, encode_checked, target_lists
     from ..hf.recorder import residual_points, sites
 
     model, tok, cfg = bundle.model, bundle.tokenizer, bundle.config
@@ -57,7 +57,7 @@ def hf_setup(bundle, clean: str, corrupted: str, *, target: str | None, step: in
             body = list(done[0].ids)
         else:
             src = torch.tensor([ids_c], device=device)
-            body = _target_lists(bundle, src, torch.ones_like(src), [target])[0][1:]
+            body = target_lists(bundle, src, torch.ones_like(src), [target])[0][1:]
         body = body[: cfg.max_len - 2]
         chosen = checked_step(step, first_difference(done[0].ids, done[1].ids), len(body))
         dec = [start, *body][: chosen + 1]

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from model import load_checkpoint
-from model.capture import _arrays
+from model.capture import trace_arrays
 from tests.app.conftest import run_app
 from tests.conftest import ROOT
 
@@ -72,7 +72,7 @@ def test_recapture_makes_the_same_trace_again(monkeypatch):
     again = recapture(bundle, *args)
     assert again is not first
     assert first.src_tokens == again.src_tokens and first.tgt_tokens == again.tgt_tokens
-    for a, b in zip(_arrays(first), _arrays(again), strict=True):
+    for a, b in zip(trace_arrays(first), trace_arrays(again), strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
     assert recapture(bundle, *args) is again  # and it went into the cache
 

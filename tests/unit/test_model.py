@@ -258,7 +258,7 @@ def test_trace_masks_and_positions_equal_the_model_functions(bundle):
 
 
 def test_buffers_are_written_in_place_and_leave_nothing_behind(bundle):
-    from model.hooks import _BUFFERS, buffers
+    from model.hooks import BUFFERS, buffers
 
     src = torch.from_numpy(capture(bundle, SENTS, names=["attn"]).src_ids)
     given: dict[str, torch.Tensor] = {}
@@ -276,7 +276,7 @@ def test_buffers_are_written_in_place_and_leave_nothing_behind(bundle):
         with buffers({n: offer(n) for n in names}), hooks(
                 {n: lambda x, name: seen.setdefault(name, x) for n in names}):
             offered = bundle.model.encode(src)
-    assert _BUFFERS.get() is None
+    assert BUFFERS.get() is None
     assert torch.equal(plain, offered)
     for n in names:  # the module wrote its result into the offered tensor, not a copy
         assert seen[n].data_ptr() == given[n].data_ptr()
