@@ -24,12 +24,17 @@ counted as a problem, not hidden.
 from __future__ import annotations
 
 import argparse
+import html
+import http.cookies
+import json
 import os
 import queue
 import random
 import sys
 import threading
 import time
+import urllib.parse
+import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -154,6 +159,137 @@ def crossing(steps: list[Step], target: float = TARGET_S) -> float | None:
     return r0 + (target - p0) * (r1 - r0) / (p1 - p0)
 
 
+# --- a page's session over the wire, through nginx ------------------------------------------
+
+
+def _cookie_header(jar: dict[str, str]) -> str:
+    return "; ".join(f"{k}={v}" for k, v in jar.items())
+
+
+@dataclass
+class RunResult:
+    """What one script run sent to the page."""
+
+    seconds: float = 0.0
+    charts: list[list[str]] = field(default_factory=list)  # each plotly chart's first x labels
+    exceptions: list[str] = field(default_factory=list)  # st.exception boxes
+    errors: list[str] = field(default_factory=list)  # st.error boxes
+    query: str = ""  # the URL's query string once the run ended (the app keeps text in it)
+
+
+class WireSession:
+    """One browser page's session without the browser: the page's HTTP requests and then its
+    websocket, speaking Streamlit's protobuf messages the way the frontend does (rerun with the
+    URL's query string and the widget values changed). Cookies are kept as a browser would, so
+    a sticky-session cookie set by nginx sends the websocket to the same replica."""
+
+    def __init__(self, base: str, cookies: dict[str, str] | None = None) -> None:
+        self.base = base.rstrip("/")
+        self.cookies = dict(cookies or {})
+        self.ws = None
+        self.widgets: dict[str, object] = {}  # user key -> element proto (last seen)
+        self.values: dict[str, str] = {}  # widget id -> string value this page has set
+        self.page_hash = ""
+        self.query = ""
+
+    def _get(self, path: str) -> bytes:
+        req = urllib.request.Request(self.base + path,
+                                     headers={"Cookie": _cookie_header(self.cookies)})
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            for header in resp.headers.get_all("Set-Cookie") or []:
+                jar = http.cookies.SimpleCookie()
+                jar.load(header)
+                self.cookies.update({k: m.value for k, m in jar.items()})
+            return resp.read()
+
+    def open(self, query: str = "", timeout: float = 120) -> RunResult:
+        """Load the page (index, health: Streamlit's XSRF cookie), connect, run the script."""
+        from websockets.sync.client import connect
+
+        self.close()
+        self._get("/" + (f"?{query}" if query else ""))
+        self._get("/_stcore/health")
+        ws_url = "ws" + self.base[len("http"):] + "/_stcore/stream"
+        kw = {"subprotocols": ["streamlit", self.cookies["_streamlit_xsrf"]],
+              "additional_headers": {"Cookie": _cookie_header(self.cookies),
+                                     "Origin": self.base},
+              "max_size": None, "open_timeout": 30}
+        try:  # websockets >= 16 wants legacy=True for a connection kept outside a `with`
+            self.ws = connect(ws_url, legacy=True, **kw)
+        except TypeError:
+            self.ws = connect(ws_url, **kw)
+        self.values.clear()
+        self.query = query
+        return self.rerun(timeout=timeout)
+
+    def set(self, key: str, value: str, timeout: float = 120) -> RunResult:
+        """Change the widget with user key `key` (text box, radio label...) and rerun."""
+        self.values[self.widgets[key].id] = value
+        return self.rerun(timeout=timeout)
+
+    def options(self, key: str) -> list[str]:
+        return list(self.widgets[key].options)
+
+    def rerun(self, timeout: float = 120) -> RunResult:
+        """Send a rerun and read until the script is idle again."""
+        from streamlit.proto.BackMsg_pb2 import BackMsg
+        from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+        msg = BackMsg()
+        msg.rerun_script.query_string = self.query
+        msg.rerun_script.page_script_hash = self.page_hash
+        for wid, value in self.values.items():
+            state = msg.rerun_script.widget_states.widgets.add()
+            state.id = wid
+            state.string_value = value
+        res = RunResult()
+        t0 = time.perf_counter()
+        self.ws.send(msg.SerializeToString())
+        finished = False
+        deadline = t0 + timeout
+        while True:
+            fwd = ForwardMsg()
+            fwd.ParseFromString(self.ws.recv(timeout=max(0.1, deadline - time.perf_counter())))
+            kind = fwd.WhichOneof("type")
+            if kind == "new_session":
+                self.page_hash = fwd.new_session.main_script_hash
+            elif kind == "page_info_changed":
+                self.query = fwd.page_info_changed.query_string
+            elif kind == "delta" and fwd.delta.WhichOneof("type") == "new_element":
+                self._element(fwd.delta.new_element, res)
+            elif kind == "script_finished":
+                finished = finished or fwd.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY
+            elif kind == "session_status_changed" and finished and \
+                    not fwd.session_status_changed.script_is_running:
+                break
+        res.seconds = time.perf_counter() - t0
+        res.query = self.query
+        return res
+
+    def _element(self, el, res: RunResult) -> None:
+        kind = el.WhichOneof("type")
+        inner = getattr(el, kind) if kind else None
+        wid = getattr(inner, "id", "")
+        if wid.startswith("$$ID-") and wid.count("-") >= 2:
+            self.widgets[wid.split("-", 2)[2]] = inner
+        if kind == "plotly_chart":
+            spec = json.loads(inner.spec)
+            data = spec.get("data") or [{}]
+            res.charts.append([html.unescape(str(x)) for x in data[0].get("x") or []])
+        elif kind == "exception":
+            res.exceptions.append(f"{inner.type}: {inner.message}"[:200])
+        elif kind == "alert" and inner.format == inner.ERROR:
+            res.errors.append(inner.body[:200])
+
+    def close(self) -> None:
+        if self.ws is not None:
+            try:
+                self.ws.close()
+            except Exception:  # noqa: BLE001 - closing a socket the server already dropped
+                pass
+            self.ws = None
+
+
 def run_capacity(n_sessions: int = 12, rates: tuple[float, ...] = (0.5, 1, 1.5, 2, 3, 4, 6),
                  seconds: float = 20.0, seed: int = 0, log=print) -> dict:
     os.environ.setdefault("ATTN_CHECKPOINTS_DIR", str(ROOT / "checkpoints"))
@@ -187,14 +323,130 @@ def run_capacity(n_sessions: int = 12, rates: tuple[float, ...] = (0.5, 1, 1.5, 
             "rate_at_p95_1s": crossing(steps)}
 
 
+# --- the same load through nginx, with N replicas ---------------------------------------------
+
+
+class WireDriver:
+    """One page (a WireSession) and the thread that sends its requests in order."""
+
+    def __init__(self, base: str, text: str) -> None:
+        from ui.views import VIEWS as ALL
+
+        self.s = WireSession(base)
+        self.s.open(urllib.parse.urlencode({"text": text}))
+        self.labels = {name: ALL[name].label for name in VIEWS}  # English: the default UI
+        self.replica = self.s.cookies.get("lab_replica", "")
+        self.jobs: queue.Queue = queue.Queue()
+        self.done: list[tuple[float, float]] = []
+        self.problems: list[str] = []
+        self.thread = threading.Thread(target=self._loop, daemon=True)
+        self.thread.start()
+
+    def _loop(self) -> None:
+        while True:
+            job = self.jobs.get()
+            if job is None:
+                return
+            scheduled, (what, value) = job
+            try:
+                res = self.s.set("view" if what == "view" else "text",
+                                 self.labels[value] if what == "view" else value, timeout=300)
+                self.problems += res.exceptions + res.errors
+            except Exception as exc:  # noqa: BLE001 - a benchmark reports, it does not stop
+                self.problems.append(f"{type(exc).__name__}: {exc}"[:200])
+            self.done.append((scheduled, time.perf_counter()))
+
+    def stop(self) -> None:
+        self.jobs.put(None)
+        self.thread.join(timeout=600)
+        self.s.close()
+
+
+def wire_actions(seed: int, sentences: list[str]):
+    """actions() as (what, value) pairs for a WireDriver: 4 in 5 a view, 1 in 5 a sentence."""
+    rng = random.Random(seed)
+    fresh = iter(sentences)
+    while True:
+        yield ("text", next(fresh)) if rng.random() < 0.2 else ("view", rng.choice(VIEWS))
+
+
+def run_capacity_http(base: str, n_sessions: int = 12,
+                      rates: tuple[float, ...] = (0.5, 1, 1.5, 2, 3, 4, 6),
+                      seconds: float = 20.0, seed: int = 0, log=print) -> dict:
+    """run_capacity's load, sent through nginx at `base` by pages over the wire."""
+    sentences = _sentences(n_sessions + int(max(rates) * seconds * len(rates)), seed)
+    drivers = [WireDriver(base, sentences.pop()) for _ in range(n_sessions)]
+    gen = wire_actions(seed, sentences)
+    warm = run_step(drivers, 1.0, max(n_sessions, 10), gen)
+    log(f"  warm-up: {len(warm.latencies)} reruns, p95 {warm.p(95):.2f} s")
+    steps: list[Step] = []
+    try:
+        for rate in rates:
+            step = run_step(drivers, rate, seconds, gen)
+            steps.append(step)
+            log(f"  {rate:4.1f} reruns/s offered: p50 {step.p(50):.2f} s, p95 {step.p(95):.2f} s"
+                f", {len(step.latencies)} reruns in {step.wall_s:.0f} s, load average "
+                f"{step.load:.1f}" + (f", {len(step.problems)} problems" if step.problems
+                                      else ""))
+            if step.p(95) > 3 * TARGET_S:
+                break
+    finally:
+        for d in drivers:
+            d.stop()
+    per_replica: dict[str, int] = {}
+    for d in drivers:
+        per_replica[d.replica] = per_replica.get(d.replica, 0) + 1
+    return {"sessions": n_sessions, "seconds": seconds, "cores": os.cpu_count(),
+            "sessions_per_cookie_count": sorted(per_replica.values(), reverse=True),
+            "steps": [{"rate": s.rate, "p50_s": round(s.p(50), 3), "p95_s": round(s.p(95), 3),
+                       "reruns": len(s.latencies), "problems": len(s.problems),
+                       "load_1min": round(s.load, 1)} for s in steps],
+            "rate_at_p95_1s": crossing(steps)}
+
+
+def run_cluster_capacity(replicas: int, log=print, **kw) -> dict:
+    """Start `replicas` replicas behind nginx (deploy/cluster.py), run the load, stop them."""
+    import subprocess
+    import tempfile
+
+    sys.path.insert(0, str(ROOT / "deploy"))
+    from cluster import healthy
+
+    run_dir = Path(tempfile.mkdtemp(prefix="capacity-cluster-"))
+    port = 28500 + replicas * 10
+    out = open(run_dir / "supervisor.out", "wb")
+    proc = subprocess.Popen([sys.executable, str(ROOT / "deploy" / "cluster.py"), "--replicas",
+                             str(replicas), "--port", str(port), "--dir", str(run_dir)],
+                            cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
+    out.close()
+    try:
+        deadline = time.monotonic() + 300
+        while not (run_dir / "supervisor.out").read_text().count("up; Ctrl-C"):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError((run_dir / "supervisor.out").read_text()[-2000:])
+            time.sleep(0.5)
+        assert healthy(f"http://127.0.0.1:{port}/healthz")
+        load0 = os.getloadavg()[0]
+        res = run_capacity_http(f"http://127.0.0.1:{port}", log=log, **kw)
+        res.update({"replicas": replicas, "load_1min_before": round(load0, 1),
+                    "through": "nginx (deploy/cluster.py), pages over the websocket"})
+        return res
+    finally:
+        proc.terminate()
+        proc.wait(timeout=60)
+
+
 def summary(res: dict) -> list[str]:
     rate = res["rate_at_p95_1s"]
-    lines = [f"{res['sessions']} sessions in one process (AppTest, one thread each), "
+    how = (f"through {res['through']}, {res['replicas']} replica(s)" if "through" in res
+           else "in one process (AppTest, one thread each)")
+    lines = [f"{res['sessions']} sessions {how}, "
              f"{res['seconds']:g} s per rate, {res['cores']} cores; 4 in 5 requests another "
              "view of the cached input, 1 in 5 a new sentence"]
     lines += [f"{s['rate']:4.1f} reruns/s: p50 {s['p50_s']:.2f} s, p95 {s['p95_s']:.2f} s "
-              f"({s['reruns']} reruns, {s['cpu_s_per_rerun']:.2f} CPU s each, "
-              f"{s['problems']} problems, load average {s['load_1min']})" for s in res["steps"]]
+              f"({s['reruns']} reruns, "
+              + (f"{s['cpu_s_per_rerun']:.2f} CPU s each, " if "cpu_s_per_rerun" in s else "")
+              + f"{s['problems']} problems, load average {s['load_1min']})" for s in res["steps"]]
     if rate is None:
         lines.append("p95 did not cross 1 s between the rates tried" if res["steps"]
                      and res["steps"][-1]["p95_s"] <= TARGET_S else
@@ -205,11 +457,28 @@ def summary(res: dict) -> list[str]:
     return lines
 
 
-def main(parts: list[str] | None = None):
-    from benchmarks.common import Report
+CLUSTER_PARTS = {"nginx_1_replica": 1, "nginx_2_replicas": 2}
 
-    res = run_capacity(log=lambda line: print(line, flush=True))
-    return Report(summary(res), {"capacity": res})
+
+def main(parts: list[str] | None = None):
+    """Parts: "capacity" (one replica's server work, in process) and "nginx_1_replica",
+    "nginx_2_replicas" (the same load through nginx and deploy/cluster.py); default all."""
+    from benchmarks.common import Report, save_results
+
+    lines: list[str] = []
+    figures: dict[str, dict] = {}
+    for name in parts or ["capacity", *CLUSTER_PARTS]:
+        log = lambda line: print(line, flush=True)  # noqa: E731
+        if name == "capacity":
+            res = run_capacity(log=log)
+        elif name in CLUSTER_PARTS:
+            res = run_cluster_capacity(CLUSTER_PARTS[name], log=log)
+        else:
+            raise SystemExit(f"bench_capacity has no part {name!r}")
+        save_results("bench_capacity", {name: res})  # at once: the next part takes minutes
+        lines += [f"-- {name}", *summary(res)]
+        figures[name] = res
+    return Report(lines, figures)
 
 
 def _cli(argv: list[str]) -> int:

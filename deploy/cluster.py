@@ -47,6 +47,7 @@ class Child:
     proc: subprocess.Popen
     health: str | None  # URL answering "ok" while it is well; None for nginx
     up: bool = False
+    gone: bool = False  # exited, and the exit has been logged
 
 
 def _die_with_parent() -> None:
@@ -208,13 +209,13 @@ class Cluster:
         while not self.stopping:
             for c in self.children:
                 if c.proc.poll() is not None:
-                    if c.up or c.health is None:
+                    if c.name == "nginx":
+                        _log(f"nginx exited with code {c.proc.returncode}: stopping the cluster")
+                        return 1
+                    if not c.gone:
                         _log(f"{c.name} (pid {c.proc.pid}) exited with code "
                              f"{c.proc.returncode}; nginx sends its sessions to the others")
-                    c.up, c.health = False, None
-                    if c.name == "nginx":
-                        _log("nginx is gone: stopping the cluster")
-                        return 1
+                    c.up, c.gone = False, True
                     continue
                 if c.health is None:
                     continue
