@@ -84,18 +84,6 @@ def median_times(fns: list[Callable[[], object]], repeat: int = 7, warmup: int =
     return [statistics.median(t) for t in times]
 
 
-def median_time(fn: Callable[[], object], repeat: int = 7, warmup: int = 2) -> float:
-    """Median wall time of fn() in seconds."""
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
-
-
 def share_script_cache() -> None:
     """Make AppTest compile app.py once per process, as a Streamlit server does.
 

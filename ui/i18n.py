@@ -20,6 +20,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from ui.markdown import md
 from viz.i18n import translated
 
 DOMAIN = "attention_lab"
@@ -88,8 +89,6 @@ def browser_lang() -> str:
 def choose(url: dict[str, str], warnings: list[str]) -> str:
     """Settle the session's language on its first run: lang_ui from the link, else the
     browser's; a bad lang_ui value adds a (translated) warning. Returns the language."""
-    from ui.text import md  # here, not at the top: ui.text imports this module
-
     state = st.session_state
     if STATE_KEY not in state:
         raw = url.get("lang_ui")

@@ -14,7 +14,6 @@ LAYER_MAX = 64  # per-axis cells of each head in the layer's heads figure
 THUMB_MAX = 24  # per-axis cells of each thumbnail in the layers × heads grid
 HEADS_PER_ROW = 8  # the layer's heads wrap into rows of at most this many square panels
 LAYER_PANEL_PX = 220  # largest side of one head's panel in the layer figure
-HEAD_PX = 760  # side of the one-head heatmap's plot area (square)
 
 
 def head_matrix(trace, kind: str, layer: int, b: int, head: int, hide_pad: bool = True

@@ -95,10 +95,3 @@ def layer_stats(after: np.ndarray) -> tuple[float, float]:
     """Mean over pieces of each vector's mean and standard deviation (LayerNorm's effect)."""
     a = np.asarray(after, dtype=np.float64)
     return float(a.mean(axis=-1).mean()), float(a.std(axis=-1).mean())
-
-
-def output_probs(logits: np.ndarray) -> np.ndarray:
-    """Softmax over the vocabulary, float64 (T, V)."""
-    z = np.asarray(logits, dtype=np.float64)
-    e = np.exp(z - z.max(axis=-1, keepdims=True))
-    return e / e.sum(axis=-1, keepdims=True)

@@ -266,7 +266,6 @@ REQUEST = [v for v in VERBS if v.imp]
 TIMES_BY_TENSE = {t: [w for w in TIME_WORDS if t in w[2]] for t in TENSES}
 WEATHER_TIMES = {t: [w for w in TIME_WORDS if t in w[2] and w[3]] for t in TENSES}
 REQUEST_TIMES = [w for w in TIME_WORDS if w[0] in (("today",), ("tomorrow",), ("every", "day"))]
-_THIRD = ("3s", "3p")
 COPULA = {("present", "1s"): "am", ("present", "3s"): "is", ("past", "1s"): "was",
            ("past", "3s"): "was"}
 

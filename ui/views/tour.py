@@ -40,11 +40,6 @@ def _jump() -> None:
     st.session_state[STATE_KEY] = int(st.session_state[JUMP_KEY])
 
 
-def current_step() -> int | None:
-    """The tour's step (0-based) in this session, None before the tour was opened."""
-    return st.session_state.get(STATE_KEY)
-
-
 def render(ctx: Ctx) -> None:
     ids = list(STEPS)
     n = len(ids)
