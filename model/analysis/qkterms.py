@@ -119,8 +119,8 @@ def _lab_run(bundle, trace: Trace, batch: int, names: list[str]) -> dict[str, np
         got[name] = x[0].detach().double().cpu().numpy()
 
     model = bundle.model
-    src = torch.from_numpy(np.asarray(trace.src_ids[batch:batch + 1]))
-    tgt = torch.from_numpy(np.asarray(trace.tgt_ids[batch:batch + 1]))
+    src = torch.tensor(np.asarray(trace.src_ids[batch:batch + 1]))  # a copy: Traces are frozen
+    tgt = torch.tensor(np.asarray(trace.tgt_ids[batch:batch + 1]))
     with torch.inference_mode(), hooks(ablation_hooks(trace.ablate)), \
             hooks(dict.fromkeys(names, keep)):
         model(src if model.encoder is not None else None,

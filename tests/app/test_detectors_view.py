@@ -69,3 +69,32 @@ def test_sink_adds_validation_pairs(models, paper, trace, monkeypatch):
     for kind, z in after.items():
         np.testing.assert_allclose(z, want[kind], atol=1e-6)
     assert not np.allclose(after["enc_self"], before["enc_self"])
+
+
+def _terms_chart(at) -> dict:
+    return next(f for f in charts(at) if "add up to the score" in
+                str(f["layout"].get("title", {}).get("text", "")))
+
+
+def test_steps_view_splits_the_chosen_score(models, paper, trace):
+    from model.analysis import qk_terms
+
+    at = run_app({"view": "steps", "text": TEXT, "kind": "enc_self", "layer": "1", "head": "2"})
+    ok(at)
+    at.selectbox(key="steps_query").set_value(3).run()
+    at.selectbox(key="qk_key").set_value(1).run()
+    ok(at)
+    bars = _terms_chart(at)["data"][0]
+    want = qk_terms(paper, trace, "enc_self", 1, 2, 3, 1)
+    np.testing.assert_allclose(array(bars["x"]), list(want.values()), atol=1e-6)
+    assert abs(sum(want.values()) - trace.scores["enc_self"][1, 0, 2, 3, 1]) < 1e-4
+
+
+def test_tour_qk_step_has_the_terms_table(models):
+    at = run_app({"view": "tour", "text": TEXT, "step": "8"})
+    ok(at)
+    assert "add up to it" in texts(at.caption)
+    table = at.dataframe[0].value
+    assert list(table.iloc[:4, 0]) == ["token·token", "token·position", "position·token",
+                                       "position·position"]
+    assert str(table.iloc[-1, 0]).startswith("sum (recorded score")

@@ -7,12 +7,14 @@ from dataclasses import replace
 import numpy as np
 import streamlit as st
 
-from ui.common import chart, head_picker
+from model.analysis import qk_terms
+from ui.common import chart, head_picker, side_tokens
 from ui.context import Ctx
 from ui.i18n import _
 from ui.runtime import cached_weights
 from ui.text import md
 from viz import masks as viz_masks
+from viz import qkterms as viz_qkterms
 from viz import steps as viz_steps
 from viz import tour as viz_tour
 
@@ -39,6 +41,32 @@ def render(ctx: Ctx) -> None:
                          format_func=lambda i: f"{i}: {q_tokens[i]}")
     for fig in viz_steps.query_key_figures(walk, t, query, hide_pad=ctx.hide_pad):
         chart(fig, ctx)
+    qk_terms_section(ctx, kind, layer, head, query)
+
+
+def qk_terms_section(ctx: Ctx, kind: str, layer: int, head: int, query: int | None = None
+                     ) -> None:
+    """One query–key score split into the terms it is made of (model.analysis.qk_terms)."""
+    q_tokens, k_tokens = side_tokens(ctx.trace, kind, ctx.b)
+    if not q_tokens or not k_tokens or kind not in ctx.trace.scores:
+        return
+    st.subheader(_("Why this score: its query–key terms"))
+    if query is None:
+        if st.session_state.get("qk_query", 0) >= len(q_tokens):
+            st.session_state["qk_query"] = 0
+        query = st.selectbox(_("Query token"), list(range(len(q_tokens))), key="qk_query",
+                             format_func=lambda i: f"{i}: {q_tokens[i]}")
+    if st.session_state.get("qk_key", 0) >= len(k_tokens):
+        st.session_state["qk_key"] = 0
+    key = st.selectbox(_("Key token"), list(range(len(k_tokens))), key="qk_key",
+                       format_func=lambda i: f"{i}: {k_tokens[i]}")
+    try:
+        terms = qk_terms(ctx.bundle, ctx.trace, kind, layer, head, query, key, batch=ctx.b)
+    except ValueError as exc:
+        st.info(_("No query–key decomposition here: {reason}").format(reason=md(exc)))
+        return
+    score = float(ctx.trace.scores[kind][layer, ctx.b, head, query, key])
+    chart(viz_qkterms.terms_bar(terms, score, q_tokens[query], k_tokens[key]), ctx)
 
 
 def _show_step(step: viz_steps.Step, ctx: Ctx) -> None:
@@ -78,3 +106,4 @@ def _hf_steps(ctx: Ctx) -> None:
         if step.name in _HF_SKIP:
             continue
         _show_step(step, ctx)
+    qk_terms_section(ctx, kind, layer, head)

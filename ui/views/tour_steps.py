@@ -15,6 +15,7 @@ import numpy as np
 import streamlit as st
 
 from model import Bundle, Trace
+from model.analysis import qk_terms
 from ui.common import chart
 from ui.context import Ctx
 from ui.i18n import N_, _
@@ -24,6 +25,7 @@ from viz import attention as viz_attention
 from viz import embeddings as viz_embeddings
 from viz import masks as viz_masks
 from viz import positional as viz_positional
+from viz import qkterms as viz_qkterms
 from viz import steps as viz_steps
 from viz import tokens as viz_tokens
 from viz import tour as viz_tour
@@ -241,6 +243,24 @@ def scores(w: Where) -> None:
           "A large value means the query and the key point the same way.").format(n=n),
         f"scores: (bs, n_head, n_q_seq, n_k_seq) = ({bs}, {h}, {n}, {n})")
     chart(w.step_figures[4].figure, w.ctx)
+    _qk_table(w)
+
+
+def _qk_table(w: Where) -> None:
+    """The most-attended pair's score split into the terms it is made of (qk_terms)."""
+    m = len(w.tokens)
+    if not m or w.kind not in w.t.scores:
+        return
+    q, k, _p = viz_tour.top_pair(w.walk.probs, m, m)
+    try:
+        terms = qk_terms(w.bundle, w.t, w.kind, 0, w.head, q, k, batch=w.b)
+    except ValueError:
+        return  # no decomposition for this model's positions: the step is complete without
+    score = float(w.t.scores[w.kind][0, w.b, w.head, q, k])
+    st.caption(_("Why query “{q}” and key “{k}” score {s:.3f} (QKᵀ/√d_k) in head {h}: the "
+                 "parts of the two vectors the score is made of, which add up to it.").format(
+                     q=md(w.tokens[q]), k=md(w.tokens[k]), s=score, h=w.head))
+    st.dataframe(viz_qkterms.terms_rows(terms, score), hide_index=True)
 
 
 def scale(w: Where) -> None:
