@@ -56,6 +56,7 @@ class Setup:
     id_to_piece: Callable[[int], str] = str
     token_id: Callable[[str], int] | None = None  # a typed answer/wrong piece -> its id
     never: tuple[int, ...] = ()  # ids the model never writes (pad, bos, language tags)
+    prefix: bool = False  # blocks before a chunk's first patched one may run on one row
 
 
 def context_name(kind: str, layer: int) -> str:
@@ -122,27 +123,59 @@ def patch_hooks(setup: Setup, rows: Sequence[Sequence[Patch]],
     return {name: make(entries) for name, entries in by_name.items()}
 
 
+def first_block(p: Patch) -> int:
+    """The first block whose computation a patch changes (the blocks before it run exactly as
+    in the corrupted run)."""
+    return p[2]  # resid L (the last block's output) widens at that output, which is fine
+
+
+def _expand(rows: int) -> HookFn:
+    def widen(x: torch.Tensor, name: str) -> torch.Tensor:
+        return x.expand(rows, *x.shape[1:]).contiguous()  # (1, n, D) -> (R, n, D)
+
+    return widen
+
+
 def exact_effects(setup: Setup, rows: Sequence[Sequence[Patch]],
                   clean: dict[str, torch.Tensor], metric: Callable[[torch.Tensor], torch.Tensor],
                   chunk: int, report: Callable[[float], None], fns: dict[str, HookFn]
                   ) -> list[float]:
     """Each row's patches in the corrupted run, as (m − m_corrupted) / (m_clean − m_corrupted),
-    `chunk` rows per forward. Every forward also runs the clean and the corrupted input
-    unpatched and normalises by those two rows: a batch's numbers then share one arithmetic
-    (a row's result can depend on the batch size in the last bits), so a patch that makes a
-    row the clean run reads exactly 1 and one that changes nothing exactly 0."""
-    out: list[float] = []
+    `chunk` rows per forward.
+
+    Every forward also runs an unpatched clean and corrupted row and normalises by those two:
+    a batch's numbers then share one arithmetic (a row's result can depend on the batch size in
+    the last bits), so a patch that makes a row the clean run reads exactly 1 and one that
+    changes nothing exactly 0. Where the setup allows (`prefix`: one stack, whose blocks take
+    batch-1 masks and position terms), rows are sorted by the first block they change and each
+    forward runs the blocks before its first row's once, on one row, widened to the batch at
+    that block's input; its clean row is then the whole residual stream patched there.
+    """
+    order = sorted(range(len(rows)), key=lambda r: min(map(first_block, rows[r]), default=0)) \
+        if setup.prefix else list(range(len(rows)))
+    values = [0.0] * len(rows)
     chunk = max(1, chunk)
-    for start in range(0, len(rows), chunk):
-        part = rows[start:start + chunk]
-        which = ["clean", "corrupted", *["corrupted"] * len(part)]
-        with torch.inference_mode(), hooks(fns), hooks(patch_hooks(setup, [(), (), *part],
-                                                                    clean)):
+    side = next(iter(setup.sides), None)
+    for start in range(0, len(order), chunk):
+        idx = order[start:start + chunk]
+        part = [rows[r] for r in idx]
+        n = len(part) + 2
+        if setup.prefix and side is not None:
+            block = min((first_block(p) for ps in part for p in ps), default=0)
+            entry = resid_name(side, block, setup.sides[side])
+            widen = {entry: _expand(n)}
+            refs: list[Sequence[Patch]] = [[("resid", side, block, None)], []]
+            which = ["corrupted"]
+        else:
+            widen, refs, which = {}, [[], []], ["clean", "corrupted", *["corrupted"] * len(part)]
+        with torch.inference_mode(), hooks(fns), hooks(widen), \
+                hooks(patch_hooks(setup, [*refs, *part], clean)):
             m = metric(setup.run(which, False))
         m_clean, m_corr = m[0], m[1]
-        out += ((m[2:] - m_corr) / (m_clean - m_corr)).tolist()
+        for r, v in zip(idx, ((m[2:] - m_corr) / (m_clean - m_corr)).tolist()):
+            values[r] = v
         report(min(1.0, (start + len(part)) / max(1, len(rows))))
-    return out
+    return values
 
 
 def grad_forward(setup: Setup, fns: dict[str, HookFn]

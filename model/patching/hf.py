@@ -91,7 +91,8 @@ def hf_setup(bundle, clean: str, corrupted: str, *, target: str | None, step: in
                  position=position, pieces=shown, corrupted_pieces=shown_r, outputs=outputs,
                  step=chosen, lm=family != "encoder",
                  id_to_piece=lambda i: tok.convert_ids_to_tokens(int(i)),
-                 token_id=lambda s: _token_id(tok, s), never=never)
+                 token_id=lambda s: _token_id(tok, s), never=never,
+                 prefix=family != "seq2seq" and len(sides or {}) == 1)
 
 
 def _token_id(tok, text: str) -> int:
