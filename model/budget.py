@@ -59,6 +59,10 @@ class Dims:
     family: str = "native"  # "native" or a Hugging Face family ("encoder", "decoder", "seq2seq")
     decode_steps: int = 0  # greedy steps run before the capture (0: targets given)
     logit_rows: int = -1  # positions given logits (-1: the target positions)
+    # the forward computes one logit row when logits are not recorded (transformers'
+    # logits_to_keep, model/hf/record.py); otherwise all logit_rows, recorded or not
+    lm_trim: bool = False
+    logit_copies: int = 1  # (B, n, V) tensors alive at once at the LM head (2: a bias added)
 
     def qk(self, kind: str) -> tuple[int, int]:
         """(Q, K) positions of one attention kind."""
@@ -132,9 +136,8 @@ def trace_parts(d: Dims, groups: Collection[str], raw: Sequence[str] = ()) -> di
             total = 0
             for kind, n in d.layers.items():
                 q, k = d.qk(kind)
-                # Hugging Face k/v are recorded repeated per query head (model/hf/recorder.py)
-                kv = d.hkv if d.family == "native" else d.heads
-                heads, pos = (d.heads, q) if g == "q" else (kv, k)
+                # k/v one row per key/value head, as both recorders store them
+                heads, pos = (d.heads, q) if g == "q" else (d.hkv, k)
                 total += n * d.batch * heads * pos * d.d_head * F32
             parts[g] = total
     if "hidden" in groups:
@@ -172,24 +175,35 @@ def estimate(d: Dims, groups: Collection[str], raw: Sequence[str] = ()) -> Estim
     parts = trace_parts(d, groups, raw)
     quad = _largest_quad(d)
     acts = ACTIVATION_ROWS * _rows(d) * max(d.d_model, d.d_ff) * F32
+    lm_head = 0
     if d.family == "native":
         # MultiHeadAttention.forward: `masked` always; scores, and softmax's output and the
         # masked probabilities, unless a recorder slab takes them (HookPoint.buffer)
         extra = NATIVE_TRANSIENT_QUADS + ("scores" not in groups) + 2 * ("attn" not in groups)
     else:
-        # model/hf/recorder.py: scores + the additive mask makes one more (B, H, Q, K); the
+        # model/hf/recorder.py: scores + the additive mask makes one more (B, H, Q, K), and
+        # scores and softmax's output are their own tensors unless a slab takes them; the
         # family's 4D float mask (B, 1, Q, K) per kind; output_hidden_states returns every
         # layer's hidden state, stacked into the Trace afterwards (two copies at the end)
-        extra = HF_TRANSIENT_QUADS
+        extra = HF_TRANSIENT_QUADS + ("scores" not in groups) + ("attn" not in groups)
         acts += sum(d.batch * q * k * F32 for q, k in map(d.qk, d.layers))
         if "hidden" in parts:
             parts["hidden (model's copy)"] = parts["hidden"] * (HF_HIDDEN_COPIES - 1)
+        rows = d.tgt if d.logit_rows < 0 else d.logit_rows
+        if "logits" not in groups and not d.lm_trim and rows:
+            # the LM head's (B, n, V) output, computed anyway and held by the model's output
+            # until the capture returns (an encoder–decoder model without logits_to_keep)
+            parts["logits (unrecorded)"] = d.batch * rows * d.vocab * F32
+        if "logits" in groups or not d.lm_trim:
+            # BART/Marian add final_logits_bias to the LM head's output: two (B, n, V) at once
+            lm_head = (d.logit_copies - 1) * d.batch * rows * d.vocab * F32
     forward = extra * quad + acts
-    # model/norms.py: per layer, attn × ‖f(v)‖ and its float32 copy, beside (B, H, K, D)
-    after = 2 * quad + d.batch * d.heads * max(d.src, d.tgt) * d.d_model * F32
+    # model/norms.py writes attn × ‖f(v)‖ into the norms in place; per layer it holds v per
+    # query head and its product with the heads' Gram matrices, (B, H, K, Dh) float64 each
+    after = 2 * d.batch * d.heads * max(d.src, d.tgt) * d.d_head * 8
     # the lab's forward returns logits even unrecorded, and capture holds them to its end
     unkept = d.batch * d.tgt * d.vocab * F32 * (d.family == "native" and "logits" not in groups)
-    parts["transient"] = max(forward, after if "norms" in groups else 0, unkept)
+    parts["transient"] = max(forward, after if "norms" in groups else 0, unkept, lm_head)
     for g in groups - kept:  # recorded for the norms, dropped from the Trace after
         parts[f"{g} (for norms)"] = parts.pop(g)
     total = sum(parts.values())

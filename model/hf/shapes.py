@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..budget import Dims
+from .record import skips_logits  # logits_to_keep: one logit row when none are recorded
 
 
 def hf_dims(bundle, batch) -> Dims:
@@ -32,4 +33,7 @@ def hf_dims(bundle, batch) -> Dims:
     return Dims(batch=len(texts), src=src, tgt=tgt,
                 layers={k: bundle.n_layers(k) for k in bundle.kinds}, heads=cfg.n_heads,
                 d_head=int(d_head), d_model=cfg.d_model, d_ff=int(d_ff), vocab=cfg.vocab_size,
-                kv_heads=int(kv), max_len=cfg.max_len, family=cfg.family, logit_rows=rows)
+                kv_heads=int(kv), max_len=cfg.max_len, family=cfg.family, logit_rows=rows,
+                lm_trim=skips_logits(bundle.model),
+                # BART/Marian add final_logits_bias after the LM head: two (B, n, V) at once
+                logit_copies=1 + (getattr(bundle.model, "final_logits_bias", None) is not None))

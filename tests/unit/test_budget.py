@@ -1,9 +1,11 @@
 """model.budget: the peak-memory estimate against measured peaks, and the admission gate.
 
 The estimate is checked against the peak resident set size of a child process during each
-capture (tests/unit/peaks.py says how and why RSS). The child runs the lab's
-`paper` checkpoint (or a random model of its shape when it is not shipped) and a random
-GPT-2-shaped Hugging Face model built here, at three batch sizes each.
+capture (tests/unit/peaks.py says how and why RSS). The child runs the lab's `paper`
+checkpoint (or a random model of its shape when it is not shipped) at two sizes, and three
+random Hugging Face models built here with real vocabulary sizes: GPT-2 (attention only,
+everything but norms, full), Llama with 8 query heads on 2 key/value heads (attention only,
+full) and Marian, an encoder–decoder (attention only, full).
 """
 
 from __future__ import annotations
@@ -26,25 +28,30 @@ from model.budget import (
     quad_bytes,
     too_large_message,
 )
-from tests.unit.peaks import check_estimate, run_child
+from tests.unit.peaks import MIN_PEAK, check_estimate, run_child
 
-CHILD = r'''
+CHILD = r"""
 import gc, json, random, tempfile
 from pathlib import Path
 import torch
 torch.set_num_threads(1)
+import transformers as tf
+from tokenizers import Tokenizer, models, pre_tokenizers
 from benchmarks.common import paper_bundle
 from model import capture, load_checkpoint
 from model.dispatch import estimate_capture
+from model.heap import return_freed_memory
 from tests.unit.peaks import peak_of
+
+return_freed_memory()  # as the server does (ui/admission.server_gate)
 
 def measure(bundle, sources, targets, names, label):
     est = estimate_capture(bundle, sources, targets, target_lang="ko", names=names)
     trace, peak = peak_of(lambda: capture(bundle, sources, targets, target_lang="ko",
                                           names=names))
     print(json.dumps({"label": label, "batch": len(sources), "src": trace.src_ids.shape[1],
-                      "tgt": trace.tgt_ids.shape[1], "estimate": est.bytes, "peak": peak}),
-          flush=True)
+                      "tgt": trace.tgt_ids.shape[1], "estimate": est.bytes, "peak": peak,
+                      "parts": sorted(est.parts)}), flush=True)
 
 rnd = random.Random(0)
 words = "the cat eats fish every day winter is cold a dog runs in park".split()
@@ -53,31 +60,56 @@ def text(n):
 
 bundle, _ = paper_bundle()
 capture(bundle, ["warm up"], ["따뜻해요"], target_lang="ko")
-for b, n in ((2, 60), (4, 250), (8, 600)):  # 600 words: cut to the model's 519 pieces
+for b, n in ((4, 250), (8, 600)):  # 600 words: cut to the model's 519 pieces
     measure(bundle, [text(n) for _ in range(b)], [text(12) for _ in range(b)], None,
-            f"paper {b}x{n}")
+            f"paper full {b}x{n}")
 del bundle; gc.collect()
 
-from tokenizers import Tokenizer, models, pre_tokenizers
-from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
 specials = ["<pad>", "<unk>", "<s>", "</s>"]
 vocab = {w: i for i, w in enumerate(specials + words)}
-tk = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
-tk.pre_tokenizer = pre_tokenizers.Whitespace()
-tok = PreTrainedTokenizerFast(tokenizer_object=tk, pad_token="<pad>", unk_token="<unk>",
-                              bos_token="<s>", eos_token="</s>")
+def folder(model, name):
+    tk = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
+    tk.pre_tokenizer = pre_tokenizers.Whitespace()
+    tok = tf.PreTrainedTokenizerFast(tokenizer_object=tk, pad_token="<pad>", unk_token="<unk>",
+                                     bos_token="<s>", eos_token="</s>")
+    out = Path(tempfile.mkdtemp()) / name
+    model.save_pretrained(out, safe_serialization=True)
+    tok.save_pretrained(out)
+    return load_checkpoint(out)
+
+ids = dict(bos_token_id=2, eos_token_id=3, pad_token_id=0)
+# real vocabularies (GPT-2's 50,257, Llama's 32,000): the (B, n, V) logits are a large part
 torch.manual_seed(0)
-cfg = GPT2Config(vocab_size=len(vocab), n_embd=256, n_layer=4, n_head=8, n_positions=512,
-                 bos_token_id=2, eos_token_id=3, pad_token_id=0)
-folder = Path(tempfile.mkdtemp()) / "gpt2"
-GPT2LMHeadModel(cfg).save_pretrained(folder, safe_serialization=True)
-tok.save_pretrained(folder)
-hf = load_checkpoint(folder)
-names = ["attn", "scores", "q", "k", "v", "hidden", "logits"]
-capture(hf, ["the cat"], names=names)
-for b, n in ((2, 64), (4, 256), (8, 512)):
-    measure(hf, [text(n) for _ in range(b)], None, names, f"gpt2 {b}x{n}")
-'''
+hf = folder(tf.GPT2LMHeadModel(tf.GPT2Config(vocab_size=50257, n_embd=256, n_layer=4,
+                                             n_head=8, n_positions=512, **ids)), "gpt2")
+capture(hf, ["the cat"])
+measure(hf, [text(512)], None, ["attn"], "gpt2 attn 1x512")
+measure(hf, [text(256) for _ in range(2)], None,
+        ["attn", "scores", "q", "k", "v", "hidden", "logits"], "gpt2 no-norms 2x256")
+measure(hf, [text(512)], None, None, "gpt2 full 1x512")
+del hf; gc.collect()
+torch.manual_seed(0)
+hf = folder(tf.LlamaForCausalLM(tf.LlamaConfig(
+    vocab_size=32000, hidden_size=256, intermediate_size=688, num_hidden_layers=4,
+    num_attention_heads=8, num_key_value_heads=2, max_position_embeddings=512, **ids)), "llama")
+capture(hf, ["the cat"])
+measure(hf, [text(512)], None, ["attn"], "llama attn 1x512")
+measure(hf, [text(512)], None, None, "llama full 1x512")
+del hf; gc.collect()
+torch.manual_seed(0)
+hf = folder(tf.MarianMTModel(tf.MarianConfig(
+    vocab_size=32000, d_model=256, encoder_layers=2, decoder_layers=2, encoder_attention_heads=8,
+    decoder_attention_heads=8, encoder_ffn_dim=1024, decoder_ffn_dim=1024,
+    max_position_embeddings=512, pad_token_id=0, eos_token_id=3, decoder_start_token_id=0,
+    forced_eos_token_id=3)), "marian")
+capture(hf, ["the cat"], ["the dog"])
+for names, kind in ((["attn"], "attn"), (None, "full")):
+    measure(hf, [text(300) for _ in range(2)], [text(300) for _ in range(2)], names,
+            f"marian {kind} 2x300")
+"""
+
+CASES = ("paper full", "gpt2 attn", "gpt2 no-norms", "gpt2 full", "llama attn", "llama full",
+         "marian attn", "marian full")
 
 
 @pytest.fixture(scope="module")
@@ -86,20 +118,33 @@ def measured() -> list[dict]:
 
 
 def test_estimate_within_30_percent_of_the_measured_peak(measured):
-    assert len(measured) == 6, measured
+    """Attention-only, full, grouped-query and encoder–decoder captures, each within ±30 %."""
+    assert sorted({r["label"].rsplit(" ", 1)[0] for r in measured}) == sorted(CASES), measured
     for row in measured:
         check_estimate(row, f"{row['label']}: B={row['batch']} S={row['src']} T={row['tgt']}")
     # the sizes span the range: the largest is cut to the models' full length
     assert max(r["src"] for r in measured if r["label"].startswith("paper")) >= 500
     assert max(r["tgt"] for r in measured if r["label"].startswith("gpt2")) == 512
+    # what the estimate must count to get there: logits computed but not recorded (Marian has
+    # no logits_to_keep), and none of them where the model takes logits_to_keep
+    parts = {r["label"]: r["parts"] for r in measured}
+    assert "logits (unrecorded)" in parts["marian attn 2x300"]
+    assert not any("logits" in p for p in parts["gpt2 attn 1x512"] + parts["llama attn 1x512"])
 
 
-def test_the_check_tolerates_small_fixed_costs_but_not_large_misses():
-    # the row CI measured (0.66) passes; a 1.5x or 0.6x miss on a real size does not
-    check_estimate({"estimate": 8438784, "peak": 12873728}, "CI gpt2 2x64")
-    for guess in (150 * MB, 60 * MB):
-        with pytest.raises(AssertionError):
-            check_estimate({"estimate": guess, "peak": 100 * MB}, "miss")
+def test_the_check_refuses_small_rows_and_large_misses():
+    # the CI row that used to pass on an absolute allowance (0.66 of a 12 MB peak): too small
+    with pytest.raises(AssertionError, match="too small"):
+        check_estimate({"estimate": 8438784, "peak": 12873728}, "CI gpt2 2x64")
+    # issue 29: a 4.9 MB estimate no longer passes for an 18 MB peak
+    with pytest.raises(AssertionError):
+        check_estimate({"estimate": int(4.9 * MB), "peak": 18 * MB}, "small")
+    # a 1.5x or 0.6x miss fails at the smallest size kept as at a large one; 1.25x passes
+    for peak in (MIN_PEAK, 100 * MB):
+        for factor in (1.5, 0.6):
+            with pytest.raises(AssertionError):
+                check_estimate({"estimate": int(factor * peak), "peak": peak}, "miss")
+        check_estimate({"estimate": int(1.25 * peak), "peak": peak}, "near")
 
 
 def _dims(**kw) -> Dims:
@@ -121,6 +166,58 @@ def test_quadratic_groups_by_hand():
     assert estimate(_dims(batch=4), {"attn"}).parts["attn"] == 2 * parts["attn"]
     big = _dims(src=20, tgt=14)
     assert estimate(big, {"attn"}).parts["attn"] == 4 * parts["attn"]
+
+
+def test_hf_parts_by_hand_kv_heads_and_unrecorded_logits():
+    """Hugging Face k/v are stored at Hkv heads; logits the forward computes count whether or
+    not they are recorded, unless it computes one row (logits_to_keep)."""
+    gqa = Dims(batch=2, src=0, tgt=16, layers={"dec_self": 3}, heads=8, kv_heads=2, d_head=32,
+               d_model=256, d_ff=688, vocab=32000, family="decoder", lm_trim=True)
+    parts = estimate(gqa, {"q", "k", "v"}).parts
+    assert parts["q"] == 3 * 2 * 8 * 16 * 32 * 4
+    assert parts["k"] == parts["v"] == 3 * 2 * 2 * 16 * 32 * 4  # 2 kv heads, not 8
+    assert "logits (unrecorded)" not in estimate(gqa, {"attn"}).parts
+    seq2seq = Dims(batch=2, src=10, tgt=7, layers={"enc_self": 2, "dec_self": 2, "cross": 2},
+                   heads=4, d_head=32, d_model=128, d_ff=512, vocab=8000, family="seq2seq")
+    attn = estimate(seq2seq, {"attn"}).parts
+    assert attn["logits (unrecorded)"] == 2 * 7 * 8000 * 4
+    recorded = estimate(seq2seq, {"attn", "logits"}).parts
+    assert recorded["logits"] == 2 * 7 * 8000 * 4 and "logits (unrecorded)" not in recorded
+    # an encoder without a language-model head has no logits at all
+    bare = Dims(batch=2, src=10, tgt=0, layers={"enc_self": 2}, heads=4, d_head=32,
+                d_model=128, d_ff=512, vocab=8000, family="encoder", logit_rows=0)
+    assert not any("logits" in k for k in estimate(bare, {"attn"}).parts)
+
+
+def test_a_decoder_capture_without_logits_runs_the_lm_head_on_one_row(tmp_path):
+    """logits_to_keep=1 when logits are not recorded: the LM head sees one position, and the
+    attention recorded is the same as with every position's logits."""
+    import numpy as np
+    import torch
+    import transformers as tf
+
+    from model import capture, load_checkpoint
+    from tests.hostile.families import make_tokenizer
+
+    tok = make_tokenizer("gpt2")
+    torch.manual_seed(0)
+    tf.GPT2LMHeadModel(tf.GPT2Config(vocab_size=len(tok), n_embd=32, n_layer=2, n_head=4,
+                                     n_positions=32, pad_token_id=tok.pad_token_id)
+                       ).save_pretrained(tmp_path, safe_serialization=True)
+    tok.save_pretrained(tmp_path)
+    bundle = load_checkpoint(tmp_path)
+    rows: list[int] = []
+    handle = bundle.model.lm_head.register_forward_hook(lambda m, i, o: rows.append(o.shape[1]))
+    try:
+        text = ["The cat eats the fish.", "Winter is cold."]
+        lean = capture(bundle, text, names=["attn"])
+        full = capture(bundle, text, names=["attn", "logits"])
+    finally:
+        handle.remove()
+    n = full.tgt_ids.shape[1]
+    assert rows[-2:] == [1, n] and n > 1
+    assert lean.logits is None and full.logits.shape[1] == n
+    np.testing.assert_array_equal(lean.attn["dec_self"], full.attn["dec_self"])
 
 
 def test_recording_less_costs_less():
@@ -228,7 +325,7 @@ def test_too_large_is_refused_at_once_and_queue_overflow_is_busy():
     _wait_for(lambda: gate.snapshot()["running"] == 1)
     b = _hold(gate, 50, threading.Event(), release, log, "b")
     _wait_for(lambda: gate.snapshot()["waiting"] == 1)
-    with pytest.raises(Busy, match="busy, try again in a moment"):
+    with pytest.raises(Busy, match="every place in the queue for the model is taken"):
         with gate.admit(1):
             pass
     release.set()
