@@ -15,6 +15,22 @@ from ui.text import md
 from ui.views.measure import measure_toggle
 from viz.bertviz_embed import BertvizTooLarge, bertviz_height
 
+MAX_HEADS = 144  # GPT-2-small's 12 × 12: more thumbnails than this start with a few layers
+
+
+def default_layers(n_layers: int, n_heads: int, chosen: int) -> list[int]:
+    """Every layer when the model view stays readable, else a few: first, chosen and last."""
+    if n_layers * n_heads <= MAX_HEADS:
+        return list(range(n_layers))
+    keep = max(1, MAX_HEADS // max(1, n_heads))
+    picked = [min(max(chosen, 0), n_layers - 1), 0, n_layers - 1]
+    picked += [round(i * (n_layers - 1) / max(1, keep - 1)) for i in range(keep)]
+    out: list[int] = []
+    for layer in picked:
+        if layer not in out and len(out) < keep:
+            out.append(layer)
+    return sorted(out)
+
 
 def render(ctx: Ctx) -> None:
     t, measure = measure_toggle(ctx)  # weights α, or ‖αf(x)‖ as row shares
@@ -23,10 +39,18 @@ def render(ctx: Ctx) -> None:
     c1, c2 = st.columns([1, 2])
     view = c1.radio(_("bertviz view"), ["head", "model"], horizontal=True, key="bv_view",
                     format_func=Labels(head=N_("head view"), model=N_("model view")).get)
-    seed("bv_layers", list(range(n_layers)))
+    n_heads = max(t.attn[k].shape[2] for k in t.attn)
+    default = default_layers(n_layers, n_heads, int(st.session_state.get("layer", 0)))
+    seed("bv_layers", default)
     if any(not 0 <= i < n_layers for i in st.session_state["bv_layers"]):
-        st.session_state["bv_layers"] = list(range(n_layers))
+        st.session_state["bv_layers"] = default
     layers = sorted(c2.multiselect(_("Layers"), list(range(n_layers)), key="bv_layers"))
+    if len(default) < n_layers:  # 1,024+ thumbnails are no overview: say what is left out
+        st.caption(_("This model has {n} layers × {h} heads, more than bertviz's model view "
+                     "can show as an overview: it shows layers {shown} of {n} (the chosen "
+                     "layer among them); add others above, or see every head in the attention "
+                     "view's grid.").format(n=n_layers, h=n_heads,
+                                            shown=", ".join(map(str, layers)) or "–"))
     st.caption(_("Choose Encoder / Decoder / Cross inside the page. Head view: hover a token "
                  "to see where it attends, double-click a colour to show one head. Model view: "
                  "every layer × head; click a thumbnail to enlarge it. Padding is left out and "
