@@ -15,6 +15,7 @@ from functools import partial
 import streamlit as st
 
 from model import Bundle, Trace
+from model.backends import EVERYTHING
 from model.settings import SettingsError, settings
 from ui import i18n, presenter
 from ui.admission import refusal
@@ -27,7 +28,7 @@ from ui.runtime import cached_capture, recapture
 from ui.sidebar import checkpoint_ui, input_ui, preset_buttons, sentence_ui, share_ui
 from ui.state import head_state, link_params, seed, url_once, write_url
 from ui.text import md
-from ui.views import VIEWS, view_label
+from ui.views import VIEWS, view_label, view_needs
 
 LOG = logging.getLogger("attention_lab")
 
@@ -118,15 +119,18 @@ def main() -> None:
         if not lines:
             empty_prompt()
             return
-        trace = run_model(bundle, key, lines, targets, inputs)
+        needs = view_needs(view, st.session_state, url)  # recorded for this view only
+        trace = run_model(bundle, key, lines, targets, inputs, needs)
         if trace is not None:
             with st.sidebar:
                 trace_download(trace, name, partial(recapture, bundle, key, tuple(lines), targets,
-                                                    inputs["lang"], inputs["ablate"]))
+                                                    inputs["lang"], inputs["ablate"]),
+                               complete=lambda _t: needs >= EVERYTHING)
             render_view(view, Ctx(bundle=bundle, key=key, trace=trace, lines=tuple(lines),
                                   targets=targets, lang=inputs["lang"], ablate=inputs["ablate"],
                                   b=b, hide_pad=inputs["hide_pad"], numbers=inputs["numbers"],
-                                  colorscale=inputs["colorscale"], fmt=inputs["fmt"]))
+                                  colorscale=inputs["colorscale"], fmt=inputs["fmt"],
+                                  needs=needs))
     finally:  # views may change kind/layer/head, so the link is written last
         params = link_params(name, inputs, view)
         write_url(params)
@@ -135,11 +139,12 @@ def main() -> None:
 
 
 def run_model(bundle: Bundle, key: str, lines: list[str], targets: tuple[str, ...] | None,
-              inputs: dict) -> Trace | None:
-    """The cached capture, with cut sentences reported; a failure is a message, not a page."""
+              inputs: dict, needs: frozenset[str]) -> Trace | None:
+    """The cached capture of what the view needs, with cut sentences reported; a failure is a
+    message, not a page."""
     try:
         trace = cached_capture(bundle, key, tuple(lines), targets, inputs["lang"],
-                               inputs["ablate"])
+                               inputs["ablate"], needs)
     except Exception as exc:
         if control_flow(exc):
             raise

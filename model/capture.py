@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import BinaryIO
 
@@ -98,6 +98,18 @@ def freeze(trace: Trace) -> Trace:
     for arr in trace_arrays(trace):
         arr.flags.writeable = False
     return trace
+
+
+def merge(old: Trace, new: Trace) -> Trace:
+    """One Trace with the groups of both: two captures of the same input (same ids, the same
+    decoder input) that recorded different groups. Arrays are shared, not copied; `old`'s win
+    where both recorded a group."""
+    if not (np.array_equal(old.src_ids, new.src_ids) and np.array_equal(old.tgt_ids, new.tgt_ids)):
+        raise ValueError("merge needs two captures of the same input")
+    fields = {}
+    for name in ("scores", "attn", "q", "k", "v", "hidden", "acts", "norms"):
+        fields[name] = {**getattr(new, name), **getattr(old, name)}
+    return replace(old, logits=old.logits if old.logits is not None else new.logits, **fields)
 
 
 def _wanted(names: Collection[str] | None, model) -> tuple[set[str], list[str]]:

@@ -20,6 +20,7 @@ from .budget import (
     groups_of,
     lens_estimate,
     scan_estimate,
+    trace_parts,
     validation_estimate,
 )
 from .capture import Trace
@@ -134,6 +135,50 @@ def estimate_validation(bundle: Bundle, pairs: Sequence, *, batch: int = 32,
         backend.dims(backend.encode([getattr(p, src_of) for p in chunk],
                                     [getattr(p, tgt_of) for p in chunk], lang))
         for lang, src_of, tgt_of in directions(target_lang) for chunk in chunks])
+
+
+def estimate_contributions(bundle: Bundle, source: str, target: str | None = None, *,
+                           target_lang: str | None = None, chunk: int = 64) -> Estimate:
+    """Peak bytes of model.analysis.contributions.head_contributions: its one-sentence capture
+    (attention, values, logits, residual hooks), then knock-out passes of min(chunk, heads + 1)
+    copies of the sentence; the larger of the two moments."""
+    backend = backend_for(bundle)
+    batch = backend.encode([source], None if target is None else [target], target_lang)
+    captured = estimate(backend.dims(batch), {"attn", "v", "logits"})
+    heads = sum(bundle.n_layers(k) for k in bundle.kinds) * bundle.config.n_heads
+    sweep = scan_estimate(backend.dims(batch), min(max(1, chunk), heads + 1))
+    return sweep if sweep.bytes >= captured.bytes else captured
+
+
+def estimate_qkmap(bundle: Bundle, sentences: Sequence, batch: int = 64) -> Estimate:
+    """Peak bytes of building model.analysis.qkmap's map: q and k captured chunk by chunk
+    (one language at a time, as _Captured does), every sentence's kept while the next runs."""
+    backend = backend_for(bundle)
+    peak, held, worst = 0, 0, None
+    for start in range(0, len(sentences), max(1, batch)):
+        chunk = sentences[start:start + batch]
+        for lang in sorted({s.target_lang or "" for s in chunk}):
+            group = [s for s in chunk if (s.target_lang or "") == lang]
+            targets = [s.target for s in group]
+            dims = backend.dims(backend.encode(
+                [s.source for s in group],
+                None if any(t is None for t in targets) else targets, lang or None))
+            run = estimate(dims, {"q", "k"}).bytes + held
+            peak, worst = (run, dims) if run > peak else (peak, worst)
+            held += sum(trace_parts(dims, {"q", "k"}).values())
+    return Estimate(max(peak, held), {"one chunk": peak, "kept": held}, worst, "validation")
+
+
+def estimate_flow(trace: Trace, b: int, max_edges: int) -> Estimate:
+    """Peak bytes of model.analysis.flow.flow_routes on sentence b: per node a float64 copy of
+    its heads' (H, K) norms, at most max_edges edges, every node of every layer reachable."""
+    heads = next((a.shape[2] for a in trace.norms.values()), 0)
+    n = max(len(trace.src_tokens[b]), len(trace.tgt_tokens[b]))
+    nodes = sum(a.shape[0] * n for a in trace.norms.values())
+    per_node = 2 * heads * n * 8  # self and cross blocks, float64
+    edges = max_edges * 256  # an Edge and its tuples
+    return Estimate(per_node + nodes * 64 + edges, {"node": per_node, "edges": edges}, None,
+                    "lens")
 
 
 def translate(bundle: Bundle, sources: Sequence[str] | str | Batch,

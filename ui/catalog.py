@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from model import Bundle
-from model.hf import listed_models
+from model.backends import listed_models
 from model.settings import settings
 from ui.context import folder_key
 from ui.runtime import load_bundle
@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def model_folders() -> dict[str, Path]:
     """Every folder with a config.json in ATTN_CHECKPOINTS_DIR, then those ATTN_MODELS lists
-    (model.hf.listed_models: the one reading of that variable); "paper" first, then by name.
+    (model.backends.listed_models: the one reading of that variable); "paper" first, then by name.
     The first folder of a name wins."""
     root = settings().checkpoints_dir
     root = root if root.is_absolute() else ROOT / root

@@ -7,6 +7,7 @@ from collections.abc import Callable
 import streamlit as st
 
 from model import Bundle, Trace, parse_ablate
+from model.backends import capabilities, is_translator  # noqa: F401  (the views' import)
 from model.inputs import MAX_CHARS, MAX_LINES, clean_lines  # input caps live with the cleaning
 from ui.context import Ctx
 from ui.i18n import N_, _
@@ -84,18 +85,10 @@ def progress_bar(text: str):
     return bar, lambda f: bar.progress(min(1.0, max(0.0, float(f))), text=text)
 
 
-def is_translator(bundle: Bundle) -> bool:
-    return bundle.kind == "native" and "cross" in bundle.kinds
-
-
 def can_ablate(bundle: Bundle) -> bool:
     """Heads can be knocked out: the lab's translators, and Hugging Face models whose
     attention runs through the lab's recorder (model/hf/recorder.py)."""
-    if bundle.kind == "native":
-        return is_translator(bundle)
-    from model.hf import instrumented
-
-    return instrumented(bundle)
+    return capabilities(bundle).ablates
 
 
 def kv_note(trace: Trace, head: int) -> str:

@@ -43,6 +43,7 @@ class Ctx:
     numbers: bool
     colorscale: str
     fmt: str
+    needs: frozenset[str] = frozenset()  # the hook groups recorded for this view (its needs)
 
 
 def folder_key(folder: object, stamp: float) -> str:

@@ -19,9 +19,11 @@ def file_stem(name: str) -> str:
     return "trace-" + (re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip(".-") or "model")
 
 
-def trace_download(trace: Trace, name: str, again: Callable[[], Trace]) -> None:
+def trace_download(trace: Trace, name: str, again: Callable[[], Trace],
+                   complete: Callable[[Trace], bool] = lambda t: True) -> None:
     """Two download buttons; the files are built only when a button is pressed, from the Trace
-    on screen or, if the server has let it go by then, from again() (the same capture)."""
+    on screen if complete(trace), or else (or if the server has let it go by then) from
+    again() (the same capture, every group)."""
     stem = file_stem(name)
     # The data callables live on in the session until its next rerun. Holding the Trace itself
     # kept every open page's Trace alive outside the cache's byte budget (eight idle tabs, eight
@@ -30,7 +32,9 @@ def trace_download(trace: Trace, name: str, again: Callable[[], Trace]) -> None:
 
     def current() -> Trace:
         trace = ref()
-        return trace if trace is not None else again()
+        # the view on screen may have recorded only what it needs (View.needs): the file holds
+        # every group, so again() records the rest into the cached Trace
+        return trace if trace is not None and complete(trace) else again()
 
     with st.expander(_("Download this Trace")):
         st.caption(_("Every recorded array as one .npz (NumPy's zip of .npy files, with "

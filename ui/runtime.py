@@ -32,28 +32,35 @@ from __future__ import annotations
 import functools
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from contextlib import nullcontext
 from pathlib import Path
 from typing import TypeVar
 
 import streamlit as st
 
-from model import Bundle, Trace, capture, load_checkpoint, translate
+from model import Bundle, Trace, load_checkpoint, translate
 from model.analysis.ablation import ablation_effect
+from model.analysis.contributions import head_contributions
 from model.analysis.heads import alignment_for_input, head_stats
 from model.analysis.inspect import head_weights
 from model.analysis.lens import logit_lens
-from model.capture import GROUPS, freeze, nbytes
-from model.dispatch import estimate_ablation, estimate_capture, estimate_logit_lens
+from model.analysis.qkmap import QKMapCache, corpus_sentences
+from model.backends import EVERYTHING, backend_for, is_translator
+from model.batch import Batch
+from model.capture import freeze, merge, nbytes
+from model.dispatch import (
+    estimate_ablation,
+    estimate_contributions,
+    estimate_logit_lens,
+    estimate_qkmap,
+)
 from model.heap import trim_heap
 from model.settings import settings
 from ui.admission import admitted
 from ui.context import key_folder
 from ui.i18n import N_, _
 from viz import bertviz_embed
-from viz import steps as viz_steps
-from viz import tour as viz_tour
 
 F = TypeVar("F", bound=Callable)
 
@@ -75,7 +82,6 @@ def spinning(message: str) -> Callable[[F], F]:
     return wrap
 
 
-EMBED_HOOKS = ("encoder.hook_tok", "encoder.hook_pos", "decoder.hook_tok", "decoder.hook_pos")
 LOOKUP_SAMPLE = 20_000  # corpus pairs searched for a typed sentence's gold alignment
 
 
@@ -87,15 +93,8 @@ def load_bundle(folder: str, stamp: float) -> Bundle:
 
 
 def capture_names(bundle: Bundle) -> list[str] | None:
-    """Everything any view reads, so one capture serves them all."""
-    if bundle.kind != "native":
-        return None
-    known = set(bundle.model.hook_names())
-    raw = [n for n in EMBED_HOOKS if n in known]
-    raw += viz_steps.act_names({k: bundle.n_layers(k) for k in bundle.kinds})
-    cfg = bundle.config  # the tour's residual + LayerNorm and FFN steps read layer 0
-    raw += viz_tour.tour_hooks({"encoder": cfg.n_enc_layers, "decoder": cfg.n_dec_layers})
-    return list(GROUPS) + [n for n in raw if n in known]
+    """The capture names of everything any view reads (model.backends decides what they are)."""
+    return backend_for(bundle).names(None)
 
 
 class TraceCache:
@@ -107,35 +106,54 @@ class TraceCache:
     token lists, a few kB). With 24 a class's short sentences (a few MB each) left most of the
     budget unused while repeats were recomputed. The newest entry is always kept, whatever its
     size: a session is reading it.
+
+    Each entry also holds the need groups it was recorded with (model.backends.NEED_GROUPS):
+    a view that needs more records only the rest, merged into the entry (model.capture.merge).
     """
 
     def __init__(self, max_bytes: int, max_entries: int = 256) -> None:
         self.max_bytes, self.max_entries = max_bytes, max_entries
         self.lock = threading.Lock()
         self.items: OrderedDict[tuple, tuple[Trace, int]] = OrderedDict()
+        self.needs: dict[tuple, frozenset[str]] = {}  # key -> the groups its Trace holds
         self.bytes = 0
 
-    def get(self, key: tuple) -> Trace | None:
+    def entry(self, key: tuple) -> tuple[Trace, frozenset[str]] | None:
+        """(Trace, the need groups it holds), or None."""
         with self.lock:
             item = self.items.get(key)
             if item is None:
                 return None
             self.items.move_to_end(key)
-            return item[0]
+            return item[0], self.needs.get(key, EVERYTHING)
 
-    def put(self, key: tuple, trace: Trace) -> Trace:
-        """Store trace (or keep the one another session stored first) and return it."""
-        size = nbytes(trace)
+    def get(self, key: tuple, needs: Collection[str] = ()) -> Trace | None:
+        """The cached Trace if it holds every group of `needs`, else None."""
+        found = self.entry(key)
+        return found[0] if found is not None and found[1] >= frozenset(needs) else None
+
+    def put(self, key: tuple, trace: Trace, needs: Collection[str] = EVERYTHING) -> Trace:
+        """Store trace (merged into what another capture of this input stored first) and
+        return the entry's Trace."""
+        needs = frozenset(needs)
         with self.lock:
-            if key in self.items:
+            old = self.items.get(key)
+            if old is not None:
                 self.items.move_to_end(key)
-                return self.items[key][0]
-            self.items[key] = (trace, size)
+                had = self.needs.get(key, EVERYTHING)
+                if needs <= had:
+                    return old[0]
+                self.bytes -= old[1]
+                trace, needs = freeze(merge(old[0], trace)), had | needs
+            size = nbytes(trace)
+            self.items[key], self.needs[key] = (trace, size), needs
             self.bytes += size
             evicted = 0
             while len(self.items) > 1 and (self.bytes > self.max_bytes
                                            or len(self.items) > self.max_entries):
-                self.bytes -= self.items.popitem(last=False)[1][1]  # the Trace goes here
+                gone, (_trace, gone_size) = self.items.popitem(last=False)  # the Trace goes
+                self.needs.pop(gone, None)
+                self.bytes -= gone_size
                 evicted += 1
         if evicted:  # their small arrays lived in malloc's heaps: give those pages back
             trim_heap()
@@ -149,50 +167,53 @@ def trace_cache() -> TraceCache:
 
 
 def cached_capture(_bundle: Bundle, key: str, lines: tuple[str, ...],
-                   targets: tuple[str, ...] | None, lang: str, ablate: str) -> Trace:
-    """The one forward pass per input; every view reads this Trace. One read-only object
-    shared by all sessions: st.cache_data would pickle it on every miss and unpickle it on
-    every rerun (a 16-line input's Trace is ~600 MB; pickling took the server past 2 GB)."""
-    return _cached(_bundle, key, lines, targets, lang, ablate, on_page=True)
+                   targets: tuple[str, ...] | None, lang: str, ablate: str,
+                   needs: Collection[str] = EVERYTHING) -> Trace:
+    """The one forward pass per input, recording what `needs` names (a view's View.needs);
+    a later view that needs more records only the rest. One read-only object shared by all
+    sessions: st.cache_data would pickle it on every miss and unpickle it on every rerun (a
+    16-line input's Trace is ~600 MB; pickling took the server past 2 GB)."""
+    return _cached(_bundle, key, lines, targets, lang, ablate, needs, on_page=True)
 
 
 def recapture(bundle: Bundle, key: str, lines: tuple[str, ...],
               targets: tuple[str, ...] | None, lang: str, ablate: str) -> Trace:
-    """cached_capture's Trace for code that runs off the page (a download button's data
+    """The whole Trace of an input for code that runs off the page (a download button's data
     callable, on its own thread): the same capture through the gate, with no spinner."""
-    return _cached(bundle, key, lines, targets, lang, ablate, on_page=False)
+    return _cached(bundle, key, lines, targets, lang, ablate, EVERYTHING, on_page=False)
 
 
 def _cached(bundle: Bundle, key: str, lines: tuple[str, ...], targets: tuple[str, ...] | None,
-            lang: str, ablate: str, on_page: bool) -> Trace:
-    store, cache_key = trace_cache(), (key, lines, targets, lang, ablate)
-    trace = store.get(cache_key)
-    if trace is not None:  # cached inputs never wait for the admission gate
-        return trace
-    names = capture_names(bundle)
+            lang: str, ablate: str, needs: Collection[str], on_page: bool) -> Trace:
+    store, cache_key, needs = trace_cache(), (key, lines, targets, lang, ablate), frozenset(needs)
+    found = store.entry(cache_key)
+    if found is not None and found[1] >= needs:  # cached inputs never wait for the gate
+        return found[0]
+    missing = needs - found[1] if found is not None else needs
+    backend = backend_for(bundle)
+    # the lines are tokenized here, once: the estimate, the decode and the capture read it
+    batch = backend.encode(lines, targets, lang)
 
     def run() -> Trace:
         # on the page the greedy decode is shared with the translation and heads views
-        decoded = (cached_translate(bundle, key, lines, lang, ablate)
-                   if on_page and targets is None and bundle.kind == "native"
-                   and "cross" in bundle.kinds else None)
+        decoded = (cached_translate(bundle, key, lines, lang, ablate, batch)
+                   if on_page and targets is None and is_translator(bundle) else None)
         with st.spinner(_("Running the model…")) if on_page else nullcontext():
-            trace = freeze(capture(bundle, list(lines),
-                                   list(targets) if targets is not None else None,
-                                   target_lang=lang, ablate=ablate, names=names,
-                                   decoded=decoded))
-        return store.put(cache_key, trace)
+            trace = freeze(backend.capture(batch, missing, ablate, decoded=decoded))
+        return store.put(cache_key, trace, missing)
 
     # its peak memory, from the shapes, is what it asks of the gate (ui/admission.py)
-    est = estimate_capture(bundle, list(lines), targets, target_lang=lang, names=names)
-    return admitted(est, lambda: store.get(cache_key), run)
+    return admitted(backend.estimate(batch, missing), lambda: store.get(cache_key, needs), run)
 
 
 @spinning(N_("Decoding step by step…"))
 @st.cache_data(max_entries=24, max_size="32MB", show_spinner=False)
 def cached_translate(_bundle: Bundle, key: str, lines: tuple[str, ...], lang: str,
-                     ablate: str) -> list:
-    return translate(_bundle, list(lines), lang, top_k=5, ablate=ablate)
+                     ablate: str, _batch: Batch | None = None) -> list:
+    """Greedy translation of the lines; `_batch`: the lines already tokenized (not hashed:
+    the lines are the key)."""
+    return translate(_bundle, _batch if _batch is not None else list(lines), lang, top_k=5,
+                     ablate=ablate)
 
 
 @st.cache_data(max_entries=32, max_size="16MB")
@@ -211,8 +232,83 @@ def cached_weights(_bundle: Bundle, key: str, kind: str, layer: int) -> dict:
 
 @st.cache_data(max_entries=8, max_size="16MB")
 def cached_vocab(_bundle: Bundle, key: str) -> list[str]:
-    tok = _bundle.tokenizer
-    return [tok.id_to_piece(i) for i in range(tok.vocab_size)]
+    """Every piece of the model's tokenizer, by id."""
+    return backend_for(_bundle).vocabulary()
+
+
+class Lru:
+    """A small thread-safe least-recently-used table of results shared by every session."""
+
+    def __init__(self, max_items: int) -> None:
+        self.max_items = max_items
+        self.lock = threading.Lock()
+        self.items: OrderedDict[tuple, object] = OrderedDict()
+
+    def get(self, key: tuple):
+        with self.lock:
+            hit = self.items.get(key)
+            if hit is not None:
+                self.items.move_to_end(key)
+            return hit
+
+    def put(self, key: tuple, value):
+        """Store value (or keep what another session stored first) and return it."""
+        with self.lock:
+            if key in self.items:
+                self.items.move_to_end(key)
+                return self.items[key]
+            self.items[key] = value
+            while len(self.items) > self.max_items:
+                self.items.popitem(last=False)
+            return value
+
+
+@st.cache_resource
+def norm_shares() -> Lru:
+    """Traces with attn replaced by weighted-norm shares (ui/views/measure.py), one per recent
+    input: each costs one attn-sized array beside the cached Trace."""
+    return Lru(4)
+
+
+@st.cache_resource
+def contributions_cache() -> Lru:
+    """Head contributions per (checkpoint, sentence, target, language, step)."""
+    return Lru(32)
+
+
+def cached_contributions(bundle: Bundle, key: str, source: str, target: str | None,
+                         lang: str, step: int):
+    """model.analysis.contributions.head_contributions, cached for every session; a new one
+    asks the admission gate first (its knock-out sweep runs heads + 1 copies of the sentence)."""
+    store, ckey = contributions_cache(), (key, source, target, lang, step)
+    hit = store.get(ckey)
+    if hit is not None:
+        return hit
+
+    def run():
+        with st.spinner(_("Knocking out each head in turn…")):
+            found = head_contributions(bundle, source, target, target_lang=lang, step=step)
+        return store.put(ckey, found)
+
+    return admitted(estimate_contributions(bundle, source, target, target_lang=lang),
+                    lambda: store.get(ckey), run)
+
+
+@st.cache_resource(max_entries=4, show_spinner=False)
+def qkmap_cache(_bundle: Bundle, key: str, n: int) -> QKMapCache:
+    """One QKMapCache per checkpoint (ui/views/qkmap.py): q/k of n validation sentences
+    captured once, through the admission gate (cached_qkmap), each head embedded once."""
+    pairs = val_split(_bundle, key)
+    return QKMapCache(_bundle, corpus_sentences(pairs, n))
+
+
+def cached_qkmap(bundle: Bundle, key: str, n: int) -> QKMapCache:
+    """qkmap_cache's map with its q/k captured: a first build asks the admission gate."""
+    cache = qkmap_cache(bundle, key, n)
+    if cache.built:
+        return cache
+    return admitted(estimate_qkmap(bundle, cache.sentences, cache.batch),
+                    lambda: cache if cache.built else None, lambda: (cache.data(), cache)[1])
 
 
 @st.cache_resource

@@ -10,8 +10,9 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from model import Bundle, CheckpointError, format_ablate, parse_ablate
-from model.hf import resolve_model_ref
+from model.backends import resolve_model_ref
 from ui.catalog import open_folder
+from ui.common import is_translator
 from ui.context import Notes
 from ui.i18n import N_, Labels, _
 from ui.state import MAX_URL_TEXT, seed
@@ -118,7 +119,7 @@ def input_ui(url: dict[str, str], notes: Notes, bundle: Bundle) -> dict:
     # translation controls only where they mean something: the direction for the lab's
     # bilingual checkpoints, the decoder input for any encoder–decoder model
     lang = st.session_state["lang"]
-    if bundle.kind == "native" and "cross" in bundle.kinds:
+    if is_translator(bundle):
         lang = st.selectbox(_("Translate into"), list(LANGS), key="lang", format_func=LANGS.get)
     mode = "model"
     if "cross" in bundle.kinds:

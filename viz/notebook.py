@@ -44,16 +44,12 @@ class Shown(list):
 
 def all_names(bundle) -> list[str] | None:
     """capture(names=…) that records what every view reads (hooks inside attention included)."""
-    if bundle.kind != "native":
-        return None  # Hugging Face models: the default groups are all there is
+    from model.backends import backend_for, capabilities
     from model.capture import GROUPS
 
-    from .steps import act_names
-
-    known = set(bundle.model.hook_names())
-    raw = [f"{side}.{hook}" for side in ("encoder", "decoder") for hook in ("hook_tok", "hook_pos")]
-    raw += act_names({k: bundle.n_layers(k) for k in bundle.kinds})
-    return list(GROUPS) + [n for n in raw if n in known]
+    if not capabilities(bundle).raw_hooks:
+        return None  # Hugging Face models: the default groups are all there is
+    return backend_for(bundle).names({*GROUPS, "embed", "steps"})
 
 
 def _pick_kind(trace, kind: str | None) -> str:

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 import numpy as np
 import torch
 
+from ..backends import capabilities
 from ..decode import checked_heads, source_batch, target_langs
 from ..dispatch import translate
 from ..hooks import Head, HookFn, ablation_hooks, attn_prefix, format_ablate, hooks
@@ -26,9 +27,10 @@ Progress = Callable[[float], None] | None
 
 def is_native(bundle, what: str) -> bool:
     """True for the lab's own encoder–decoder, False for a Hugging Face model."""
-    if bundle.kind != "native":
+    caps = capabilities(bundle)
+    if not caps.lab:
         return False
-    if "cross" not in bundle.kinds:
+    if not caps.translates:
         raise ValueError(f"{what} needs one of this project's encoder–decoder checkpoints")
     return True
 

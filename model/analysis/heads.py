@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
+from ..batch import directions  # shared with dispatch.estimate_validation
 from ..capture import Trace
 from ..dispatch import capture
 from ..tokenizer import is_special
@@ -142,21 +143,10 @@ def head_stats(trace: Trace, kind: str, b: int | None = None) -> dict[str, np.nd
 
 
 
-def _directions(target_lang: str | None) -> list[tuple[str, str, str]]:
-    """(target_lang, source field, target field) of the corpus directions asked for."""
-    both = [("ko", "en", "ko"), ("en", "ko", "en")]
-    if target_lang in (None, "auto", "both"):
-        return both
-    picked = [d for d in both if d[0] == target_lang]
-    if not picked:
-        raise ValueError(f"target_lang must be 'ko', 'en' or None (both), got {target_lang!r}")
-    return picked
-
-
 def corpus_traces(bundle, pairs: Sequence, target_lang: str | None, batch: int,
                    progress: Progress) -> Iterable[tuple[Trace, list, bool]]:
     """Teacher-forced traces (attention only) of the pairs, chunk by chunk, in each direction."""
-    dirs = _directions(target_lang)
+    dirs = directions(target_lang)
     chunks = [pairs[i:i + batch] for i in range(0, len(pairs), max(1, batch))]
     total, done = len(chunks) * len(dirs), 0
     if progress:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..backends import capabilities
 from ..hooks import attn_prefix
 
 
@@ -13,7 +14,7 @@ def head_weights(bundle, kind: str, layer: int) -> dict[str, np.ndarray]:
     Q = X @ W_Q + b_Q, then head h is columns h·Dh … (h+1)·Dh; the block's output is
     concat(heads) @ W_O + b_O. Arrays are float32 copies: nothing points into the model.
     """
-    if bundle.kind != "native":
+    if not capabilities(bundle).lab:
         raise ValueError("head_weights reads this project's own Transformer only")
     if kind not in bundle.kinds:
         raise ValueError(f"no attention kind {kind!r} here; this model has {bundle.kinds}")

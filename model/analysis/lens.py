@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import torch
 
+from ..backends import capabilities
+
 
 @torch.inference_mode()
 def logit_lens(bundle, trace, b: int, k: int = 5) -> dict:
@@ -13,7 +15,7 @@ def logit_lens(bundle, trace, b: int, k: int = 5) -> dict:
              "top": [layer][position] -> [(piece, prob), …]}. Layer 0 is the embedding sum;
     pre-LN models apply their final LayerNorm first, as the real output does.
     """
-    if bundle.kind != "native" or "dec" not in trace.hidden:
+    if not capabilities(bundle).lab or "dec" not in trace.hidden:
         raise ValueError("the logit lens needs this project's encoder–decoder and a decoder trace")
     model, tok = bundle.model, bundle.tokenizer
     tokens = trace.tgt_tokens[b]

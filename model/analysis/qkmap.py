@@ -164,6 +164,11 @@ class QKMapCache:
         self._maps: dict[tuple, QKPoints] = {}
         self._lock = threading.Lock()
 
+    @property
+    def built(self) -> bool:
+        """Whether the sentences' q and k have been captured (data() returns at once)."""
+        return self._data is not None
+
     def data(self) -> _Captured:
         with self._lock:
             if self._data is None:

@@ -12,6 +12,7 @@ import weakref
 from pathlib import Path
 
 from ..checkpoint import Bundle, CheckpointError, read_json
+from ..hf.load import listed_models, resolve_model_ref  # which folders may be opened
 from .base import EVERYTHING, NEED_GROUPS, Backend, Capabilities
 from .hf import HFBackend
 from .lab import LabBackend
@@ -74,4 +75,5 @@ def is_translator(bundle: Bundle) -> bool:
 
 
 __all__ = ["EVERYTHING", "NEED_GROUPS", "REGISTRY", "Backend", "Capabilities", "HFBackend",
-           "LabBackend", "backend_for", "capabilities", "is_translator", "load_folder"]
+           "LabBackend", "backend_for", "capabilities", "is_translator", "listed_models",
+           "load_folder", "resolve_model_ref"]

@@ -47,6 +47,7 @@ class Capabilities:
     raw_hooks: bool = False  # every intermediate has a named hook (steps view, tour, embed)
     activation: str = ""  # the FFN's activation where the model says ("gelu", "relu"…)
     d_ff: int = 0  # the FFN's hidden width where known (0: unknown)
+    weighted_norms: bool = False  # ‖α·f(x)‖ computable: each layer's output projection known
 
 
 @runtime_checkable
@@ -93,3 +94,16 @@ class Backend(Protocol):
 
     def hook_names(self) -> list[str]:
         """Every raw hook name this model offers, in forward order (empty: groups only)."""
+
+    def vocabulary(self) -> list[str]:
+        """Every piece of the tokenizer, by id."""
+
+    def position_kind(self, pos_table: Any) -> str:
+        """How positions enter, for the positional view: 'sinusoidal' or 'learned' (a table
+        in Trace.pos_table), 'rotary', 't5' (relative bias) or 'none'."""
+
+    def rotary_frequencies(self) -> Any:
+        """θ_i per rotated dimension pair, float64 (Dh/2,), or None without rotary positions."""
+
+    def relative_bias(self, n: int) -> dict[str, Any]:
+        """{'encoder'|'decoder': float32 (H, n, n)} relative position bias (T5), else {}."""

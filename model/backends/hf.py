@@ -101,3 +101,22 @@ class HFBackend:
 
     def hook_names(self) -> list[str]:
         return []
+
+    def vocabulary(self) -> list[str]:
+        tok = self.bundle.tokenizer
+        return [str(p) for p in tok.convert_ids_to_tokens(list(range(len(tok))))]
+
+    def position_kind(self, pos_table: Any) -> str:
+        from ..hf.positions import position_kind
+
+        return position_kind(self.bundle, pos_table)
+
+    def rotary_frequencies(self) -> Any:
+        from ..hf.positions import rotary_frequencies
+
+        return rotary_frequencies(self.bundle.model)
+
+    def relative_bias(self, n: int) -> dict[str, Any]:
+        from ..hf.positions import t5_bias
+
+        return t5_bias(self.bundle.model, n)

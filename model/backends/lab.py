@@ -51,7 +51,7 @@ class LabBackend:
             positional=cfg.pos_encoding, norm=cfg.norm, grouped_kv=False, head_outputs=True,
             ablates="cross" in bundle.kinds,
             logit_attribution=cfg.norm == "pre" and cfg.n_dec_layers > 0,
-            raw_hooks=True, activation=cfg.activation, d_ff=cfg.d_ff)
+            raw_hooks=True, activation=cfg.activation, d_ff=cfg.d_ff, weighted_norms=True)
 
     def encode(self, lines: Sequence[str], targets: Sequence[str] | None = None,
                target_lang: str | None = None) -> Batch:
@@ -130,3 +130,16 @@ class LabBackend:
 
     def hook_names(self) -> list[str]:
         return self.bundle.model.hook_names()
+
+    def vocabulary(self) -> list[str]:
+        tok = self.bundle.tokenizer
+        return [tok.id_to_piece(i) for i in range(tok.vocab_size)]
+
+    def position_kind(self, pos_table: Any) -> str:
+        return self.bundle.config.pos_encoding  # a table either way: sinusoidal or learned
+
+    def rotary_frequencies(self) -> Any:
+        return None
+
+    def relative_bias(self, n: int) -> dict[str, Any]:
+        return {}

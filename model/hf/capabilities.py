@@ -9,6 +9,7 @@ def hf_capabilities(bundle: Bundle):
     """model.backends.Capabilities for a Hugging Face bundle."""
     from ..backends.base import Capabilities
     from .positions import rotary_frequencies, t5_bias
+    from .projections import projection_modules
     from .recorder import instrumented
 
     cfg = bundle.config
@@ -27,6 +28,10 @@ def hf_capabilities(bundle: Bundle):
     n_kv = getattr(hf, "num_key_value_heads", None)
     grouped = bool(n_kv) and int(n_kv) != cfg.n_heads
     recorded = instrumented(bundle)
+    try:  # the output projections the weighted norms (and the flow graph) need
+        projections = projection_modules(model, cfg.family)
+    except ValueError:  # layers not numbered 0..n-1: a layout the lab does not know
+        projections = {}
     # Post-LN families (BERT, Marian, BART…) normalise after each block, so a logit is not a
     # sum of per-head terms; decoder-only pre-LN families (GPT-2, Llama, Mistral, Qwen…) are.
     post_ln = cfg.model_type in {"bert", "roberta", "distilbert", "marian", "bart", "electra"}
@@ -34,4 +39,5 @@ def hf_capabilities(bundle: Bundle):
         lab=False, translates=False, kinds=bundle.kinds, family=cfg.family,
         positional=positional, norm="post" if post_ln else "pre", grouped_kv=grouped,
         head_outputs=recorded, ablates=recorded,
-        logit_attribution=recorded and cfg.family == "decoder" and not post_ln)
+        logit_attribution=recorded and cfg.family == "decoder" and not post_ln,
+        weighted_norms=bool(projections))

@@ -12,6 +12,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from ..positional import score_by_distance  # noqa: F401  (pure numpy; was defined here)
+
 
 def rotary_frequencies(model: torch.nn.Module) -> np.ndarray | None:
     """θ_i (radians per position) of each rotated dimension pair, (Dh/2,), or None."""
@@ -49,16 +51,3 @@ def position_kind(bundle, pos_table: np.ndarray) -> str:
     if t5_bias(model, 2):
         return "t5"
     return "none"
-
-
-def score_by_distance(scores: np.ndarray, blocked: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Mean score of one head for each relative distance key − query over unblocked cells:
-    scores (Q, K), blocked bool (Q, K) -> (distances, means)."""
-    q_idx, k_idx = np.nonzero(~blocked)
-    if not len(q_idx):
-        return np.zeros(0, np.int64), np.zeros(0)
-    dist = k_idx - q_idx
-    values = scores[q_idx, k_idx].astype(np.float64)
-    found = np.unique(dist)
-    means = np.array([values[dist == d].mean() for d in found])
-    return found, means

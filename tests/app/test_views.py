@@ -248,7 +248,8 @@ def count_calls(monkeypatch, name: str, *modules) -> list:
 
     def counting(real):
         def counted(*args, **kwargs):
-            calls.append(args[1])
+            first = args[1]  # the sentences, or the Batch they were tokenized into once
+            calls.append(list(first.sources) if hasattr(first, "sources") else first)
             return real(*args, **kwargs)
         return counted
 
@@ -260,22 +261,40 @@ def count_calls(monkeypatch, name: str, *modules) -> list:
     return calls
 
 
-def test_one_forward_per_input_whichever_views_open(models, monkeypatch):
-    """The capture is cached per input: switching views or options never reruns the model."""
-    from ui import runtime
+def test_each_group_recorded_once_per_input_whichever_views_open(models, monkeypatch):
+    """The capture is cached per input and records what the view on screen needs: a view that
+    needs more records only the rest; going back, switching options or another session with
+    the same input never reruns the model."""
+    import streamlit as st
 
-    calls = count_calls(monkeypatch, "capture", runtime)
+    from model.backends import LabBackend
+
+    recorded: list[tuple[tuple[str, ...], frozenset]] = []
+    real = LabBackend.capture
+
+    def counted(self, batch, needs=None, *args, **kwargs):
+        recorded.append((batch.sources, frozenset(needs)))
+        return real(self, batch, needs, *args, **kwargs)
+
+    monkeypatch.setattr(LabBackend, "capture", counted)
+    st.cache_resource.clear()
+    st.cache_data.clear()
     at = run_app({"view": "tokens", "text": TEXT})
-    for view in ("masks", "attention", "steps", "positional", "embeddings"):
+    views = ("masks", "attention", "steps", "positional", "embeddings", "tokens", "attention")
+    for view in views:
         at.radio(key="view").set_value(view).run()
         ok(at)
     at.checkbox(key="numbers").check().run()
-    assert len(calls) == 1
+    groups = [g for _src, needs in recorded for g in needs]
+    assert len(groups) == len(set(groups)), recorded  # no group recorded twice
+    assert set(groups) == {"attn", "scores", "q", "k", "v", "steps", "embed", "hidden"}
+    assert "norms" not in groups and "logits" not in groups  # no view on the way read them
+    n = len(recorded)
     at.text_area(key="text").input("The cat is cold.").run()
     ok(at)
-    assert len(calls) == 2 and calls[-1] == ["The cat is cold."]
-    run_app({"view": "masks", "text": "The cat is cold."})  # another session, same input
-    assert len(calls) == 2
+    assert len(recorded) == n + 1 and recorded[-1][0] == ("The cat is cold.",)
+    run_app({"view": "attention", "text": "The cat is cold."})  # another session, same input
+    assert len(recorded) == n + 1
 
 
 def test_translation_view_decodes_once_per_input(models, monkeypatch):

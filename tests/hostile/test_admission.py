@@ -313,7 +313,7 @@ def test_ablation_too_large_is_a_message_in_the_page_language_and_a_cached_one_n
     gate_env(ATTN_INFLIGHT_MB=512)
     first = _part(_app(A, "heads", ablate="cross:1:2"), "ablation")
     assert not first.exception and _charts(first) == 1
-    _app(A, "tokens", ablate="enc_self:0:1")  # that capture only
+    _app(A, "attention", ablate="enc_self:0:1")  # that capture only (what heads records)
     gate_env(ATTN_INFLIGHT_MB=TINY_MB)
     calls = _gate_calls(monkeypatch)
     again = _part(_app(A, "heads", ablate="cross:1:2"), "ablation")
@@ -334,7 +334,7 @@ def test_scan_too_large_is_a_message_and_a_kept_one_never_asks(gate_env, monkeyp
     first = _part(_app(A, "heads"), "scan")
     first.button(key="scan_go").click().run()
     assert not first.exception and _charts(first) == 1
-    _app(B, "tokens")
+    _app(B, "attention")  # B's capture of what the heads view records
     gate_env(ATTN_INFLIGHT_MB=TINY_MB)
     calls = _gate_calls(monkeypatch)
     again = _part(_app(A, "heads"), "scan")
@@ -352,7 +352,7 @@ def test_logit_lens_too_large_is_a_message_below_the_other_charts(gate_env, monk
     first = _app(A, "embeddings").radio(key="emb_side").set_value("dec").run()
     assert not first.exception and not _texts(first, "warning")
     drawn = _charts(first)
-    _app(B, "tokens")
+    _app(B, "embeddings")  # B's capture (hidden states), on the encoder side: no lens
     gate_env(ATTN_INFLIGHT_MB=TINY_MB)
     calls = _gate_calls(monkeypatch)
     again = _app(A, "embeddings").radio(key="emb_side").set_value("dec").run()

@@ -23,11 +23,12 @@ NEW_VIEWS = ["contrib", "flow", "qkmap"]
 @pytest.fixture(autouse=True)
 def _small_map(monkeypatch):
     """The map's sentences from a small generated list, not the 200,000-pair split."""
+    import ui.runtime as runtime
     import ui.views.qkmap as view
 
-    monkeypatch.setattr(view, "val_split", lambda *a: generate(24, seed=3))
+    monkeypatch.setattr(runtime, "val_split", lambda *a: generate(24, seed=3))
     monkeypatch.setattr(view, "N_SENTENCES", 24)
-    view.map_cache.clear()
+    runtime.qkmap_cache.clear()
 
 
 def figures(at) -> list[dict]:

@@ -68,7 +68,8 @@ def compare_inputs(ctx: Ctx) -> tuple | None:
     if not lines:
         st.info(_("Type a second sentence to compare with."))
         return None
-    trace_b = cached_capture(ctx.bundle, ctx.key, (lines[0],), None, ctx.lang, ctx.ablate)
+    trace_b = cached_capture(ctx.bundle, ctx.key, (lines[0],), None, ctx.lang, ctx.ablate,
+                             ctx.needs)
     st.caption(_("Left: sentence {b} of the input; right: the second input. Same "
                  "checkpoint, same heads knocked out.").format(b=ctx.b + 1))
     return ((_("sentence {b}").format(b=ctx.b + 1), ctx.trace, ctx.b, ctx.bundle),
@@ -100,7 +101,8 @@ def compare_checkpoints(ctx: Ctx) -> tuple | None:
             return None
         bundle, key = loaded
         try:
-            trace = cached_capture(bundle, key, ctx.lines, ctx.targets, ctx.lang, "")
+            trace = cached_capture(bundle, key, ctx.lines, ctx.targets, ctx.lang, "",
+                                   ctx.needs)
         except ValueError as exc:
             st.info(_("Checkpoint {name} cannot run on this input: {reason}").format(
                 name=md(name), reason=md(exc)))

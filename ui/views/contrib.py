@@ -3,22 +3,17 @@ one step: direct logit attribution on pre-LN models, knock-out on every model, t
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
-
 import streamlit as st
 
-from model.analysis.contributions import Contributions, head_contributions
+from model.analysis.contributions import Contributions
+from ui.admission import refusal
 from ui.common import chart, head_picker, is_translator
 from ui.context import Ctx
 from ui.i18n import _
+from ui.runtime import cached_contributions
 from ui.state import seed, sticky
 from ui.text import md
 from viz import contributions as viz_contrib
-
-_CACHE: OrderedDict[tuple, Contributions] = OrderedDict()
-_LOCK = threading.Lock()
-_KEEP = 32
 
 
 def applies(bundle) -> str | None:
@@ -31,18 +26,8 @@ def applies(bundle) -> str | None:
 
 
 def _contributions(ctx: Ctx, source: str, target: str | None, step: int) -> Contributions:
-    key = (ctx.key, source, target, ctx.lang, step)
-    with _LOCK:
-        hit = _CACHE.get(key)
-    if hit is not None:
-        return hit
-    with st.spinner(_("Knocking out each head in turn…")):
-        c = head_contributions(ctx.bundle, source, target, target_lang=ctx.lang, step=step)
-    with _LOCK:
-        _CACHE[key] = c
-        while len(_CACHE) > _KEEP:
-            _CACHE.popitem(last=False)
-    return c
+    """Cached in ui/runtime.py for every session; a new one passes the admission gate."""
+    return cached_contributions(ctx.bundle, ctx.key, source, target, ctx.lang, step)
 
 
 def render(ctx: Ctx) -> None:
@@ -63,7 +48,12 @@ def render(ctx: Ctx) -> None:
     target = ctx.targets[ctx.b] if ctx.targets else None
     try:
         c = _contributions(ctx, source, target, int(step))
-    except ValueError as exc:
+    except Exception as exc:
+        if refusal(exc):  # busy, or too large for the server: a warning, the rest stays
+            st.warning(refusal(exc))
+            return
+        if not isinstance(exc, ValueError):
+            raise
         st.info(_("Head contributions cannot be computed here: {reason}").format(
             reason=md(exc)))
         return

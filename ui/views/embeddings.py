@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from model.backends import capabilities
 from ui.admission import or_warning
 from ui.common import chart
 from ui.context import Ctx, trace_key
@@ -26,7 +27,7 @@ def render(ctx: Ctx) -> None:
     chart(viz_embeddings.norms_by_layer(t, side, ctx.b), ctx)
     chart(viz_embeddings.layer_change(t, side, ctx.b), ctx)
     if side == "dec":
-        if ctx.bundle.kind != "native":
+        if not capabilities(ctx.bundle).lab:  # the lens reads the lab's decoder norm and head
             st.info(_("The logit lens is not available for this model."))
         else:
             # refused by the admission gate: a warning here, the other charts stay

@@ -6,6 +6,9 @@ from __future__ import annotations
 import streamlit as st
 
 from model.analysis.flow import flow_routes
+from model.backends import capabilities
+from model.dispatch import estimate_flow
+from ui.admission import admitted, or_warning
 from ui.common import chart
 from ui.context import Ctx
 from ui.i18n import N_, Labels, _
@@ -19,16 +22,10 @@ MAX_EDGES = 4000  # beyond this the figure is unreadable and slow to send
 
 def applies(bundle) -> str | None:
     """Needs weighted norms: the lab's models, or a Hugging Face family with a known W_O."""
-    if bundle.kind == "native":
+    if capabilities(bundle).weighted_norms:
         return None
-    from model.hf.projections import projection_modules
-
-    try:
-        found = projection_modules(bundle.model, bundle.config.family)
-    except ValueError:
-        found = {}
-    return None if found else _("The information-flow graph needs the attention output "
-                                "projection, which the lab does not know for this model.")
+    return _("The information-flow graph needs the attention output projection, which the lab "
+             "does not know for this model.")
 
 
 def render(ctx: Ctx) -> None:
@@ -57,10 +54,15 @@ def render(ctx: Ctx) -> None:
     threshold = sticky(c3.slider, "flow_threshold", _("Keep edges carrying at least"),
                        min_value=0.01, max_value=0.5, step=0.01,
                        help=_("share of what flows into a node (residual and every head)"))
-    try:
-        graph = flow_routes(t, ctx.b, int(pos), float(threshold), side, max_edges=MAX_EDGES)
+    try:  # memory grows with the sentence: through the admission gate
+        graph = or_warning(lambda: admitted(
+            estimate_flow(t, ctx.b, MAX_EDGES), lambda: None,
+            lambda: flow_routes(t, ctx.b, int(pos), float(threshold), side,
+                                max_edges=MAX_EDGES)))
     except ValueError as exc:
         st.info(_("No flow graph for this input: {reason}").format(reason=md(exc)))
+        return
+    if graph is None:
         return
     st.caption(_("{edges} edges, {nodes} nodes. An edge's weight is its share of ‖residual‖ "
                  "+ Σ‖α·f(x)‖ flowing into a node; decoder nodes also take cross-attention "

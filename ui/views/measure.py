@@ -8,8 +8,7 @@ directly. `measure=norms` in the link opens a view with the toggle on.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
+from collections.abc import Mapping
 from dataclasses import replace
 
 import numpy as np
@@ -18,15 +17,13 @@ import streamlit as st
 from model import Trace
 from ui.context import Ctx, trace_key
 from ui.i18n import N_, Labels, _
+from ui.runtime import norm_shares
 from ui.state import seed, sticky
 
 MEASURES = Labels(weights=N_("weights α"), norms=N_("weighted norms ‖αf(x)‖"))
 HELP = N_("Weights α say where a head looks; ‖α·f(x)‖ (Kobayashi et al. 2020) also counts how "
           "large the vector it moves from there is, f(x_j) = v_j·W_O^h. Shown as each query "
           "row's shares, so both read on the same 0–1 scale.")
-_CACHE: OrderedDict[tuple, Trace] = OrderedDict()
-_LOCK = threading.Lock()
-_KEEP = 4  # shares traces kept (one per recent input); each costs one attn-sized array
 
 
 def row_shares(norms: np.ndarray) -> np.ndarray:
@@ -36,20 +33,21 @@ def row_shares(norms: np.ndarray) -> np.ndarray:
 
 
 def shares_trace(trace: Trace, key: tuple) -> Trace:
-    """`trace` with attn replaced by norm shares for every kind that has norms (cached)."""
-    with _LOCK:
-        hit = _CACHE.get(key)
-        if hit is not None:
-            _CACHE.move_to_end(key)
-            return hit
+    """`trace` with attn replaced by norm shares for every kind that has norms (cached in
+    ui/runtime.py's norm_shares, for every session)."""
+    store = norm_shares()
+    hit = store.get(key)
+    if hit is not None:
+        return hit
     attn = {k: row_shares(trace.norms[k]) if k in trace.norms else a
             for k, a in trace.attn.items()}
-    out = replace(trace, attn=attn)
-    with _LOCK:
-        _CACHE[key] = out
-        while len(_CACHE) > _KEEP:
-            _CACHE.popitem(last=False)
-    return out
+    return store.put(key, replace(trace, attn=attn))
+
+
+def wants_norms(state: Mapping, link: Mapping) -> bool:
+    """Whether the toggle is on (or, before it is drawn, the link's measure=norms): only then
+    do the views that draw it need the norms recorded."""
+    return state.get("attn_measure", link.get("measure", "weights")) == "norms"
 
 
 def measure_toggle(ctx: Ctx, key: str = "attn_measure") -> tuple[Trace, str]:

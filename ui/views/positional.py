@@ -4,20 +4,20 @@ from __future__ import annotations
 
 import streamlit as st
 
+from model.backends import backend_for, capabilities
+from model.positional import score_by_distance
 from ui.common import chart, head_picker
 from ui.context import Ctx
 from ui.i18n import N_, Labels, _
 from viz import positional as viz_positional
 
 
-def _hf_positions(ctx: Ctx) -> bool:
-    """Rotary or T5 positions of a Hugging Face model (True when drawn here)."""
-    from model.hf.positions import position_kind, rotary_frequencies, score_by_distance, t5_bias
-
-    t, bundle = ctx.trace, ctx.bundle
-    kind = position_kind(bundle, t.pos_table)
+def _relative_positions(ctx: Ctx) -> bool:
+    """Rotary or T5 positions, or none found (True when drawn here; a table: False)."""
+    t, backend = ctx.trace, backend_for(ctx.bundle)
+    kind = backend.position_kind(t.pos_table)
     if kind == "rotary":
-        theta = rotary_frequencies(bundle.model)
+        theta = backend.rotary_frequencies()
         chart(viz_positional.rotary_frequencies(theta), ctx)
         recorded, label = None, ""
         if t.scores:
@@ -31,7 +31,7 @@ def _hf_positions(ctx: Ctx) -> bool:
         return True
     if kind == "t5":
         n = st.slider(_("Positions shown"), 4, 128, 32, key="pos_t5_n")
-        biases = t5_bias(bundle.model, n)
+        biases = backend.relative_bias(n)
         side = st.radio(_("Stack"), list(biases), horizontal=True, key="pos_t5_side")
         head = st.selectbox(_("Head"), list(range(biases[side].shape[0])), key="pos_t5_head")
         chart(viz_positional.t5_bias_heatmap(biases[side], head, side), ctx)
@@ -44,10 +44,11 @@ def _hf_positions(ctx: Ctx) -> bool:
 
 def render(ctx: Ctx) -> None:
     t = ctx.trace
-    if ctx.bundle.kind != "native" and _hf_positions(ctx):
+    if _relative_positions(ctx):
         return
+    caps = capabilities(ctx.bundle)
     max_len, depth = t.pos_table.shape
-    kind = getattr(ctx.bundle.config, "pos_encoding", "")
+    kind = caps.positional
     c1, c2, c3 = st.columns(3)
     n_pos = c1.slider(_("Positions shown"), 2, max_len, min(max_len, 64), key="pos_n")
     dims = c2.multiselect(_("Dimensions as curves"), list(range(depth)),
@@ -60,7 +61,7 @@ def render(ctx: Ctx) -> None:
     if dims:
         chart(viz_positional.dimension_curves(t.pos_table, dims, n_pos), ctx)
     chart(viz_positional.position_similarity(t.pos_table, n_pos, metric=metric), ctx)
-    if ctx.bundle.kind != "native":
+    if not caps.raw_hooks:
         st.info(_("Token term vs positional term needs this project's own models (hooks on "
                   "the two embedding terms)."))
         return

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from model.analysis.qkmap import QKMapCache, corpus_sentences
+from ui.admission import or_warning
 from ui.common import chart, head_picker, is_translator
 from ui.context import Ctx
 from ui.i18n import N_, Labels, _
-from ui.runtime import val_split
+from ui.runtime import cached_qkmap
 from ui.state import seed, sticky
 from ui.text import md
 from viz.qkmap import COLOUR_BY, qkmap_figure
@@ -27,13 +27,6 @@ def applies(bundle) -> str | None:
              "checkpoints.")
 
 
-@st.cache_resource(max_entries=4, show_spinner=False)
-def map_cache(_bundle, key: str, n: int) -> QKMapCache:
-    """One QKMapCache per checkpoint: q/k captured once, each head embedded once."""
-    pairs = val_split(_bundle, key)
-    return QKMapCache(_bundle, corpus_sentences(pairs, n))
-
-
 def render(ctx: Ctx) -> None:
     kind, layer, head = head_picker(ctx)
     c1, c2 = st.columns(2)
@@ -43,10 +36,13 @@ def render(ctx: Ctx) -> None:
     seed("qk_method", "pca")
     method = sticky(c2.radio, "qk_method", _("Embedding"), options=list(METHODS),
                     format_func=METHODS.get, horizontal=True)
-    cache = map_cache(ctx.bundle, ctx.key, N_SENTENCES)
     try:
         with st.spinner(_("Embedding this head's queries and keys from {n} validation "
                           "sentences (once per head)…").format(n=N_SENTENCES)):
+            # the first build captures every sentence's q/k: through the admission gate
+            cache = or_warning(lambda: cached_qkmap(ctx.bundle, ctx.key, N_SENTENCES))
+            if cache is None:
+                return
             points = cache.get(kind, layer, head, method)
     except ValueError as exc:
         st.info(_("No query–key map for this head: {reason}").format(reason=md(exc)))
