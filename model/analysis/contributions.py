@@ -13,6 +13,13 @@ Top tokens a head promotes and suppresses: the vocabulary through the same froze
 unembedding (pre-LN), and, on every model, the tokens whose logit falls (promoted) or rises
 (suppressed) most when the head is knocked out.
 
+Hugging Face decoder-only models (GPT-2, Llama, Mistral, Qwen …): the residual before the final
+norm is read at the recorder's `decoder.layers.{L-1}.hook_resid_post`, each block's input at
+`hook_resid_pre`, each head's context at `hook_context`; a head's part is its context times its
+slice of W_O, a layer's MLP part is what the block added beyond its attention output. The final
+norm is frozen the same way: LayerNorm as above, RMSNorm as x ↦ γ ⊙ x / rms(x) with rms from the
+whole residual (Gemma's (1 + γ) recognised). Both pass the same sum-to-logit identity.
+
 Shape legend: L layers, H heads, T decoder positions, D model size, V vocabulary.
 """
 
@@ -24,7 +31,7 @@ import numpy as np
 import torch
 
 from ..dispatch import capture
-from ..hooks import Head, hooks
+from ..hooks import Head, attn_prefix, hooks
 from ..norms import head_outputs, native_projections
 from .ablation import all_heads, is_native, row_ablation_hooks
 
@@ -123,7 +130,9 @@ def head_contributions(bundle, source: str, target: str | None = None, *,
     target None: the model's own greedy translation. step None: the last position (the one
     that predicts </s>); token_id None: the model's argmax at that step.
     """
-    is_native(bundle, "head contributions")
+    if not is_native(bundle, "head contributions"):
+        return _hf_contributions(bundle, source, target, step=step, token_id=token_id, k=k,
+                                 chunk=chunk)
     model, cfg = bundle.model, bundle.config
     n_dec = bundle.n_layers("dec_self")
     tr = capture(bundle, [source], None if target is None else [target],
@@ -163,3 +172,153 @@ def head_contributions(bundle, source: str, target: str | None = None, *,
     if cfg.norm == "pre" and model.decoder.final_norm is not None:
         result.dla, result.other, result.dla_top = _direct(bundle, tr, step, token_id, k)
     return result
+
+
+# ---- Hugging Face decoder-only models ------------------------------------------------------------
+
+_FINAL_NORMS = ("ln_f", "norm", "final_layernorm", "final_layer_norm", "final_norm")
+
+
+def _final_norm(model: torch.nn.Module) -> torch.nn.Module:
+    """The norm between the last block and the unembedding (not inside any block)."""
+    for name, module in model.named_modules():
+        parts = name.split(".")
+        if parts[-1] in _FINAL_NORMS and not any(p.isdigit() for p in parts):
+            return module
+    raise ValueError("no final norm found between the last block and the unembedding")
+
+
+def _frozen_norm(norm: torch.nn.Module, x: np.ndarray):
+    """(through, β) with norm(x) = through(x) + β and `through` linear (the scale frozen at x's):
+    LayerNorm or RMSNorm (γ or 1 + γ), whichever reproduces the module's own output."""
+    with torch.inference_mode():
+        want = norm(torch.from_numpy(x).to(norm.weight.dtype)[None])[0].double().cpu().numpy()
+    gamma = norm.weight.detach().double().cpu().numpy()
+    bias = getattr(norm, "bias", None)
+    beta = np.zeros_like(x) if bias is None else bias.detach().double().cpu().numpy()
+    eps = float(getattr(norm, "eps", None) or getattr(norm, "variance_epsilon", None) or 1e-6)
+    sigma = np.sqrt(x.var() + eps)
+    rms = np.sqrt((x * x).mean() + eps)
+    ways = (lambda c: (c - c.mean(-1, keepdims=True)) * gamma / sigma,  # LayerNorm
+            lambda c: c * gamma / rms,  # RMSNorm (Llama, Mistral, Qwen)
+            lambda c: c * (1 + gamma) / rms)  # RMSNorm with a (1 + γ) scale (Gemma)
+    for through in ways:
+        if np.allclose(through(x) + beta, want, rtol=1e-4, atol=1e-4 * np.abs(want).max()):
+            return through, beta
+    raise ValueError("the final norm is neither a LayerNorm nor an RMSNorm, so it cannot be "
+                     "frozen into a sum")
+
+
+def _hf_run(bundle, ids: list[int], step: int, names: list[str]) -> tuple[dict, np.ndarray]:
+    """Row `step` of each named hook tensor (context: (H, Dh); residual: (D,)) and the logits
+    at `step`, (V,), of one teacher-forced pass."""
+    got: dict[str, np.ndarray] = {}
+
+    def keep(x: torch.Tensor, name: str) -> None:
+        row = x[0, :, step] if name.endswith("hook_context") else x[0, step]  # (H, Dh) / (D,)
+        got[name] = row.detach().to("cpu", torch.float64).numpy()
+
+    model = bundle.model
+    device = next(model.parameters()).device
+    t = torch.tensor([ids], device=device)
+    with torch.inference_mode(), hooks(dict.fromkeys(names, keep)):
+        out = model(input_ids=t, attention_mask=torch.ones_like(t), use_cache=False)
+    return got, out.logits[0, step].double().cpu().numpy()
+
+
+def _hf_direct(bundle, ids: list[int], step: int, token_id: int | None, k: int):
+    """(logits at step, dla {"dec_self": (L, H)}, other terms, top tokens per head)."""
+    from ..hf.projections import output_projections
+    from ..hf.recorder import residual_points
+    from ..norms import head_slices
+
+    model, cfg = bundle.model, bundle.config
+    if getattr(cfg.hf, "final_logit_softcapping", None):
+        raise ValueError("the final logits are softcapped, so they are not a sum of parts")
+    if not residual_points(model, cfg.family):
+        raise ValueError("this model's blocks are not known to the recorder")
+    n_layers = bundle.n_layers("dec_self")
+    pre = [f"decoder.layers.{i}.hook_resid_pre" for i in range(n_layers)]
+    last = f"decoder.layers.{n_layers - 1}.hook_resid_post"
+    ctx = [f"{attn_prefix('dec_self', i)}.hook_context" for i in range(n_layers)]
+    got, logits = _hf_run(bundle, ids, step, [*pre, last, *ctx])
+    token_id = int(logits.argmax()) if token_id is None else int(token_id)
+    if not 0 <= token_id < logits.shape[0]:
+        raise ValueError(f"token id must be between 0 and {logits.shape[0] - 1}")
+    x = got[last]  # the residual before the final norm, (D,)
+    through, beta = _frozen_norm(_final_norm(model), x)
+    head = model.get_output_embeddings()
+    w_u = head.weight.detach().double().cpu().numpy()  # (V, D)
+    w_v = w_u[token_id]
+    other = {"embedding": float(through(got[pre[0]]) @ w_v),
+             "final norm bias": float(beta @ w_v)}
+    if getattr(head, "bias", None) is not None:
+        other["unembedding bias"] = float(head.bias[token_id])
+    projections = output_projections(bundle)["dec_self"]
+    n_heads = cfg.n_heads
+    table = np.zeros((n_layers, n_heads))
+    tops: dict[Head, dict] = {}
+    pieces = [str(p) for p in bundle.tokenizer.convert_ids_to_tokens(list(range(w_u.shape[0])))]
+    w_u32 = w_u.astype(np.float32)
+    for layer, (w_o, bias) in enumerate(projections):
+        slices = head_slices(w_o, n_heads).astype(np.float64)  # (H, Dh, D)
+        out = np.einsum("hd,hde->he", got[ctx[layer]], slices)  # (H, D) each head's write
+        moved = through(out)
+        table[layer] = moved @ w_v
+        wrote = out.sum(0)
+        if bias is not None:
+            wrote = wrote + bias
+            other[f"attention layer {layer} output bias"] = float(through(bias) @ w_v)
+        nxt = got[pre[layer + 1]] if layer + 1 < n_layers else x
+        mlp = nxt - got[pre[layer]] - wrote  # what the block added beyond its attention
+        other[f"MLP layer {layer}"] = float(through(mlp) @ w_v)
+        scores = moved.astype(np.float32) @ w_u32.T  # (H, V)
+        for h in range(n_heads):
+            tops[("dec_self", layer, h)] = _top(scores[h], pieces, k)
+    return logits, token_id, {"dec_self": table}, other, tops, pieces
+
+
+def _hf_contributions(bundle, source: str, target: str | None, *, step: int | None,
+                      token_id: int | None, k: int, chunk: int) -> Contributions:
+    """head_contributions for a Hugging Face decoder-only model: DLA and knock-out."""
+    from ..backends import capabilities
+    from ..hf.record import encode_checked
+
+    caps = capabilities(bundle)
+    if caps.family != "decoder" or not caps.logit_attribution:
+        raise ValueError("head contributions need this project's encoder–decoder checkpoints "
+                         "or a pre-LN decoder-only Hugging Face model (GPT-2, Llama, Mistral, "
+                         "Qwen …) whose attention runs through the recorder")
+    if target is not None:
+        raise ValueError("a decoder-only model reads one text; pass no target")
+    tok, cfg = bundle.tokenizer, bundle.config
+    ids = encode_checked(tok, [source], cfg.max_len)[0][0]
+    n_t = len(ids)
+    step = n_t - 1 if step is None else int(step)
+    if not 0 <= step < n_t:
+        raise ValueError(f"step must be between 0 and {n_t - 1}")
+    logits, token_id, dla, other, tops, pieces = _hf_direct(bundle, ids, step, token_id, k)
+    # knock-out: row 0 untouched, row r knocks out heads[r - 1]
+    model = bundle.model
+    device = next(model.parameters()).device
+    heads = all_heads(bundle)
+    rows: list[Head | None] = [None, *heads]
+    picked: list[np.ndarray] = []
+    t = torch.tensor([ids], device=device)
+    for start in range(0, len(rows), max(1, chunk)):
+        part = rows[start:start + chunk]
+        batch = t.repeat(len(part), 1)
+        with torch.inference_mode(), hooks(row_ablation_hooks(part)):
+            out = model(input_ids=batch, attention_mask=torch.ones_like(batch), use_cache=False)
+        picked.append(out.logits[:, step].double().cpu().numpy())  # (n, V)
+    every = np.concatenate(picked)
+    change = every[1:] - every[0]
+    knock = {"dec_self": np.zeros((bundle.n_layers("dec_self"), cfg.n_heads))}
+    knock_top: dict[Head, dict] = {}
+    for (kind, layer, h), row in zip(heads, change):
+        knock[kind][layer, h] = row[token_id]
+        knock_top[(kind, layer, h)] = _top(-row, pieces, k)
+    tokens = [str(p) for p in tok.convert_ids_to_tokens(ids)]
+    return Contributions(step=step, token_id=token_id, token=pieces[token_id],
+                         logit=float(logits[token_id]), knockout=knock, knockout_top=knock_top,
+                         dla=dla, other=other, dla_top=tops, tgt_tokens=tokens, src_tokens=[])
