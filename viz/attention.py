@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from .common import heatmap, token_labels
+from .common import SCREEN_W, heatmap, numbers_fit, token_labels
 from .i18n import _
 from .masks import KIND_NAMES, axis_tokens
-from .tiles import SCREEN_W, numbers_fit, thin_ticks, tiled_heatmap
+from .tiles import tiled_heatmap
 
 LAYER_MAX = 64  # per-axis cells of each head in the layer's heads figure
 THUMB_MAX = 24  # per-axis cells of each thumbnail in the layers × heads grid
@@ -34,7 +34,7 @@ def head_figure(trace, kind: str, layer: int, b: int, head: int, *, hide_pad: bo
     cells only when a cell is big enough to read them, every k-th piece named on long axes."""
     z, q, k = head_matrix(trace, kind, layer, b, head, hide_pad)
     height = int(min(900, max(380, 160 + 24 * z.shape[0])))
-    plot_h, plot_w = height - 160, SCREEN_W - 120  # less title, tick labels and colour bar
+    plot_h, plot_w = height - 160, SCREEN_W - 150  # less title, tick labels and colour bar
     x, y = token_labels(k), token_labels(q)
     fig = heatmap(z, x, y,
                   title=_("{kind} · layer {layer} · head {head} · attention weights {shape}")
@@ -43,8 +43,7 @@ def head_figure(trace, kind: str, layer: int, b: int, head: int, *, hide_pad: bo
                   x_title=_("key (attended to)"), y_title=_("query (attending)"),
                   colorscale=colorscale, zmin=0, zmax=1,
                   numbers=numbers and numbers_fit(len(y), len(x), plot_h, plot_w),
-                  height=height)
-    fig.update_layout(xaxis=thin_ticks(x, plot_w), yaxis=thin_ticks(y, plot_h))
+                  height=height)  # (heatmap names every k-th piece on long axes)
     return fig
 
 

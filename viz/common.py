@@ -31,8 +31,27 @@ MASK_COLOURS = [[0.0, "#f2f2f2"], [1.0, "#3b3b3b"]]  # False light, True (blocke
 TEXT_MAX = 40  # above this many rows or columns, heatmaps drop per-cell numbers
 HOVER = "query: %{y}<br>key: %{x}<br>value: %{z:.4f}<extra></extra>"  # value_hover() in English
 
+SCREEN_W = 850  # px a chart gets in the wide layout of a 1280 px window, sidebar open
+TEXT_MIN_PX = 18  # numbers are written on cells only from this size up (issue 30)
+TICK_MIN_PX = 14  # long token axes label every k-th piece so labels are this far apart
+
 PAD_LABEL = "<pad>"
 DOWNLOAD_FORMATS = ("svg", "png")
+
+
+def numbers_fit(n_rows: int, n_cols: int, height_px: float, width_px: float) -> bool:
+    """True when a cell of an n_rows × n_cols heatmap is at least TEXT_MIN_PX on screen."""
+    return min(height_px / max(1, n_rows), width_px / max(1, n_cols)) >= TEXT_MIN_PX
+
+
+def thin_ticks(labels: Sequence[str], px: float, min_px: float = TICK_MIN_PX) -> dict:
+    """Axis keys that name every k-th category when all of them would crowd (else {})."""
+    n = len(labels)
+    k = int(np.ceil(n * min_px / max(px, 1.0)))
+    if n == 0 or k <= 1:
+        return {}
+    picked = list(labels)[::k]
+    return {"tickmode": "array", "tickvals": picked, "ticktext": picked}
 
 
 def query_key_hover(rest: str) -> str:
@@ -195,12 +214,13 @@ def heatmap(z: np.ndarray, x: Sequence[str], y: Sequence[str], *, title: str, x_
         text = None
     if height is None:
         height = int(min(900, max(300, 120 + 22 * z.shape[0])))
-    yaxis = {"autorange": "reversed", "type": "category", "title": {"text": y_title}}
+    yaxis = {"autorange": "reversed", "type": "category", "title": {"text": y_title},
+             **thin_ticks(y, height - 160)}  # hundreds of pieces: every k-th named
     if square:
         yaxis.update(scaleanchor="x", scaleratio=1, constrain="domain")
     layout = {**base_layout(title, height), "yaxis": yaxis,
               "xaxis": {"type": "category", "tickangle": -45 if len(x) > 8 else 0,
-                        "title": {"text": x_title}}}
+                        "title": {"text": x_title}, **thin_ticks(x, SCREEN_W - 150)}}
     trace = heatmap_trace(z, x, y, colorscale=colorscale, zmin=zmin, zmax=zmax, zmid=zmid,
                           text=text, hover=hover)
     return go.Figure(data=[trace], layout=layout, _validate=False)

@@ -17,17 +17,18 @@ from model.analysis.heads import METRICS, diff_where_tokens_agree
 
 from .common import (
     DIVERGING,
+    SCREEN_W,
     SEQUENTIAL,
     TEXT_MAX,
     cell_text,
     half_width,
+    numbers_fit,
     plotly_text,
     style,
     token_labels,
 )
 from .i18n import N_, _
 from .masks import kind_name
-from .tiles import SCREEN_W, numbers_fit
 
 SCALE = SEQUENTIAL[0]  # Viridis: every unsigned map here (shares, entropy, rollout)
 SIGNED = DIVERGING  # RdBu, always on a range symmetric about 0

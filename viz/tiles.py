@@ -20,13 +20,17 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
-from .common import TEMPLATE, block_labels, block_mean
+from .common import (  # noqa: F401 - SCREEN_W, numbers_fit, thin_ticks: re-exported
+    SCREEN_W,
+    TEMPLATE,
+    block_labels,
+    block_mean,
+    numbers_fit,
+    thin_ticks,
+)
 from .i18n import _
 
-SCREEN_W = 1000  # px of plot area a wide-layout chart gets in a 1280 px window
 CELL_MIN_PX = 2  # a panel is pooled until each of its cells is at least this wide
-TEXT_MIN_PX = 18  # numbers are written on cells only from this size up
-TICK_MIN_PX = 14  # token axes label every k-th piece so labels are this far apart
 BAND = "rgba(120, 120, 120, 0.18)"
 MARK = "#d62728"
 
@@ -48,21 +52,6 @@ def cells_for(panel_px: float, n: int, cap: int | None = None) -> int:
     """How many cells a panel side of panel_px pixels can show (≥ CELL_MIN_PX px each)."""
     fit = max(1, int(panel_px // CELL_MIN_PX))
     return max(1, min(n, fit, cap if cap is not None else n))
-
-
-def numbers_fit(n_rows: int, n_cols: int, height_px: float, width_px: float) -> bool:
-    """True when a cell of an n_rows × n_cols heatmap is at least TEXT_MIN_PX on screen."""
-    return min(height_px / max(1, n_rows), width_px / max(1, n_cols)) >= TEXT_MIN_PX
-
-
-def thin_ticks(labels: Sequence[str], px: float, min_px: float = TICK_MIN_PX) -> dict:
-    """Axis keys that label every k-th category when all would crowd (else {})."""
-    n = len(labels)
-    k = int(np.ceil(n * min_px / max(px, 1.0)))
-    if n == 0 or k <= 1:
-        return {}
-    picked = list(labels)[::k]
-    return {"tickmode": "array", "tickvals": picked, "ticktext": picked}
 
 
 def _gaps(groups: Sequence[int] | None, n: int, gap: int) -> list[int]:
