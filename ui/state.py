@@ -18,7 +18,14 @@ def url_once() -> dict[str, str]:
     if st.session_state.get("_url_read"):
         return {}
     st.session_state["_url_read"] = True
-    return {k: st.query_params[k] for k in st.query_params}
+    params = {k: st.query_params[k] for k in st.query_params}
+    st.session_state["_url"] = params  # for views that read a parameter when first drawn
+    return params
+
+
+def url_value(key: str) -> str | None:
+    """A query parameter of the session's first run (e.g. `corrupt` for view=patch)."""
+    return st.session_state.get("_url", {}).get(key)
 
 
 def seed(key: str, value: object) -> None:
@@ -86,6 +93,9 @@ def link_params(name: str, inputs: dict, view: str) -> dict[str, str]:
                   head=str(state["head"]))
     if inputs["ablate"]:
         params["ablate"] = inputs["ablate"]
+    corrupt = state.get("patch_corrupt")
+    if view == "patch" and corrupt and len(corrupt) <= MAX_URL_TEXT:
+        params["corrupt"] = corrupt  # ui/views/patch.py's corrupted sentence
     if view == "tour" and "tour_step" in state:  # the tour's step, 1-based in the link
         params["step"] = str(int(state["tour_step"]) + 1)
     if state.get("attn_measure") == "norms":  # ui/views/measure.py's toggle, off by default

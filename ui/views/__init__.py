@@ -31,6 +31,7 @@ from ui.views import (
     knows,
     masks,
     measure,
+    patch,
     positional,
     qkmap,
     steps,
@@ -110,6 +111,7 @@ VIEWS: dict[str, View] = {
     "flow": View(N_("Information flow"), flow.render, flow.applies,
                  needs=frozenset({"hidden", "norms"})),
     "qkmap": View(N_("Query–key map"), qkmap.render, qkmap.applies, needs=HEAD),
+    "patch": View(N_("Patching"), patch.render, needs=frozenset()),
     "tour": View(N_("Guided tour"), tour.render, needs=tour_needs),
 }
 

@@ -1,0 +1,161 @@
+"""Activation patching: which heads, layers and positions carry a clean/corrupted difference.
+
+The clean sentence is the sidebar's (the link's `text=`), the corrupted one this view's box
+(the link's `corrupt=`). The result (model.patching.patch) is kept for every session per
+checkpoint, inputs and method; a sweep runs once the admission gate admits it, with a progress
+bar, and a rerun (new text, another click) stops it between batches.
+"""
+
+from __future__ import annotations
+
+import time
+
+import streamlit as st
+from streamlit.runtime.scriptrunner_utils.script_run_context import get_run_yield_check
+
+from model.backends import capabilities
+from model.patching import estimate_patch, patch
+from ui.admission import admitted, or_warning
+from ui.common import chart, goto, progress_bar
+from ui.context import Ctx
+from ui.i18n import N_, _
+from ui.runtime import result_get, result_put
+from ui.state import seed, url_value
+from ui.text import md
+from viz import patch as viz_patch
+
+# minimal pairs that translate differently on the shipped checkpoints (clean, corrupted)
+PRESETS = (
+    ("The cat eats fish.", "The dog eats fish."),
+    ("겨울은 추워요.", "여름은 추워요."),
+    ("Winter is cold.", "Winter is hot."),
+    ("The child drinks water.", "The child drinks milk."),
+    ("My friend reads a book.", "My mother reads a book."),
+    ("고양이가 생선을 먹어요.", "강아지가 생선을 먹어요."),
+)
+METHODS = {"exact": N_("exact (one patched run per cell)"),
+           "attribution": N_("attribution (gradient estimate: 2 forwards + 1 backward)")}
+TOP = 12  # heads offered by the picker, strongest first
+
+
+def _use_pair(clean: str, corrupted: str) -> None:
+    st.session_state["text"] = clean
+    st.session_state["patch_corrupt"] = corrupted
+
+
+def _default_corrupt(clean: str) -> str:
+    """The link's corrupt=, else the preset partner of the clean sentence, else the clean one."""
+    linked = url_value("corrupt")
+    if linked is not None:
+        return linked
+    return next((r for c, r in PRESETS if c == clean), clean)
+
+
+def render(ctx: Ctx) -> None:
+    caps = capabilities(ctx.bundle)
+    if not caps.head_outputs:
+        st.info(_("Patching needs each head's context before the output projection; this "
+                  "model's attention does not run through the lab's recorder."))
+        return
+    clean = ctx.lines[ctx.b]
+    seed("patch_corrupt", _default_corrupt(clean))
+    st.caption(_("Run the corrupted sentence, copy one activation from the clean run into it, "
+                 "and see how much of the clean answer comes back: 0 = the corrupted run, "
+                 "1 = the clean run. The clean sentence is the one in the sidebar."))
+    with st.expander(_("Minimal pairs")):
+        for i, (c, r) in enumerate(PRESETS):
+            st.button(f"{c} → {r}", key=f"patch_preset_{i}", on_click=_use_pair, args=(c, r))
+    st.markdown(_("**Clean:** {text}").format(text=md(clean)))
+    corrupted = st.text_input(_("Corrupted sentence (same number of pieces)"),
+                              key="patch_corrupt")
+    method = st.radio(_("Method"), list(METHODS), key="patch_method", horizontal=True,
+                      format_func=lambda m: _(METHODS[m]))
+    key = ("patch", ctx.key, clean, corrupted, ctx.lang, ctx.ablate, method)
+    found = result_get(key)
+    if found is None:
+        try:
+            found = or_warning(lambda: admitted(estimate_patch(ctx.bundle, clean),
+                                                lambda: result_get(key),
+                                                lambda: _run(ctx, clean, corrupted, method, key)))
+        except ValueError as exc:  # unequal pieces, nothing differs, a bad step or token
+            st.warning(_("These two sentences cannot be patched: {reason}").format(
+                reason=md(str(exc))))
+            return
+        if found is None:
+            return
+    _show(ctx, *found)
+
+
+def _run(ctx: Ctx, clean: str, corrupted: str, method: str, key: tuple) -> tuple:
+    """patch() with a progress bar that also ends the run when the session reruns."""
+    bar, move = progress_bar(_("Patching…"))
+    check = get_run_yield_check()
+
+    def report(f: float) -> None:
+        if check is not None:
+            check()  # raises when a newer run of this session is waiting: the sweep stops
+        move(f)
+
+    start = time.monotonic()
+    lang = ctx.lang if capabilities(ctx.bundle).translates else None
+    result = patch(ctx.bundle, clean, corrupted, method=method, ablate=ctx.ablate,
+                   target_lang=lang, progress=report)
+    found = (result, time.monotonic() - start)
+    result_put(key, found)
+    bar.empty()
+    return found
+
+
+def _show(ctx: Ctx, p, seconds: float) -> None:
+    caps = capabilities(ctx.bundle)
+    if p.outputs != ("", ""):
+        left, right = st.columns(2)
+        left.markdown(_("**Clean output:** {text}").format(text=md(p.outputs[0])))
+        right.markdown(_("**Corrupted output:** {text}").format(text=md(p.outputs[1])))
+    if p.metric == "logit_diff":
+        where = (_("decoder step {step}").format(step=p.step) if p.step is not None
+                 else _("the next token after the text"))
+        st.markdown(_("Metric: logit({answer}) − logit({wrong}) at {where}: clean "
+                      "{clean:+.3f}, corrupted {corrupted:+.3f}.").format(
+            answer=md(p.answer), wrong=md(p.wrong), where=where, clean=p.clean_metric,
+            corrupted=p.corrupted_metric))
+    else:
+        st.markdown(_("Metric (encoder-only model): the mean last hidden state, projected on "
+                      "the direction from the corrupted run to the clean one: clean "
+                      "{clean:.3f}, corrupted {corrupted:.3f}.").format(
+            clean=p.clean_metric, corrupted=p.corrupted_metric))
+    st.caption(_("{method}, {s:.2f} s.").format(method=_(METHODS[p.method]), s=seconds))
+    chart(viz_patch.heads_figure(p), ctx, key="patch_heads")
+    _picker(ctx, p, caps.kinds)
+    for side in p.resid:
+        chart(viz_patch.resid_figure(p, side), ctx, key=f"patch_resid_{side}")
+    if p.attn_out:
+        with st.expander(_("Attention outputs per position")):
+            for kind in p.attn_out:
+                chart(viz_patch.attn_out_figure(p, kind), ctx, key=f"patch_attn_{kind}")
+    st.download_button(_("Download the effects (.csv)"), data=viz_patch.patch_csv(p),
+                       file_name="patching.csv", mime="text/csv", key="patch_csv",
+                       on_click="ignore")
+
+
+def _picker(ctx: Ctx, p, kinds: tuple[str, ...]) -> None:
+    """The strongest heads; the chosen one opens in the attention view."""
+    ranked = sorted(((float(v), kind, layer, head) for kind, grid in p.heads.items()
+                     for (layer, head), v in _cells(grid)), key=lambda t: -abs(t[0]))[:TOP]
+    if not ranked:
+        return
+    options = [(kind, layer, head) for _v, kind, layer, head in ranked]
+    values = {(k, la, h): v for v, k, la, h in ranked}
+    left, right = st.columns([3, 1])
+    chosen = left.selectbox(
+        _("Head to open"), options, key="patch_pick",
+        format_func=lambda t: _("{kind} layer {layer} head {head}: {value:+.3f}").format(
+            kind=t[0], layer=t[1], head=t[2], value=values[t]))
+    right.button(_("Open in the attention view"), key="patch_goto", on_click=goto,
+                 args=("attention", chosen))
+
+
+def _cells(grid):
+    for layer in range(grid.shape[0]):
+        for head in range(grid.shape[1]):
+            yield (layer, head), grid[layer, head]
