@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from model import load_checkpoint
 from model.analysis.detectors import detect_heads, quick_detectors
 from tests.app import test_views_heads_bertviz as base
 from tests.app.conftest import run_app
@@ -98,3 +99,18 @@ def test_tour_qk_step_has_the_terms_table(models):
     assert list(table.iloc[:4, 0]) == ["token·token", "token·position", "position·token",
                                        "position·position"]
     assert str(table.iloc[-1, 0]).startswith("sum (recorded score")
+
+
+def test_contributions_view_on_a_hugging_face_gpt2(models):
+    """The tiny GPT-2 (listed with ATTN_MODELS) gets direct logit attribution that adds up."""
+    from model.analysis.contributions import head_contributions
+
+    at = run_app({"ckpt": "tiny-gpt2", "view": "contrib", "text": base.HF_TEXT}, timeout=120)
+    ok(at)
+    assert not at.error, texts(at.error)
+    assert at.radio(key="_w_contrib_measure").value == "dla"  # DLA offered and first
+    c = head_contributions(load_checkpoint(models[1] / "tiny-gpt2"),
+                           base.HF_TEXT.splitlines()[0])
+    assert abs(c.dla_total() - c.logit) < 1e-4
+    np.testing.assert_allclose(array(charts(at)[0]["data"][0]["z"]), c.dla["dec_self"],
+                               atol=1e-6)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from model.analysis.contributions import Contributions
+from model.backends import capabilities
 from ui.admission import refusal
 from ui.common import chart, head_picker, is_translator
 from ui.context import Ctx
@@ -17,12 +18,15 @@ from viz import contributions as viz_contrib
 
 
 def applies(bundle) -> str | None:
-    """Needs the lab's own encoder–decoder (knock-out runs through its hooks)."""
-    if is_translator(bundle):
+    """The lab's own encoder–decoders, and decoder-only Hugging Face models whose logit is a
+    sum of per-head parts (pre-LN, attention through the recorder)."""
+    if is_translator(bundle) or (not capabilities(bundle).lab
+                                 and capabilities(bundle).logit_attribution):
         return None
     return _("Head contributions to a predicted token are computed for this project's "
-             "encoder–decoder checkpoints (teacher-forced knock-out of every head through the "
-             "lab's hooks).")
+             "encoder–decoder checkpoints and for pre-LN decoder-only Hugging Face models "
+             "(GPT-2, Llama, Mistral, Qwen …): direct logit attribution and a teacher-forced "
+             "knock-out of every head.")
 
 
 def _contributions(ctx: Ctx, source: str, target: str | None, step: int) -> Contributions:
