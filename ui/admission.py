@@ -45,11 +45,11 @@ __all__ = ["BUSY", "QUEUE_FULL", "QUEUE_TIMEOUT", "Busy", "QueueFull", "QueueTim
 
 # model/budget.py's messages, marked for the catalogue here (model/ knows no gettext);
 # tests/unit/test_budget_runs.py checks the English is the same
-_BUSY = N_("The server is busy, try again in a moment.")
-_QUEUE_FULL = N_("The server is busy: every place in the queue for the model is taken. Try again "
-                 "in a moment.")
-_QUEUE_TIMEOUT = N_("The server is still busy after {seconds} seconds of waiting for the model. "
-                    "Try again in a moment.")
+BUSY_MARKED = N_("The server is busy, try again in a moment.")
+QUEUE_FULL_MARKED = N_("The server is busy: every place in the queue for the model is taken. "
+                       "Try again in a moment.")
+QUEUE_TIMEOUT_MARKED = N_("The server is still busy after {seconds} seconds of waiting for the "
+                          "model. Try again in a moment.")
 _TOO_LARGE = {
     "lines": N_("This input needs about {mb} MB to run, more than this server's whole budget "
                 "for model runs ({budget} MB). Use fewer lines or shorter lines: at most {fit} "
@@ -130,11 +130,11 @@ def too_large_text(est: Estimate, budget: int) -> str:
 def refusal(exc: BaseException) -> str | None:
     """The message for a run the gate turned away, or None for any other failure."""
     if isinstance(exc, QueueFull):  # refused at once
-        return _(_QUEUE_FULL)
+        return _(QUEUE_FULL_MARKED)
     if isinstance(exc, QueueTimeout):  # waited the whole ATTN_QUEUE_TIMEOUT_S
-        return _(_QUEUE_TIMEOUT).format(seconds=exc.seconds)
+        return _(QUEUE_TIMEOUT_MARKED).format(seconds=exc.seconds)
     if isinstance(exc, Busy):
-        return _(_BUSY) if str(exc) == BUSY else str(exc)
+        return _(BUSY_MARKED) if str(exc) == BUSY else str(exc)
     if isinstance(exc, TooLarge):
         return too_large_text(exc.est, exc.budget) if exc.est is not None else str(exc)
     return None

@@ -89,7 +89,7 @@ class _Captured:
                             tr.k[kind][:, b, :, :length[k_side]].copy()
 
 
-def _embed(x: np.ndarray, method: str, seed: int) -> tuple[np.ndarray, tuple[float, ...]]:
+def embed(x: np.ndarray, method: str, seed: int) -> tuple[np.ndarray, tuple[float, ...]]:
     if method == "pca":  # numpy's SVD: importing scikit-learn costs a server ~120 MB (pca.py)
         mean, axes, shares = principal_axes(x)
         return (x - mean) @ axes.T, tuple(float(v) for v in shares)
@@ -135,7 +135,7 @@ def head_points(data: _Captured, kind: str, layer: int, head: int, method: str =
         raise ValueError(f"method must be one of {METHODS}")
     q_all, k_all, qs, ks = head_vectors(data, kind, layer, head)
     q_side, k_side = _SIDES[kind]
-    xy, explained = _embed(np.concatenate([q_all, k_all]), method, seed)
+    xy, explained = embed(np.concatenate([q_all, k_all]), method, seed)
     tokens, positions, sentences, langs = [], [], [], []
     for side, parts in ((q_side, qs), (k_side, ks)):
         for s, part in enumerate(parts):

@@ -174,12 +174,12 @@ def _lab_parts(bundle, trace: Trace, kind: str, layer: int, head: int, query: in
 
 def _attention_module(bundle, kind: str, layer: int) -> tuple[str, torch.nn.Module]:
     """(path, module) of the attention that calls the lab's recorder for (kind, layer)."""
-    from ..hf.recorder import _SITE, sites
+    from ..hf.recorder import site_of, sites
 
     if sites(bundle.model, bundle.config.family) is None:
         raise ValueError("this model's attention does not run through the lab's recorder")
     for name, module in bundle.model.named_modules():
-        site = _SITE.get(module)
+        site = site_of(module)
         if site is not None and site.kind == kind and site.layer == layer:
             return name, module
     raise ValueError(f"no attention module found for {kind} layer {layer}")

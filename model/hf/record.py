@@ -40,7 +40,7 @@ def encode_ids(tok: Any, texts: Sequence[str], limit: int, target: bool = False
 
 def encode_checked(tok: Any, texts: Sequence[str], limit: int
                    ) -> tuple[list[list[int]], list[int]]:
-    """_encode, refusing any text that the tokenizer turns into no tokens at all (a model
+    """encode_ids, refusing any text that the tokenizer turns into no tokens at all (a model
     cannot run on an empty row: transformers fails with 'cannot reshape tensor of 0 elements')."""
     ids, cuts = encode_ids(tok, texts, limit)
     for i, row in enumerate(ids):
@@ -108,7 +108,7 @@ def target_lists(bundle: Bundle, src: torch.Tensor, src_mask: torch.Tensor,
                   encoded: Sequence[Sequence[int]] | None = None) -> list[list[int]]:
     """Decoder inputs [start] + pieces (eos excluded): given texts, or the model's greedy output
     (under whatever ablation hooks the caller attached). `encoded`: the targets already
-    tokenized (a Batch's, by _encode(..., max_len, target=True))."""
+    tokenized (a Batch's, by encode_ids(..., max_len, target=True))."""
     model, tok, cfg = bundle.model, bundle.tokenizer, bundle.config
     start = cfg.decoder_start_id if cfg.decoder_start_id is not None else cfg.pad_id
     eos = tok.eos_token_id if tok.eos_token_id is not None else cfg.hf.eos_token_id

@@ -197,6 +197,11 @@ def _classify(calls: list, family: str) -> list[tuple[nn.Module, str]]:
     return kinds
 
 
+def site_of(module: nn.Module) -> Site | None:
+    """The (kind, layer) an attention module records as, once `sites` has classified it."""
+    return _SITE.get(module)
+
+
 def sites(model: nn.Module, family: str) -> Sites | None:
     """Find (once per model) which module is which (kind, layer); None when the model does not
     call lab_attention (loaded with another attn_implementation, or a family that does not

@@ -7,10 +7,10 @@ from .record import skips_logits  # logits_to_keep: one logit row when none are 
 
 
 def hf_dims(bundle, batch) -> Dims:
-    """Dims of capture_hf on a model.batch.Batch (tokenized by the recorder's own _encode, so
+    """Dims of capture_hf on a model.batch.Batch (tokenized by the recorder's own encode_ids, so
     the lengths agree): text on the source side for encoder-only models, on the target side
     for decoder-only ones; without targets an encoder–decoder model may generate up to
-    min(max_len - 1, 2 × source + 10) pieces (record._target_lists)."""
+    min(max_len - 1, 2 × source + 10) pieces (record.target_lists)."""
     cfg, hf = bundle.config, bundle.config.hf
     texts, targets = batch.src_lists, batch.extra.get("targets")
     n = max(len(t) for t in texts)

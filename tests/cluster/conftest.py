@@ -75,7 +75,7 @@ def _free_ports(n: int) -> list[int]:
     raise RuntimeError("no free ports")
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().split(") ")[1].split()[0]
     except OSError:
@@ -138,7 +138,7 @@ class Cluster:
                 self.proc.wait()
                 if check:
                     pytest.fail("the supervisor did not stop within 40 s of SIGTERM")
-        left = {name: pid for name, pid in self.pids.items() if _alive(pid)}
+        left = {name: pid for name, pid in self.pids.items() if alive(pid)}
         for pid in left.values():
             os.kill(pid, signal.SIGKILL)
         if check:

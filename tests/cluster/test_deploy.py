@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from tests.cluster.conftest import CLUSTER, Cluster, _alive
+from tests.cluster.conftest import CLUSTER, Cluster, alive
 from tests.conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "deploy"))
@@ -59,7 +59,7 @@ def test_cluster_ends_with_nothing_left(how, nginx_present, cluster_checkpoints,
     c = Cluster.start(tmp_path / "run", 1, {"ATTN_CHECKPOINTS_DIR": str(cluster_checkpoints)})
     try:
         assert set(c.pids) == {"replica-0", "nginx"}
-        assert all(_alive(p) for p in c.pids.values())
+        assert all(alive(p) for p in c.pids.values())
         if how == "SIGINT":  # Ctrl-C in the terminal
             c.proc.send_signal(signal.SIGINT)
             assert c.proc.wait(timeout=40) == 0
@@ -72,9 +72,9 @@ def test_cluster_ends_with_nothing_left(how, nginx_present, cluster_checkpoints,
             os.kill(c.proc.pid, signal.SIGKILL)
             c.proc.wait(timeout=10)
         deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and any(_alive(p) for p in c.pids.values()):
+        while time.monotonic() < deadline and any(alive(p) for p in c.pids.values()):
             time.sleep(0.2)
-        left = {n: p for n, p in c.pids.items() if _alive(p)}
+        left = {n: p for n, p in c.pids.items() if alive(p)}
         assert not left, f"{how}: outlived the cluster: {left}"
         if how != "supervisor SIGKILLed":
             assert not (c.run_dir / "cluster.pid").exists()

@@ -437,5 +437,6 @@ def test_a_full_queue_refuses_at_once_and_a_timeout_only_after_waiting():
 
 def test_the_page_messages_are_the_gates_english():
     """ui/admission.py marks model/budget.py's messages for the catalogue: same English."""
-    assert (admission._BUSY, admission._QUEUE_FULL, admission._QUEUE_TIMEOUT) == (
+    marked = (admission.BUSY_MARKED, admission.QUEUE_FULL_MARKED, admission.QUEUE_TIMEOUT_MARKED)
+    assert marked == (
         BUSY, QUEUE_FULL, QUEUE_TIMEOUT)

@@ -38,8 +38,8 @@ def test_the_pca_map_does_not_import_scikit_learn():
     import subprocess
 
     code = ("import sys, numpy as np\n"
-            "from model.analysis.qkmap import _embed\n"
-            "_embed(np.random.default_rng(0).normal(size=(50, 8)), 'pca', 0)\n"
+            "from model.analysis.qkmap import embed\n"
+            "embed(np.random.default_rng(0).normal(size=(50, 8)), 'pca', 0)\n"
             "import viz.embeddings\n"
             "print('sklearn' in sys.modules, 'scipy.stats' in sys.modules)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -75,10 +75,10 @@ def _kept_apart(xy: np.ndarray, labels: np.ndarray) -> tuple[float, float]:
 def test_tsne_keeps_planted_clusters_apart_in_the_input_order():
     """Each 2-D row is its own input row's image: clusters stay clusters with their labels.
     A map whose rows were shuffled against the input (or that mixed clusters) fails."""
-    from model.analysis.qkmap import _embed
+    from model.analysis.qkmap import embed
 
     x, labels = _planted(np.random.default_rng(1))
-    xy, explained = _embed(x, "tsne", seed=0)
+    xy, explained = embed(x, "tsne", seed=0)
     assert xy.shape == (len(x), 2) and explained == ()
     same, ratio = _kept_apart(xy, labels)
     assert same == 1.0, same  # every nearest neighbour in the map is from its own cluster
