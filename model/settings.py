@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import os
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, MutableMapping
 from dataclasses import dataclass, field, fields
 from functools import lru_cache
 from pathlib import Path
@@ -138,7 +138,7 @@ def settings() -> Settings:
 settings.cache_clear = _parsed.cache_clear  # type: ignore[attr-defined]
 
 
-def keep_hub_offline(env: os._Environ[str] | None = None) -> None:
+def keep_hub_offline(env: MutableMapping[str, str] | None = None) -> None:
     """Set HF_HUB_OFFLINE=1 unless ATTN_ALLOW_HUB=1; called before transformers is imported.
     A bad ATTN_ALLOW_HUB keeps the hub offline (start-up then reports the value)."""
     env = os.environ if env is None else env
