@@ -91,7 +91,7 @@ def _products(q: Parts, k: Parts, scale: float) -> dict[str, float]:
     def dot(a: str, b: str) -> float:
         if a not in q or b not in k:
             return 0.0
-        return float(np.dot(q[a], k[b])) * scale
+        return float(np.dot(q[a], k[b]) * scale)
 
     emb = ("token", "position")
     terms = {"token·token": dot("token", "token"), "token·position": dot("token", "position"),
@@ -103,7 +103,7 @@ def _products(q: Parts, k: Parts, scale: float) -> dict[str, float]:
         terms["layers·layers"] = dot("layers", "layers")
     terms["bias"] = sum(dot(a, "bias") for a in q) + sum(dot("bias", b) for b in k
                                                          if b != "bias")
-    return terms
+    return {name: float(v) for name, v in terms.items()}
 
 
 # ---- the lab's own model -----------------------------------------------------------------------
