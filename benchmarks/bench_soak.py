@@ -244,7 +244,9 @@ def run_soak(cfg: SoakConfig, log=print) -> SoakResult:
     share_script_cache()  # compile app.py once, as a server does
     runtime = runtime_module()
     res = SoakResult(config=asdict(cfg))
-    res.trace_cache_mb = float(os.environ.get("ATTN_TRACE_CACHE_MB", "2048"))
+    from model.settings import settings
+
+    res.trace_cache_mb = settings().trace_cache_mb  # what the app's Trace cache was given
     res.warmup = max(cfg.every, cfg.inputs // 10)
     inputs, rng = Inputs(cfg), random.Random(cfg.seed + 2)
     start = time.monotonic()

@@ -118,6 +118,34 @@ def test_attn_variables_are_read_only_in_the_settings_module():
     assert environment_reads() == []
 
 
+def benchmark_reads(root: Path = ROOT) -> list[str]:
+    """'file:line NAME' where a benchmark reads one of the app's settings from the environment
+    (os.environ.get / os.getenv / os.environ[...]) instead of through settings(); setting a
+    variable for the app, and the benchmarks' own variables, are fine."""
+    found = []
+    for path in sorted((root / "benchmarks").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            key = None
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and node.func.attr in ("get", "getenv") and node.args:
+                key = node.args[0]
+            elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
+                key = node.slice
+            if isinstance(key, ast.Constant) and key.value in NAMES:
+                found.append(f"{path.relative_to(root)}:{node.lineno} {key.value}")
+    return sorted(found)
+
+
+def test_benchmarks_read_the_apps_settings_through_the_module(tmp_path):
+    assert benchmark_reads() == []
+    (tmp_path / "benchmarks").mkdir()
+    (tmp_path / "benchmarks" / "bench_x.py").write_text(
+        'import os\nos.environ["ATTN_RUNS"] = "2"\nMB = float(os.environ["ATTN_INFLIGHT_MB"])\n'
+        'Q = os.getenv("ATTN_QUEUE")\nM = os.environ.get("ATTN_BENCH_MODEL")\n', encoding="utf-8")
+    assert benchmark_reads(tmp_path) == ["benchmarks/bench_x.py:3 ATTN_INFLIGHT_MB",
+                                         "benchmarks/bench_x.py:4 ATTN_QUEUE"]
+
+
 def test_environment_reads_finds_a_planted_read(tmp_path, monkeypatch):
     planted = ROOT / "ui" / "_planted_settings_read.py"
     planted.write_text('import os\nQ = os.environ.get("ATTN_QUEUE", "64")\n', encoding="utf-8")
