@@ -15,13 +15,7 @@ from .common import DIVERGING, heatmap, style, token_labels
 from .i18n import N_, _
 from .steps import Walk
 
-LAYER0 = ("hook_resid_mid", "ffn.hook_hidden")  # what residual + LayerNorm and the FFN show
 PIECE = N_("piece")  # matrix_figure's default row title, shown as _(PIECE)
-
-
-def tour_hooks(stacks: dict[str, int]) -> list[str]:
-    """Raw hook names the tour reads beyond the steps view's: layer 0 of each stack."""
-    return [f"{stack}.layers.0.{hook}" for stack, n in stacks.items() if n for hook in LAYER0]
 
 
 def matrix_figure(z: np.ndarray, rows: list[str], title: str, x_title: str,
