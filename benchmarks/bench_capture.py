@@ -1,14 +1,37 @@
-"""capture() overhead against the plain forward pass (issue 3)."""
+"""capture() cost against the plain forward pass (issues 3 and 26).
+
+native: the lab's own model (checkpoints/paper), tokenize + forward against capture().
+gpt2, llama: random-weight Hugging Face folders of real shapes, at 512 tokens, one torch thread
+    (and one BLAS thread): GPT-2 small (12 layers × 12 heads, 768 wide, vocabulary 50,257) and
+    an 8-layer Llama with 8 query heads on 2 key/value heads (512 wide, vocabulary 32,000).
+    Ratios are to transformers' own sdpa forward of the same folder (tokenize + forward,
+    use_cache=False, every position's logits, as a user calling the model gets them), medians
+    of interleaved rounds: a full capture (q/k/v, scores, attention, hidden, logits, norms) and
+    an attention-only one (names=["attn"]). TransformerLens's run_with_cache runs beside them
+    when it is importable (an optional dev extra); otherwise one line says it was skipped.
+memory: a fresh process per shape measures the capture's peak RSS above its start (VmHWM, as
+    tests/unit/peaks.py) against model.dispatch.estimate_capture, attention-only and full.
+"""
 
 from __future__ import annotations
 
+import json
+import os
 import random
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
 
 import torch
 
-from benchmarks.common import median_times, paper_bundle
+from benchmarks.common import ROOT, Report, median_times, paper_bundle
 from model import capture
 from model.decode import source_batch
+
+N_TOKENS = 512
+REPEAT = 5
+FULL_TARGET, ATTN_TARGET = 1.2, 1.0  # issue 26: ratios to the sdpa forward
 
 
 def _inputs(bundle, n_sent: int, n_tok: int):
@@ -26,13 +49,15 @@ def _inputs(bundle, n_sent: int, n_tok: int):
     return sources, targets
 
 
-def main() -> list[str]:
-    torch.set_num_threads(max(1, torch.get_num_threads()))
+def native() -> tuple[list[str], dict]:
+    """The lab's model: 2 × 32 and 1 × 512 pieces, full and attention-only capture."""
     bundle, label = paper_bundle()
     lines = [f"model: {label}, torch threads: {torch.get_num_threads()}"]
+    figures: dict = {"model": label, "sizes": {}}
     for n_sent, n_tok in ((2, 32), (1, 512)):
         sources, targets = _inputs(bundle, n_sent, n_tok)
         langs = ["ko"] * n_sent
+
         def batch(sources=sources, targets=targets, langs=langs):
             tok, limit = bundle.tokenizer, bundle.config.max_len - 1
             src, _, _ = source_batch(bundle, sources, langs)
@@ -55,8 +80,220 @@ def main() -> list[str]:
 
         repeat = 9 if n_tok <= 64 else 5
         t_plain, t_full, t_attn = median_times([plain, full, attn_only], repeat)
+        size = f"{n_sent}x{src.size(1)}/{tgt.size(1)}"
+        figures["sizes"][size] = {"plain_ms": round(t_plain * 1e3, 1),
+                                  "full_ms": round(t_full * 1e3, 1),
+                                  "attn_ms": round(t_attn * 1e3, 1),
+                                  "full_over_plain": round(t_full / t_plain, 3),
+                                  "attn_over_plain": round(t_attn / t_plain, 3)}
         lines.append(f"{n_sent} x {src.size(1)} src / {tgt.size(1)} tgt pieces: tokenize+forward "
                      f"{t_plain * 1e3:.1f} ms, full capture {t_full * 1e3:.1f} ms "
                      f"({t_full / t_plain:.2f}x, target <= 1.3x), attention-only "
                      f"{t_attn * 1e3:.1f} ms ({t_attn / t_plain:.2f}x, target <= 1.1x)")
-    return lines
+    return lines, figures
+
+
+# ---- Hugging Face shapes -------------------------------------------------------------------
+
+WORDS = ("the cat eats fish every day winter is cold but summer is hot a dog runs in the park "
+         "with my friend who reads books").split()
+SHAPES = {
+    "gpt2": "GPT-2 small shape: 12 layers x 12 heads, 768 wide, vocabulary 50,257",
+    "llama": "Llama shape: 8 layers, 8 query heads on 2 key/value heads, 512 wide, "
+             "vocabulary 32,000",
+}
+
+
+def text(n: int = N_TOKENS) -> str:
+    """n words of the word-level tokenizer below: n tokens (no specials in these templates)."""
+    return " ".join(WORDS[i % len(WORDS)] for i in range(n))
+
+
+def build(shape: str, folder: Path) -> Path:
+    """Save a random model of this shape and a word-level tokenizer into folder."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import (
+        GPT2Config,
+        GPT2LMHeadModel,
+        LlamaConfig,
+        LlamaForCausalLM,
+        PreTrainedTokenizerFast,
+    )
+
+    torch.manual_seed(0)
+    if shape == "gpt2":
+        model = GPT2LMHeadModel(GPT2Config(n_embd=768, n_layer=12, n_head=12, n_positions=1024,
+                                           vocab_size=50257))
+    else:
+        model = LlamaForCausalLM(LlamaConfig(
+            vocab_size=32000, hidden_size=512, intermediate_size=1408, num_hidden_layers=8,
+            num_attention_heads=8, num_key_value_heads=2, max_position_embeddings=1024))
+    model.save_pretrained(folder, safe_serialization=True)
+    vocab = {w: i for i, w in enumerate(["<|endoftext|>", "<unk>", *dict.fromkeys(WORDS)])}
+    tk = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
+    tk.pre_tokenizer = pre_tokenizers.Whitespace()
+    PreTrainedTokenizerFast(tokenizer_object=tk, unk_token="<unk>", eos_token="<|endoftext|>",
+                            bos_token="<|endoftext|>").save_pretrained(folder)
+    return folder
+
+
+def _transformer_lens(folder: Path, line: str):
+    """run_with_cache on the same folder, or why it cannot run here (a str)."""
+    try:
+        import transformer_lens  # noqa: F401  optional dev extra
+    except ImportError:
+        return "TransformerLens is not installed (optional dev extra): skipped"
+    try:
+        from transformer_lens.model_bridge import TransformerBridge
+
+        bridge = TransformerBridge.boot_transformers(str(folder), device="cpu")
+        tokens = bridge.to_tokens(line)
+
+        def patterns():
+            with torch.inference_mode():
+                bridge.run_with_cache(tokens, names_filter=lambda n: n.endswith("pattern"))
+
+        def everything():
+            with torch.inference_mode():
+                bridge.run_with_cache(tokens)
+
+        return patterns, everything
+    except Exception as exc:  # a version whose API differs: say so, measure the rest
+        return f"TransformerLens is installed but could not run: {type(exc).__name__}: {exc}"
+
+
+def hf_shape(shape: str) -> tuple[list[str], dict]:
+    """One shape: the sdpa forward, full and attention-only capture (and TransformerLens)."""
+    from threadpoolctl import threadpool_limits
+    from transformers import AutoModelForCausalLM
+
+    from model import load_checkpoint
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with tempfile.TemporaryDirectory() as tmp, threadpool_limits(limits=1):
+            folder = build(shape, Path(tmp) / shape)
+            bundle = load_checkpoint(folder)
+            sdpa = AutoModelForCausalLM.from_pretrained(folder, attn_implementation="sdpa").eval()
+            line, tok = text(), bundle.tokenizer
+
+            def plain():
+                ids = torch.tensor([tok(line)["input_ids"]])
+                with torch.inference_mode():
+                    sdpa(input_ids=ids, attention_mask=torch.ones_like(ids), use_cache=False)
+
+            fns = [plain, lambda: capture(bundle, [line]),
+                   lambda: capture(bundle, [line], names=["attn"])]
+            tl = _transformer_lens(folder, line)
+            if not isinstance(tl, str):
+                fns += list(tl)
+            times = median_times(fns, repeat=REPEAT, warmup=1)
+            n = len(capture(bundle, [line], names=["attn"]).tgt_tokens[0])
+    finally:
+        torch.set_num_threads(threads)
+    t_plain, t_full, t_attn = times[:3]
+    figures = {"shape": SHAPES[shape], "tokens": n, "repeat": REPEAT, "torch_threads": 1,
+               "sdpa_ms": round(t_plain * 1e3, 1), "full_ms": round(t_full * 1e3, 1),
+               "attn_ms": round(t_attn * 1e3, 1),
+               "full_over_sdpa": round(t_full / t_plain, 3),
+               "attn_over_sdpa": round(t_attn / t_plain, 3)}
+    lines = [f"{SHAPES[shape]}; {n} tokens, 1 thread, median of {REPEAT} interleaved rounds",
+             f"    transformers sdpa forward {t_plain * 1e3:.0f} ms; full capture "
+             f"{t_full * 1e3:.0f} ms = {t_full / t_plain:.2f}x (target <= {FULL_TARGET}x); "
+             f"attention only {t_attn * 1e3:.0f} ms = {t_attn / t_plain:.2f}x "
+             f"(target <= {ATTN_TARGET}x)"]
+    if isinstance(tl, str):
+        lines.append(f"    {tl}")
+        figures["transformer_lens"] = tl
+    else:
+        t_pat, t_all = times[3:]
+        figures["transformer_lens"] = {"patterns_over_sdpa": round(t_pat / t_plain, 3),
+                                       "full_cache_over_sdpa": round(t_all / t_plain, 3)}
+        lines.append(f"    TransformerLens run_with_cache: patterns only {t_pat / t_plain:.2f}x, "
+                     f"full cache {t_all / t_plain:.2f}x")
+    return lines, figures
+
+
+_MEMORY = r"""
+import json, sys
+from pathlib import Path
+import torch
+torch.set_num_threads(1)
+from benchmarks.bench_capture import build, text
+from model import capture, load_checkpoint
+from model.dispatch import estimate_capture
+from model.heap import return_freed_memory
+from tests.unit.peaks import peak_of
+
+return_freed_memory()  # as the server does
+bundle = load_checkpoint(build(sys.argv[1], Path(sys.argv[2]) / sys.argv[1]))
+capture(bundle, ["the cat"])
+for label, names in (("attn", ["attn"]), ("full", None)):
+    est = estimate_capture(bundle, [text()], names=names)
+    _, peak = peak_of(lambda: capture(bundle, [text()], names=names))
+    print(json.dumps({"capture": label, "estimate_mib": round(est.bytes / 2**20, 1),
+                      "peak_mib": round(peak / 2**20, 1),
+                      "ratio": round(est.bytes / peak, 3)}), flush=True)
+"""
+
+
+def memory() -> tuple[list[str], dict]:
+    """Estimate against the measured peak, per shape and capture, in fresh processes."""
+    lines, figures = [], {}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1",
+           "OPENBLAS_NUM_THREADS": "1"}
+    for shape in SHAPES:
+        with tempfile.TemporaryDirectory() as tmp:
+            out = subprocess.run([sys.executable, "-c", _MEMORY, shape, tmp], cwd=ROOT, env=env,
+                                 capture_output=True, text=True, check=True, timeout=600)
+        rows = [json.loads(r) for r in out.stdout.splitlines() if r.startswith("{")]
+        figures[shape] = {r["capture"]: r for r in rows}
+        lines += [f"{shape} 1x{N_TOKENS} {r['capture']}: estimate {r['estimate_mib']:.0f} MiB, "
+                  f"peak {r['peak_mib']:.0f} MiB ({r['ratio']:.2f}; target 0.70-1.30)"
+                  for r in rows]
+    return lines, figures
+
+
+PARTS = {"native": native, "gpt2": lambda: hf_shape("gpt2"),
+         "llama": lambda: hf_shape("llama"), "memory": memory}
+
+
+def main(parts: list[str] | None = None) -> Report:
+    """Every part, or those named (python -m benchmarks bench_capture:gpt2,llama)."""
+    unknown = sorted(set(parts or ()) - set(PARTS))
+    if unknown:
+        raise SystemExit(f"bench_capture has no part {unknown}; it has {', '.join(PARTS)}")
+    report = Report([f"machine: {os.cpu_count()} cores, load average "
+                     f"{os.getloadavg()[0]:.1f} at the start (timings are ratios in one run)"])
+    for name in parts or PARTS:
+        lines, figures = PARTS[name]()
+        report.lines += lines
+        report.figures[name] = figures
+    report.lines += ["README rows:", *readme_rows(report.figures)]
+    return report
+
+
+def readme_rows(section: dict) -> list[str]:
+    """The README's rows for the Hugging Face capture cost, from this module's results."""
+    rows = []
+    for shape in SHAPES:
+        if shape not in section:
+            continue
+        s = section[shape]
+        tl = s.get("transformer_lens")
+        beside = ("" if not isinstance(tl, dict) else
+                  f"; TransformerLens `run_with_cache` patterns {tl['patterns_over_sdpa']:.2f}x, "
+                  f"full cache {tl['full_cache_over_sdpa']:.2f}x")
+        rows.append(f"| capture cost, {s['shape']}, {s['tokens']} tokens, 1 thread | full "
+                    f"capture {s['full_over_sdpa']:.2f}x, attention only "
+                    f"{s['attn_over_sdpa']:.2f}x transformers' sdpa forward ({s['sdpa_ms']:.0f} "
+                    f"ms; median of {s['repeat']}){beside} | ≤ {FULL_TARGET}x, ≤ {ATTN_TARGET}x |")
+    mem = section.get("memory", {})
+    if mem:
+        cells = "; ".join(f"{shape} {cap} {r['estimate_mib']:.0f} / {r['peak_mib']:.0f} MiB "
+                          f"({r['ratio']:.2f})" for shape, caps in mem.items()
+                          for cap, r in caps.items())
+        rows.append(f"| capture memory estimate / measured peak, {N_TOKENS} tokens | {cells} | "
+                    "within ±30 % |")
+    return rows
