@@ -161,12 +161,18 @@ def _shown(value: Any) -> str:
     return str(value)
 
 
+def defaults() -> dict[str, str]:
+    """Each variable's default as the README writes it (e.g. "ATTN_QUEUE": "64")."""
+    return {f.metadata["env"]: _shown(f.default) for f in fields(Settings)}
+
+
 def settings_table() -> str:
     """The README's markdown table of every setting: variable, default, unit, meaning."""
     rows = ["| variable | default | unit | what it sets |", "|---|---|---|---|"]
+    shown = defaults()
     for f in fields(Settings):
         meta = f.metadata
-        rows.append(f"| `{meta['env']}` | {_shown(f.default)} | {meta['unit']} | {meta['doc']} |")
+        rows.append(f"| `{meta['env']}` | {shown[meta['env']]} | {meta['unit']} | {meta['doc']} |")
     return "\n".join(rows)
 
 

@@ -18,6 +18,7 @@ from model.settings import (
     NAMES,
     Settings,
     SettingsError,
+    defaults,
     keep_hub_offline,
     settings,
     settings_table,
@@ -96,6 +97,21 @@ def test_readme_table_is_generated_from_the_settings():
         "README settings table is stale: paste `python -c 'from model.settings import " \
         "settings_table; print(settings_table())'`"
     assert {f"`{name}`" for name in NAMES} <= set(re.findall(r"`ATTN_[A-Z_]+`", block.group(1)))
+
+
+def prose_defaults(readme: str) -> list[tuple[str, str]]:
+    """(variable, default) for each "`ATTN_X` (default V)" in the README's prose."""
+    return re.findall(r"`(ATTN_[A-Z0-9_]+)`\s+\(default ([^)\s]+)\)", readme)
+
+
+def test_defaults_quoted_in_the_readme_prose_are_the_settings():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    quoted = prose_defaults(readme)
+    assert len(quoted) >= 4
+    wrong = [(name, value) for name, value in quoted if defaults().get(name) != value]
+    assert not wrong, f"README prose quotes defaults that model/settings.py does not have: {wrong}"
+    planted = readme.replace("`ATTN_QUEUE` (default 64)", "`ATTN_QUEUE` (default 32)")
+    assert ("ATTN_QUEUE", "32") in prose_defaults(planted)
 
 
 def environment_reads() -> list[str]:
