@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import torch
 
-from benchmarks.common import median_times, paper_bundle
+from benchmarks.common import Report, median_times, paper_bundle
+from model import translate
 from model.analysis.ablation import all_heads, importance_scan
-from model.decode import source_batch, translate
+from model.decode import source_batch
 
 SENTENCE = "The big dog eats the fish."
 TARGET_S = 3.0
@@ -30,7 +31,7 @@ def _bundle():
     return Bundle(Transformer(cfg).eval(), tok, cfg, {}, "random"), "random paper-shaped model"
 
 
-def main() -> list[str]:
+def main() -> Report:
     bundle, label = _bundle()
     tok = bundle.tokenizer
     done = translate(bundle, [SENTENCE], "ko")[0]
@@ -55,7 +56,12 @@ def main() -> list[str]:
                                                        repeat=5, warmup=1)
     n = len(all_heads(bundle))
     verdict = "ok" if t_scan <= TARGET_S else "SLOWER than target"
-    return [
+    figures = {"scan": {"model": label, "sentence": SENTENCE, "heads": n,
+                        "source_pieces": int(src.size(1)), "target_pieces": int(tgt.size(1)),
+                        "scan_s": round(t_scan, 4), "forced_scan_s": round(t_forced, 4),
+                        "greedy_s": round(t_greedy, 4), "plain_forward_s": round(t_plain, 5),
+                        "repeat": 5, "torch_threads": torch.get_num_threads()}}
+    return Report([
         f"model: {label} (vocab {bundle.config.vocab_size}), torch threads "
         f"{torch.get_num_threads()}",
         f"sentence: {SENTENCE!r}: {src.size(1)} source / {tgt.size(1)} target pieces, "
@@ -65,8 +71,8 @@ def main() -> list[str]:
         f"  of which greedy translation {t_greedy * 1e3:.1f} ms; teacher-forced scan alone "
         f"{t_forced * 1e3:.1f} ms ({t_forced / t_plain:.1f}x a forward, "
         f"{n + 1} rows in one batch)",
-    ]
+    ], figures)
 
 
 if __name__ == "__main__":
-    print("\n".join(main()))
+    print("\n".join(main().lines))

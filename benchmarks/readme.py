@@ -114,9 +114,50 @@ def rows_admission(results: dict) -> list[str]:
     return [row]
 
 
+def rows_rerun(results: dict) -> list[str]:
+    """The default (tokens) view rerun in AppTest, new and cached input (bench_app)."""
+    key = "bench_app.rerun_default_view"
+    r = part(results, key)
+    rows = []
+    for name, what in (("short", "2 short sentences"), ("long", "same, 2 of the corpus's "
+                                                          "longest sentences")):
+        f = r[name]
+        rows.append(
+            f"| default view rerun, {what} (≤ {f['source_pieces']} pieces) | "
+            f"{f['new_input_s'] * 1000:.0f} ms new input, {f['cached_s'] * 1000:.0f} ms cached "
+            f"(plain forward {f['plain_forward_s'] * 1000:.1f} ms; "
+            f"{r.get('torch_threads', '?')} torch thread(s)) ({provenance(results, key)}) "
+            f"| ≤ {r['target_s'] * 1000:.0f} ms |")
+    return rows
+
+
+def rows_scan(results: dict) -> list[str]:
+    """The importance scan over every head of one short sentence (bench_heads.scan)."""
+    key = "bench_heads.scan"
+    s = part(results, key)
+    return [f"| importance scan, {s['heads']} heads, one short sentence | {s['scan_s']:.3f} s, "
+            f"{s['scan_s'] / s['plain_forward_s']:.0f}× one plain forward, median of "
+            f"{s['repeat']} ({provenance(results, key)}) | ≤ 3 s |"]
+
+
+def rows_hf(results: dict) -> list[str]:
+    """A GPT-2-small-shaped Hugging Face model through the recorder at 512 tokens (bench_hf)."""
+    speed, rss, view = (part(results, f"bench_hf.{p}") for p in ("speed", "rss", "view"))
+    return [
+        f"| GPT-2-small shape (12 × 12, 768 wide, random), {speed['tokens']} tokens: capture ÷ "
+        f"plain forward | full {speed['capture_over_plain']:.2f}×, attention only "
+        f"{speed['attn_only_over_plain']:.2f}× (plain {speed['plain_ms']:.0f} ms, transformers' "
+        f"sdpa {speed['sdpa_ms']:.0f} ms) ({provenance(results, 'bench_hf.speed')}) | ≤ 2× |",
+        f"| same: peak RSS of a process that loads it and captures everything; attention view "
+        f"in AppTest | {rss['peak_mib']:,} MiB (after loading {rss['loaded_mib']:,}); view first "
+        f"run {view['first_s']:.2f} s, rerun {view['rerun_s']:.2f} s "
+        f"({provenance(results, 'bench_hf.view')}) | ≤ 2,048 MiB, ≤ 3 s |",
+    ]
+
+
 # In table order; each returns its rows, or raises MissingResult.
-TABLE_ROWS: list[Callable[[dict], list[str]]] = [rows_bertviz, rows_attention_512,
-                                                 rows_admission]
+TABLE_ROWS: list[Callable[[dict], list[str]]] = [rows_rerun, rows_attention_512, rows_bertviz,
+                                                 rows_scan, rows_hf, rows_admission]
 
 
 def block_benchmarks(results: dict) -> str:
