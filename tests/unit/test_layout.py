@@ -37,6 +37,7 @@ MUTATORS = {"append", "extend", "insert", "pop", "popitem", "remove", "clear", "
 CONTAINERS = {"dict", "list", "set", "OrderedDict", "defaultdict", "deque", "Counter",
               "WeakValueDictionary", "WeakKeyDictionary", "WeakSet"}
 LOCKS = {"Lock", "RLock", "Semaphore", "BoundedSemaphore", "Condition", "Event"}
+CACHES = {"lru_cache", "cache", "cache_data", "cache_resource"}  # decorators that keep results
 
 
 def module_name(root: Path, path: Path) -> str:
@@ -231,9 +232,10 @@ def _base_name(node: ast.expr) -> str | None:
 
 
 def module_state(root: Path, folder: str = "ui/views") -> list[str]:
-    """'file:line NAME (kind)' for module-level locks, and for module-level dicts, lists and
-    sets that the module itself changes (item or attribute stores, mutating methods, `global`
-    rebinding)."""
+    """'file:line NAME (kind)' for module-level locks and caching functions (lru_cache,
+    st.cache_*: their cache belongs in ui/runtime.py's table), and for module-level dicts, lists
+    and sets that the module itself changes (item or attribute stores, mutating methods,
+    `global` rebinding)."""
     bad = []
     for path in sorted((root / folder).rglob("*.py")):
         tree, rel = parse(path), path.relative_to(root)
@@ -261,7 +263,16 @@ def module_state(root: Path, folder: str = "ui/views") -> list[str]:
                 changed.add(n)
         bad += [f"{rel}:{line} {name} ({kind})" for name, (line, kind) in made.items()
                 if kind == "lock" or name in changed]
+        bad += [f"{rel}:{node.lineno} {node.name} (cache)" for node in tree.body
+                if isinstance(node, ast.FunctionDef) and any(_decorator(d) in CACHES
+                                                             for d in node.decorator_list)]
     return sorted(bad)
+
+
+def _decorator(node: ast.expr) -> str:
+    """lru_cache of @lru_cache, @functools.lru_cache(maxsize=8), @st.cache_data(...)."""
+    node = node.func if isinstance(node, ast.Call) else node
+    return node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", "")
 
 
 GRAPH = graph(ROOT)
@@ -393,10 +404,16 @@ def test_a_planted_private_import_is_named(scratch):
      "    KEPT.move_to_end('k')\n", "KEPT (OrderedDict)"),
     ("STATE = {}\n\n\ndef render():\n    global STATE\n    STATE = {'a': 1}\n", "STATE (dict)"),
     ("ROWS = {'a': []}\n\n\ndef render():\n    ROWS['a'].append(1)\n", "ROWS (dict)"),
+    ("import functools\n@functools.lru_cache(maxsize=8)\ndef ROWS_of(x):\n    return x\n",
+     "ROWS_of (cache)"),
+    ("import streamlit as st\n@st.cache_data\ndef ROWS_of(x):\n    return x\n",
+     "ROWS_of (cache)"),
 ])
 def test_planted_module_state_in_a_view_is_named(scratch, code, name):
     plant(scratch, {"ui/views/heads/b.py": code})
-    line = next(i for i, text in enumerate(code.splitlines(), 1) if text.startswith(name[:3]))
+    word = name.split()[0]
+    line = next(i for i, text in enumerate(code.splitlines(), 1)
+                if text.startswith((f"{word} ", f"{word}:", f"def {word}(")))
     assert module_state(scratch) == [f"ui/views/heads/b.py:{line} {name}"]
 
 
