@@ -31,6 +31,7 @@ from .common import (  # noqa: F401 - SCREEN_W, numbers_fit, thin_ticks: re-expo
 from .i18n import _
 
 CELL_MIN_PX = 2  # a panel is pooled until each of its cells is at least this wide
+COLORBAR_PX = 90  # what the colour bar and the right margin take from the plot's width
 BAND = "rgba(120, 120, 120, 0.18)"
 MARK = "#d62728"
 
@@ -162,8 +163,6 @@ def tiled_heatmap(panels: Sequence[Sequence[np.ndarray | None]], *, x_cells: Seq
     trace = go.Heatmap(z=t.z, x=t.x, y=t.y, colorscale=colorscale, zmin=zmin, zmax=zmax,
                        hovertemplate=hover + "<extra></extra>", hoverongaps=False,
                        xgap=0, ygap=0, _validate=False, **extra)
-    pw = t.col_spans[0][1] - t.col_spans[0][0] + 1
-    cell_px = min(panel_px / pw, 40.0)
     xnames = col_ticks or col_names
     ticks_x = _panel_ticks(t.x, t.col_spans, xnames) if xnames else {"showticklabels": False}
     ticks_y = _panel_ticks(t.y, t.row_spans, row_names) if row_names else {
@@ -172,6 +171,8 @@ def tiled_heatmap(panels: Sequence[Sequence[np.ndarray | None]], *, x_cells: Seq
     vertical = panel_px < 7.5 * longest
     bottom = int(30 + (6.5 * longest if vertical else 18))
     left = int(30 + 6.5 * max((len(s) for s in row_names), default=0)) if row_names else 40
+    # square cells as wide as the plot area allows (less tick labels and the colour bar)
+    cell_px = min((width_px - left - COLORBAR_PX) / len(t.x), 40.0)
     plot_h = cell_px * len(t.y)
     layout = {
         "template": TEMPLATE, "title": {"text": title, "x": 0.0, "xanchor": "left"},
