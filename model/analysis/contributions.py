@@ -179,7 +179,7 @@ def head_contributions(bundle, source: str, target: str | None = None, *,
 _FINAL_NORMS = ("ln_f", "norm", "final_layernorm", "final_layer_norm", "final_norm")
 
 
-def _final_norm(model: torch.nn.Module) -> torch.nn.Module:
+def final_norm(model: torch.nn.Module) -> torch.nn.Module:
     """The norm between the last block and the unembedding (not inside any block)."""
     for name, module in model.named_modules():
         parts = name.split(".")
@@ -246,7 +246,7 @@ def _hf_direct(bundle, ids: list[int], step: int, token_id: int | None, k: int):
     if not 0 <= token_id < logits.shape[0]:
         raise ValueError(f"token id must be between 0 and {logits.shape[0] - 1}")
     x = got[last]  # the residual before the final norm, (D,)
-    through, beta = _frozen_norm(_final_norm(model), x)
+    through, beta = _frozen_norm(final_norm(model), x)
     head = model.get_output_embeddings()
     w_u = head.weight.detach().double().cpu().numpy()  # (V, D)
     w_v = w_u[token_id]

@@ -12,11 +12,11 @@ import torch
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from model import capture, load_checkpoint  # noqa: E402
-from model.analysis.contributions import _final_norm, head_contributions  # noqa: E402
+from model.analysis.contributions import final_norm, head_contributions  # noqa: E402
 from model.hf.projections import projection_modules  # noqa: E402
 from model.hooks import attn_prefix, hooks  # noqa: E402
 from tests.unit.test_hf import make_tokenizer  # noqa: E402
-from tests.unit.test_qk_terms import _hf_model  # noqa: E402
+from tests.unit.test_qk_terms import hf_model  # noqa: E402
 
 TEXT = "the cat eats fish every day . winter is cold"
 
@@ -26,7 +26,7 @@ def bundles(tmp_path_factory):
     root = tmp_path_factory.mktemp("dla_models")
     out = {}
     for family in ("gpt2", "llama", "bert"):
-        model, template = _hf_model(family)
+        model, template = hf_model(family)
         model.save_pretrained(root / family, safe_serialization=True)
         make_tokenizer(template).save_pretrained(root / family)
         out[family] = load_checkpoint(root / family)
@@ -81,7 +81,7 @@ def _head_writes(bundle, step: int) -> np.ndarray:
 
 def _through_final(bundle, x_last: np.ndarray, parts: np.ndarray, token: int) -> np.ndarray:
     """parts (..., D) through the final norm frozen at x_last, dotted with the token's row."""
-    norm = _final_norm(bundle.model)
+    norm = final_norm(bundle.model)
     gamma = norm.weight.detach().double().numpy()
     w = bundle.model.get_output_embeddings().weight.detach().double().numpy()[token]
     if isinstance(norm, torch.nn.LayerNorm):

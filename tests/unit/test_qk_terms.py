@@ -19,7 +19,7 @@ N = len(SPECIALS) + len(WORDS)
 LINES = ["the cat eats fish every day .", "winter is cold"]
 
 
-def _hf_model(family: str):
+def hf_model(family: str):
     from transformers import (
         BertConfig,
         BertModel,
@@ -57,7 +57,7 @@ def hf_bundles(tmp_path_factory):
     root = tmp_path_factory.mktemp("qk_models")
     out = {}
     for family in ("gpt2", "bert", "llama", "t5"):
-        model, template = _hf_model(family)
+        model, template = hf_model(family)
         model.save_pretrained(root / family, safe_serialization=True)
         make_tokenizer(template).save_pretrained(root / family)
         out[family] = load_checkpoint(root / family)
