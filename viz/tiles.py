@@ -111,7 +111,9 @@ def tile(panels: Sequence[Sequence[np.ndarray | None]], *, x_cells: Sequence[str
 
 def _categories(n: int, spans, names, cells) -> list[str]:
     """One unique category per cell: '<panel name> · <cell label>'; gaps get unseen names."""
-    out = ["\u2009" * (i + 1) for i in range(n)]  # never hovered (hoverongaps=False)
+    # gaps: never hovered (hoverongaps=False) nor ticked; a thin space never starts a piece's
+    # label (plotly_text spells it out as \u2009), so these cannot meet a real category
+    out = [f"\u2009{i}" for i in range(n)]
     for i, (a, _b) in enumerate(spans):
         for j, label in enumerate(cells):  # plotly merges equal categories: keep them unique
             out[a + j] = f"{names[i]} · {label}" if names else label + "\u200b" * i
