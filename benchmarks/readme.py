@@ -212,10 +212,18 @@ def block_capacity(results: dict) -> str:
             f"table); {verdict}.")
 
 
+def block_capacity_nginx(results: dict) -> str:
+    """bench_capacity through nginx, 1 and 2 replicas (bench_capacity.readme_cluster)."""
+    from benchmarks.bench_capacity import readme_cluster
+
+    return readme_cluster(results)
+
+
 BLOCKS: dict[str, Callable[[dict], str]] = {
     "benchmarks": block_benchmarks,
     "soak": block_soak,
     "capacity": block_capacity,
+    "capacity_nginx": block_capacity_nginx,
 }
 
 
