@@ -160,7 +160,8 @@ def patch(bundle: Bundle, clean: str, corrupted: str, *, target: str | None = No
                                 lambda f: report(0.1 + 0.9 * f), fns)
     else:
         acts, graph_out = grad_forward(setup, fns)
-        a, w, metric = _metric(setup, clean_out, graph_out.detach(), answer, wrong)
+        corr_out = graph_out.detach()
+        a, w, metric = _metric(setup, clean_out, corr_out, answer, wrong)
         m_graph = metric(graph_out)
         m_c, m_r = _checked(setup, metric(clean_out), m_graph.detach())
         grads = gradients(acts, m_graph)
@@ -168,7 +169,16 @@ def patch(bundle: Bundle, clean: str, corrupted: str, *, target: str | None = No
         effects = [v / (m_c - m_r)
                    for v in attribution_values(setup, rows, clean_acts, acts, grads)]
     report(1.0)
+    if setup.lm and setup.outputs == ("", ""):  # decoder-only: the next token each run writes
+        setup.outputs = (setup.id_to_piece(_top(setup, clean_out)),
+                         setup.id_to_piece(_top(setup, corr_out)))
     return _result(setup, rows, effects, parts, m_c, m_r, a, w, method)
+
+
+def _top(setup: Setup, out: torch.Tensor) -> int:
+    logits = out[0].detach().double().clone()
+    logits[[i for i in setup.never if 0 <= i < logits.numel()]] = -torch.inf
+    return int(logits.argmax())
 
 
 def _checked(setup: Setup, m_c: torch.Tensor, m_r: torch.Tensor) -> tuple[float, float]:

@@ -48,7 +48,7 @@ def hf_setup(bundle, clean: str, corrupted: str, *, target: str | None, step: in
     shown_r = {"dec" if family == "decoder" else "enc": pieces(ids_r)}
     lengths = {side: len(ids_c) for side in shown}
     dec: list[int] = []
-    if family != "encoder":
+    if family == "seq2seq":  # a decoder-only model's output is its next token (patch())
         done = greedy(bundle, [clean, corrupted], fns)
         outputs = (done[0].text, done[1].text)
     if family == "seq2seq":
