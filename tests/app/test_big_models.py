@@ -62,6 +62,7 @@ def test_every_view_at_32_by_32_heads(view):
         assert grid["layout"]["xaxis"]["ticktext"][31] == "head 31 · kv 7"
         assert specs[1]["layout"]["meta"]["tiles"]["cols"] == 8  # the layer's heads, 4 rows
         assert specs[1]["layout"]["meta"]["tiles"]["rows"] == 4
+        assert "Each thumbnail is pooled" in texts(at.caption)  # 61 pieces in 12 cells
 
 
 @pytest.mark.parametrize("part", HEADS_PARTS)

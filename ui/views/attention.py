@@ -24,7 +24,12 @@ def render(ctx: Ctx) -> None:
           ctx)
     chart(viz_attention.layer_figure(t, kind, layer, ctx.b, **opts), ctx)
     n_layers, n_heads = t.n_layers(kind), t.attn[kind].shape[2]
-    chart(viz_attention.grid_figure(t, kind, ctx.b, selected=(layer, head), **opts), ctx)
+    grid = viz_attention.grid_figure(t, kind, ctx.b, selected=(layer, head), **opts)
+    chart(grid, ctx)
+    if grid.layout.meta["tiles"]["pooled"]:  # the thumbnails are block means, not the weights
+        st.caption(_("Each thumbnail is pooled to what its size on screen can show: a cell is "
+                     "the mean over a block of pieces (the hover names the block). Open a head "
+                     "for its full matrix."))
     st.session_state["_w_open"] = layer * n_heads + head
     st.selectbox(_("Open a head from the grid"), list(range(n_layers * n_heads)), key="_w_open",
                  format_func=lambda i: _("layer {layer}, head {head}").format(
