@@ -54,6 +54,21 @@ def thin_ticks(labels: Sequence[str], px: float, min_px: float = TICK_MIN_PX) ->
     return {"tickmode": "array", "tickvals": picked, "ticktext": picked}
 
 
+def layer_row_px(n_layers: int) -> int:
+    """Height of one layer's row in a layers × heads map: 48 px, less for deep models."""
+    return int(min(48, max(12, 900 // max(1, n_layers))))
+
+
+def fitting_numbers(z: np.ndarray, fmt: str, row_px: float, width_px: float
+                    ) -> np.ndarray | None:
+    """cell_text(z, fmt) for a (rows, cols) map whose rows are row_px tall in width_px, when a
+    cell is ≥ TEXT_MIN_PX and as wide as its text (7 px a character); else None."""
+    n_rows, n_cols = np.shape(z)
+    wide = width_px / max(1, n_cols) >= 7 * len(format(0.5, fmt))
+    fits = numbers_fit(n_rows, n_cols, row_px * n_rows, width_px)
+    return cell_text(z, fmt) if fits and wide else None
+
+
 def query_key_hover(rest: str) -> str:
     """A heatmap hover's query and key lines, then `rest`: only the words go through _(), so
     plotly's %{…} fields never meet str.format."""

@@ -12,7 +12,16 @@ from plotly.subplots import make_subplots
 
 from model.analysis.contributions import Contributions
 
-from .common import DIVERGING, cell_text, half_width, plotly_text, style, token_labels
+from .common import (
+    DIVERGING,
+    SCREEN_W,
+    fitting_numbers,
+    half_width,
+    layer_row_px,
+    plotly_text,
+    style,
+    token_labels,
+)
 from .i18n import N_, _
 from .masks import KIND_NAMES, kind_name
 
@@ -49,7 +58,9 @@ def heads_figure(c: Contributions, measure: str = "dla") -> go.Figure:
         fig.add_trace(go.Heatmap(
             z=z, x=np.arange(z.shape[1]), y=np.arange(z.shape[0]), colorscale=DIVERGING,
             reversescale=True, zmin=-m, zmax=m, zmid=0, showscale=col == len(kinds),
-            colorbar_title=label, text=cell_text(z, "+.2f"), texttemplate="%{text}",
+            colorbar_title=label, texttemplate="%{text}",
+            text=fitting_numbers(z, "+.2f", layer_row_px(z.shape[0]),
+                                 (SCREEN_W - 150) / len(kinds)),
             name=kind, hovertemplate=f"{kind} " + _("layer") + " %{y} " + _("head")
                                      + f" %{{x}}<br>{label} %{{z:+.4f}}<extra></extra>"),
             row=1, col=col)
@@ -58,9 +69,10 @@ def heads_figure(c: Contributions, measure: str = "dla") -> go.Figure:
     head = _("{measure}: {token} at step {step} (logit {logit:.2f})").format(
         measure=_(name), token=plotly_text(c.token), step=c.step, logit=c.logit)
     style(fig, f"{head}<br><sup>{_(how)}</sup>", _("head"), _("layer"),
-          height=max(300, 190 + 48 * n_l))
-    fig.update_xaxes(dtick=1)
-    fig.update_yaxes(dtick=1, autorange="reversed")
+          height=max(300, 190 + layer_row_px(n_l) * n_l))
+    n_h = max(np.asarray(t).shape[1] for t in tables.values())
+    fig.update_xaxes(dtick=-(-n_h // 40))  # a tick per head up to 40, then every k-th
+    fig.update_yaxes(dtick=-(-n_l // 40), autorange="reversed")
     fig.update_layout(margin={"t": 110})
     return fig
 

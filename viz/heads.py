@@ -21,8 +21,9 @@ from .common import (
     SEQUENTIAL,
     TEXT_MAX,
     cell_text,
+    fitting_numbers,
     half_width,
-    numbers_fit,
+    layer_row_px,
     plotly_text,
     style,
     token_labels,
@@ -82,19 +83,6 @@ def _layers_heads_axes(fig: go.Figure, n_l: int = 1, n_h: int = 1, **where) -> N
     fig.update_yaxes(title_text=_("layer"), dtick=-(-n_l // 40), autorange="reversed", **where)
 
 
-def _row_px(n_l: int) -> int:
-    """Height of one layer's row in the layers × heads maps: 48 px, less for deep models."""
-    return int(min(48, max(12, 900 // max(1, n_l))))
-
-
-def _numbers(z: np.ndarray, fmt: str, row_px: float, width_px: float) -> np.ndarray | None:
-    """Cell numbers when a cell is ≥ 18 px tall and as wide as its text (issue 30)."""
-    n_l, n_h = z.shape
-    col_px = width_px / max(1, n_h)
-    wide = col_px >= 7 * len(format(0.5, fmt))
-    return cell_text(z, fmt) if numbers_fit(n_l, n_h, row_px * n_l, width_px) and wide else None
-
-
 def stats_heatmaps(stats: dict[str, np.ndarray], kind: str,
                    definitions: dict[str, str] | None = None) -> list[go.Figure]:
     """One layers × heads heatmap per metric, titled with the metric's definition.
@@ -113,12 +101,13 @@ def stats_heatmaps(stats: dict[str, np.ndarray], kind: str,
         name = _(METRIC_NAMES[metric]) if metric in METRIC_NAMES else metric
         fig = go.Figure(go.Heatmap(
             z=z, x=np.arange(n_h), y=np.arange(n_l), colorscale=SCALE, colorbar_title=name,
-            text=_numbers(z, ".2f", _row_px(n_l), SCREEN_W - 150), texttemplate="%{text}",
+            text=fitting_numbers(z, ".2f", layer_row_px(n_l), SCREEN_W - 150),
+            texttemplate="%{text}",
             hovertemplate=_layer_head_hover(kind) + f"<br>{name} %{{z:.4f}}<extra></extra>",
             **rng))
         definition = plotly_text(_definition(metric, definitions))
         title = f"{kind_name(kind)}: {name}<br><sup>{definition}</sup>"
-        style(fig, title, _("head"), _("layer"), height=max(220, 110 + _row_px(n_l) * n_l))
+        style(fig, title, _("head"), _("layer"), height=max(220, 110 + layer_row_px(n_l) * n_l))
         _layers_heads_axes(fig, n_l, n_h)
         fig.update_layout(meta={"kind": kind, "metric": metric})
         figs.append(fig)
@@ -144,7 +133,8 @@ def importance_figure(scan: dict[str, np.ndarray],
             z=z, x=np.arange(z.shape[1]), y=np.arange(z.shape[0]), colorscale=SIGNED,
             reversescale=True, zmin=-m, zmax=m, zmid=0, showscale=col == len(kinds),
             colorbar_title=_("Δ loss (nats)"),
-            text=_numbers(z, "+.3f", _row_px(z.shape[0]), (SCREEN_W - 150) / len(kinds)),
+            text=fitting_numbers(z, "+.3f", layer_row_px(z.shape[0]),
+                                 (SCREEN_W - 150) / len(kinds)),
             texttemplate="%{text}", name=kind,
             hovertemplate=_layer_head_hover(kind) + "<br>" + _("Δ loss")
                           + " %{z:+.4f}<extra></extra>"), row=1, col=col)
@@ -152,7 +142,7 @@ def importance_figure(scan: dict[str, np.ndarray],
     note = _("mean NLL per target token, teacher-forced on the un-ablated translation; "
              "red = the model needs the head")
     style(fig, f"{plotly_text(shown)}<br><sup>{note}</sup>", _("head"), _("layer"),
-          height=max(300, 190 + _row_px(n_l) * n_l))
+          height=max(300, 190 + layer_row_px(n_l) * n_l))
     fig.update_layout(margin={"t": 110})  # room for the subtitle above the subplot titles
     _layers_heads_axes(fig, n_l, max(np.shape(z)[1] for z in scan.values()))
     return fig

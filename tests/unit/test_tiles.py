@@ -102,6 +102,11 @@ def test_numbers_only_on_cells_of_18_px_or_more():
     for n, shown in ((12, True), (30, True), (40, False)):
         fig = attention.head_figure(synthetic(1, 2, n), "dec_self", 0, 0, 1, numbers=True)
         assert (fig.data[0].text is not None) == shown, n
+    # layers × heads maps (heads statistics, scan, contributions): 12 heads yes, 32 no
+    row = common.layer_row_px(32)
+    assert common.fitting_numbers(np.zeros((12, 12)), "+.2f", row, 700) is not None
+    assert common.fitting_numbers(np.zeros((32, 32)), "+.2f", row, 700) is None
+    assert common.fitting_numbers(np.zeros((80, 8)), ".2f", common.layer_row_px(80), 700) is None
     assert common.thin_ticks([str(i) for i in range(20)], 700) == {}
     picked = common.thin_ticks([str(i) for i in range(512)], 700)
     assert picked["tickvals"][:3] == ["0", "11", "22"]  # 512 × 14 px / 700 px -> every 11th
