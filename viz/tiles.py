@@ -148,8 +148,8 @@ def tiled_heatmap(panels: Sequence[Sequence[np.ndarray | None]], *, x_cells: Seq
     groups = list(col_groups) if col_groups is not None else None
     panel_px = min(panel_px_max, width_px / (n_cols * 1.1))
     present = [p for row in panels for p in row if p is not None]
-    cells = cells_for(panel_px, max(np.shape(present[0])[:2]) if present else 1, max_cells)
     side = max(np.shape(present[0])[:2]) if present else 1
+    cells = cells_for(panel_px, side, max_cells)
     title_cells = int(np.ceil(18 / (panel_px / min(cells, side)))) if panel_titles else 0
     t = tile(panels, row_names=row_names, col_names=col_names, x_cells=x_cells,
              y_cells=y_cells, max_cells=cells, col_groups=groups,
