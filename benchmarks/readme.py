@@ -302,8 +302,23 @@ def block_tokenizer(results: dict) -> str:
             "은`, `▁학생 이에요`), from the cards' `tokenizer` figures.")
 
 
+def block_examples(results: dict) -> str:
+    """How many of the seed sentences and the learner's first sentences each card gets exactly
+    right (metrics.seed_pairs, metrics.everyday_examples)."""
+    parts = []
+    for what, key in (("the seed sentences", "seed_pairs"),
+                      ("the learner's first sentences", "everyday_examples")):
+        counts = []
+        for name, card in _cards().items():
+            rows = card["metrics"][key]
+            counts.append(f"{sum(bool(r['exact']) for r in rows)} of {len(rows)} for `{name}`")
+        parts.append(f"{what}: " + ", ".join(counts))
+    return "Exactly right, from the cards: " + "; ".join(parts) + "."
+
+
 BLOCKS: dict[str, Callable[[dict], str]] = {
     "checkpoints": block_checkpoints,
+    "examples": block_examples,
     "alignment": block_alignment,
     "tokenizer": block_tokenizer,
     "benchmarks": block_benchmarks,
