@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import torch
 
+from .batch import target_langs  # noqa: F401  (defined with the Batch; imported from here too)
 from .confidence import geometric_mean
 from .hooks import Head, ablation_hooks, hooks, parse_ablate
 from .transformer import PrefixCache
-
-_HANGUL = re.compile(r"[\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]")
 
 
 @dataclass(frozen=True)
@@ -32,20 +30,6 @@ class Translation:
     def confidence(self) -> float:
         """Geometric mean of the chosen pieces' probabilities (model/confidence.py)."""
         return geometric_mean(self.probs)
-
-
-def target_langs(bundle, sources: Sequence[str], target_lang: str | None) -> list[str | None]:
-    """One target language per sentence; None/'auto': Hangul goes to English, the rest to Korean."""
-    tok = bundle.tokenizer
-    known = getattr(tok, "lang_ids", {}) or {}
-    if not known:
-        return [None] * len(sources)  # a model that does not translate
-    lang = target_lang or bundle.card.get("default_target_lang") or "auto"
-    if lang == "auto":
-        return ["en" if _HANGUL.search(s) else "ko" for s in sources]
-    if lang not in known:
-        raise ValueError(f"unknown target language {lang!r}; this model knows {sorted(known)}")
-    return [lang] * len(sources)
 
 
 def source_batch(bundle, sources: Sequence[str], langs: Sequence[str | None]

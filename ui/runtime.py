@@ -18,9 +18,15 @@ class types (benchmarks/bench_soak.py checks it; README "Limits and deployment")
     lookup_pairs            2        ~20,000 corpus pairs each
     validation_pairs        2        one validation split each
     shared_results          64       button-started results (validation average, scan)
-    tour_steps._vocab       8        one vocabulary list each (ui/views/tour_steps.py)
+    norm_shares             4        one attn-sized array each (the α / ‖αf(x)‖ toggle)
+    contributions_cache     32       head contributions (view=contrib), a few hundred kB each
+    qkmap_cache             4        one map per checkpoint: q/k of its validation sentences
     corpus_words            6        one checkpoint's training word set each (~5,000 words)
     cached_knowledge        1        the lexicon and constructions (knows view)
+
+The Trace cache holds, per input, the groups the views opened so far needed (View.needs): a
+view that needs more records only the missing groups and they are merged into the entry.
+Views keep no caches of their own (ui/views has no module-level mutable state).
 
 A byte bound evicts least recently used entries until a new value fits; a single value larger
 than the bound is kept alone. Nothing is kept per session: a session's state is Streamlit's
@@ -144,7 +150,10 @@ class TraceCache:
                 if needs <= had:
                     return old[0]
                 self.bytes -= old[1]
-                trace, needs = freeze(merge(old[0], trace)), had | needs
+                try:
+                    trace, needs = freeze(merge(old[0], trace)), had | needs
+                except ValueError:  # another decoder input (a nondeterministic generate()):
+                    pass  # the new capture replaces the entry; its groups alone are held
             size = nbytes(trace)
             self.items[key], self.needs[key] = (trace, size), needs
             self.bytes += size

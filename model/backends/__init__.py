@@ -26,17 +26,22 @@ _BACKENDS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # model -> i
 _LOCK = threading.Lock()
 
 
+def _class(bundle: Bundle) -> type:
+    try:
+        return REGISTRY[bundle.kind]
+    except KeyError:
+        raise ValueError(f"no backend for model kind {bundle.kind!r}; known: "
+                         f"{sorted(REGISTRY)}") from None
+
+
 def backend_for(bundle: Bundle) -> Backend:
     """The backend serving a loaded bundle: one per model, made on first use (thread-safe)."""
+    if bundle.model is None:  # a bundle without a model (tests): nothing to cache it by
+        return _class(bundle)(bundle)
     with _LOCK:
         found = _BACKENDS.get(bundle.model)
         if found is None or found.bundle is not bundle:
-            try:
-                cls = REGISTRY[bundle.kind]
-            except KeyError:
-                raise ValueError(f"no backend for model kind {bundle.kind!r}; known: "
-                                 f"{sorted(REGISTRY)}") from None
-            found = _BACKENDS[bundle.model] = _Cached(cls(bundle))
+            found = _BACKENDS[bundle.model] = _Cached(_class(bundle)(bundle))
         return found.backend
 
 
@@ -50,7 +55,9 @@ class _Cached:
 
 def capabilities(bundle: Bundle) -> Capabilities:
     """Capabilities of a loaded bundle (cheap; no model run; computed once per model)."""
-    backend_for(bundle)
+    backend = backend_for(bundle)
+    if bundle.model is None:
+        return backend.caps
     cached = _BACKENDS[bundle.model]
     if cached.caps is None:
         cached.caps = cached.backend.caps
@@ -69,11 +76,17 @@ def load_folder(folder: str | Path) -> Bundle:
     raise CheckpointError(folder / "config.json", "no model kind of this lab reads this config")
 
 
+def is_lab(bundle: Bundle) -> bool:
+    """One of this project's own models (trained on its corpus), from the backend class alone:
+    no capability is computed, so it answers for a bundle that is only a description."""
+    return _class(bundle).lab
+
+
 def is_translator(bundle: Bundle) -> bool:
     """Whether model.translate runs on this model (greedy decoding, step by step)."""
     return capabilities(bundle).translates
 
 
 __all__ = ["EVERYTHING", "NEED_GROUPS", "REGISTRY", "Backend", "Capabilities", "HFBackend",
-           "LabBackend", "backend_for", "capabilities", "is_translator", "listed_models",
+           "LabBackend", "backend_for", "capabilities", "is_lab", "is_translator", "listed_models",
            "load_folder", "resolve_model_ref"]

@@ -23,6 +23,7 @@ class HFBackend:
     """model.backends.base.Backend for a Hugging Face model (model/hf/)."""
 
     kind: ClassVar[str] = "hf"
+    lab: ClassVar[bool] = False
 
     def __init__(self, bundle: Bundle) -> None:
         self.bundle = bundle

@@ -9,11 +9,11 @@ from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ..batch import Batch
+from ..batch import Batch, target_langs
 from ..budget import Dims, Estimate, estimate, groups_of, native_dims
 from ..capture import GROUPS, Trace, capture_native
 from ..checkpoint import Bundle, load_native
-from ..decode import Translation, target_langs, translate_native
+from ..decode import Translation, translate_native
 from ..hooks import Head, attn_prefix
 from .base import Capabilities
 
@@ -29,6 +29,7 @@ class LabBackend:
     """model.backends.base.Backend for the lab's own Transformer."""
 
     kind: ClassVar[str] = "native"
+    lab: ClassVar[bool] = True
 
     def __init__(self, bundle: Bundle) -> None:
         self.bundle = bundle

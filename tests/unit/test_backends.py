@@ -18,6 +18,7 @@ from model.backends import (
     LabBackend,
     backend_for,
     capabilities,
+    is_lab,
     is_translator,
 )
 from model.batch import Batch
@@ -130,6 +131,10 @@ def test_the_registry_picks_the_backend_and_each_keeps_the_contract(shipped):
     assert backend_for(shipped["paper"]) is backend  # one per model
     assert capabilities(shipped["paper"]) is capabilities(shipped["paper"])  # computed once
     assert set(REGISTRY) == {LabBackend.kind, HFBackend.kind}
+    from model import Bundle
+
+    assert is_lab(shipped["paper"])  # from the class alone, even for a model-less description:
+    assert not is_lab(Bundle(model=None, tokenizer=None, config=None, kind="hf"))
     for cls in REGISTRY.values():  # every method of the protocol, on every backend
         missing = [m for m in ("claims", "load", "caps", "encode", "dims", "estimate", "names",
                                "capture", "translate", "hook_names", "vocabulary",
@@ -222,3 +227,47 @@ def test_hugging_face_batch_and_refusals(hf_bundles):
     with pytest.raises(ValueError, match="reads one text per sentence"):
         backend.encode(["a"], ["b"])
     assert backend_for(hf_bundles["llama"]).rotary_frequencies() is not None
+
+
+# ---- recording by needs: the pieces merged are the whole ------------------------------------
+
+
+def _arrays(trace) -> dict[str, object]:
+    out = {}
+    for name, value in vars(trace).items():
+        if isinstance(value, dict):
+            out.update({f"{name}[{k}]": v for k, v in value.items()})
+        elif hasattr(value, "shape"):
+            out[name] = value
+    return out
+
+
+def test_captures_of_some_needs_merge_into_the_capture_of_all(variant_bundle):
+    """What the app does as views open one by one: each records only what is missing, the
+    cache merges; the result equals one capture of everything, array for array."""
+    import numpy as np
+
+    from model.backends import EVERYTHING
+    from model.capture import freeze
+    from ui.runtime import TraceCache
+
+    backend = backend_for(variant_bundle)
+    batch = backend.encode(["The cat eats fish.", "겨울은 추워요."], None, "auto")
+    decoded = backend.translate(batch)
+    whole = backend.capture(batch, EVERYTHING, decoded=decoded)
+    cache, key = TraceCache(max_bytes=2**30), ("input",)
+    held: set[str] = set()
+    for needs in ({"attn"}, {"attn", "scores"}, {"hidden", "embed"}, {"steps", "q"},
+                  {"norms", "logits"}, set(EVERYTHING)):
+        missing = frozenset(needs) - held
+        cache.put(key, freeze(backend.capture(batch, missing, decoded=decoded)), missing)
+        held |= missing
+        assert cache.get(key, needs) is not None and cache.get(key, EVERYTHING) is (
+            cache.items[key][0] if held >= EVERYTHING else None)
+    merged = cache.get(key, EVERYTHING)
+    ours, theirs = _arrays(merged), _arrays(whole)
+    assert ours.keys() == theirs.keys()
+    for name, arr in theirs.items():
+        np.testing.assert_array_equal(ours[name], arr, err_msg=name)
+    assert merged.src_tokens == whole.src_tokens and merged.tgt_tokens == whole.tgt_tokens
+    assert cache.bytes == sum(size for _t, size in cache.items.values())
