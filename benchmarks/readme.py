@@ -12,6 +12,8 @@ line in `TABLE_ROWS`); `python -m benchmarks.readme` (`make readme`) rewrites ev
 place, and tests/unit/test_readme.py fails while a block differs from what the file gives or a
 figure outside every block looks measured (see `NOT_MEASURED` for what is allowed there).
 Every rendered figure names its results key and the run's date, core count and load average.
+Model-quality blocks (checkpoints, alignment, tokenizer, examples) render the shipped cards,
+checkpoints/NAME/card.json, instead.
 """
 
 from __future__ import annotations
