@@ -122,6 +122,8 @@ TIMER_JS = """(() => {
 STATE_JS = """([sel, n]) => {
   const app = document.querySelector('[data-testid="stApp"]');
   const state = app ? app.getAttribute('data-test-script-state') : 'initial';
+  // idle before the observer was watching (it never is for a model this size): count from now
+  if (state === 'notRunning' && window.__bb.idle === null) window.__bb.idle = performance.now();
   const charts = Array.from(document.querySelectorAll(sel));
   const plots = charts.map(c => c.querySelector('.js-plotly-plot'));
   return {state, n: charts.length,
