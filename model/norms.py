@@ -40,6 +40,17 @@ def blas_threads() -> Iterator[None]:
         yield
 
 
+def limit_blas_threads(n: int) -> bool:
+    """Hold numpy's BLAS to n threads for the rest of the process (the server's thread policy,
+    ui/admission.server_gate); False when threadpoolctl is missing and nothing changed."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover
+        return False
+    threadpool_limits(limits=max(1, int(n)), user_api="blas")
+    return True
+
+
 def head_slices(w_o: np.ndarray, n_heads: int) -> np.ndarray:
     """(D, H·Dh) output projection -> (H, Dh, D): W_O^h, so that f_h(v) = v @ W_O^h."""
     w_o = np.asarray(w_o, dtype=np.float32)

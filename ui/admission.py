@@ -37,6 +37,7 @@ from model.budget import (
     too_large_message,
 )
 from model.heap import return_freed_memory
+from model.norms import limit_blas_threads
 from ui.i18n import N_, _
 
 T = TypeVar("T")
@@ -74,6 +75,9 @@ def server_gate() -> Gate:
     gate = gate_from_env()
     # never more than cores ÷ runs; fewer if the operator asked (OMP_NUM_THREADS=1)
     torch.set_num_threads(min(torch.get_num_threads(), threads_per_run(gate.runs)))
+    # numpy's OpenBLAS as well (norms, PCA, SVD): its own default is one spinning thread per
+    # core, and on a busy 2-core machine the query–key map's first PCA took 3.0 s, not 0.06
+    limit_blas_threads(torch.get_num_threads())
     return_freed_memory()  # freed Traces and activations go back to the kernel at once
     return gate
 

@@ -372,3 +372,27 @@ def test_value_norms_equal_the_projected_norm_at_real_width(n_heads, n_kv):
 
     np.testing.assert_allclose(weighted_norms(attn, v, w_o, None if n_kv == n_heads else groups),
                                attn * want[:, :, None].astype(np.float32), rtol=3e-7)
+
+
+def test_blas_threads_follow_torch_and_the_server_limit():
+    """The norms hold numpy's BLAS to torch's thread count and give it back after; the server
+    (ui/admission.server_gate) sets that limit for the whole process."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    from model.norms import blas_threads, limit_blas_threads
+
+    def blas() -> set[int]:
+        return {i["num_threads"] for i in threadpoolctl.threadpool_info()
+                if i["user_api"] == "blas"}
+
+    before, threads = blas(), torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        limit_blas_threads(2)
+        with blas_threads():
+            assert blas() == {1}
+        assert blas() == {2}
+        limit_blas_threads(1)
+        assert blas() == {1}
+    finally:
+        torch.set_num_threads(threads)
+        limit_blas_threads(max(before))
