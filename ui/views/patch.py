@@ -14,7 +14,7 @@ import streamlit as st
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_run_yield_check
 
 from model.backends import capabilities
-from model.patching import estimate_patch, patch
+from model.patching import PARTS, estimate_patch, patch
 from ui.admission import admitted, or_warning
 from ui.common import chart, goto, progress_bar
 from ui.context import Ctx
@@ -99,11 +99,22 @@ def _run(ctx: Ctx, clean: str, corrupted: str, method: str, key: tuple) -> tuple
     start = time.monotonic()
     lang = ctx.lang if capabilities(ctx.bundle).translates else None
     result = patch(ctx.bundle, clean, corrupted, method=method, ablate=ctx.ablate,
-                   target_lang=lang, progress=report)
+                   target_lang=lang, progress=report, parts=_parts(ctx, method))
     found = (result, time.monotonic() - start)
     result_put(key, found)
     bar.empty()
     return found
+
+
+def _parts(ctx: Ctx, method: str) -> tuple[str, ...]:
+    """Everything, except that exact patching of a long input on a large model patches heads
+    only: one run per position and layer would be many times the heads' runs."""
+    if method != "exact":
+        return PARTS
+    bundle, b = ctx.bundle, ctx.b
+    layers = sum(bundle.n_layers(k) for k in bundle.kinds)
+    n = max(len(ctx.trace.src_tokens[b]), len(ctx.trace.tgt_tokens[b]), 1)
+    return PARTS if 2 * layers * n <= 4 * layers * bundle.config.n_heads else ("heads",)
 
 
 def _show(ctx: Ctx, p, seconds: float) -> None:
@@ -127,6 +138,10 @@ def _show(ctx: Ctx, p, seconds: float) -> None:
     st.caption(_("{method}, {s:.2f} s.").format(method=_(METHODS[p.method]), s=seconds))
     chart(viz_patch.heads_figure(p), ctx, key="patch_heads")
     _picker(ctx, p, caps.kinds)
+    if not p.resid:
+        st.caption(_("Exact patching of this input patches heads only (one run per layer and "
+                     "position would take many times longer); attribution draws the residual "
+                     "stream and the attention outputs."))
     for side in p.resid:
         chart(viz_patch.resid_figure(p, side), ctx, key=f"patch_resid_{side}")
     if p.attn_out:
