@@ -10,7 +10,7 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from model import Bundle, CheckpointError, format_ablate, parse_ablate
-from model.backends import resolve_model_ref
+from model.backends import capabilities, is_lab, resolve_model_ref
 from ui.catalog import open_folder
 from ui.common import is_translator
 from ui.context import Notes
@@ -36,13 +36,12 @@ def card_line(bundle: Bundle) -> str:
     """variant · layers × heads · d_model · positions · norm · test metrics."""
     cfg, card = bundle.config, bundle.card or {}
     parts = [str(card.get("variant") or bundle.name)]
-    try:
+    if is_lab(bundle):  # the lab's own card; a Hugging Face card names its source instead
+        caps = capabilities(bundle)
         parts += [_("{enc}+{dec} layers × {heads} heads").format(
                       enc=cfg.n_enc_layers, dec=cfg.n_dec_layers, heads=cfg.n_heads),
                   f"d_model {cfg.d_model}",
-                  _("{kind} positions").format(kind=cfg.pos_encoding), f"{cfg.norm}-LN"]
-    except AttributeError:
-        pass
+                  _("{kind} positions").format(kind=caps.positional), f"{caps.norm}-LN"]
     metrics = card.get("metrics") or {}
     for direction in ("en->ko", "ko->en"):
         m = metrics.get(direction)

@@ -343,12 +343,10 @@ def estimate_detectors(bundle, trace: Trace) -> Estimate:
     """Peak bytes of the detectors' own runs (shuffled input, repeated sequence), attention
     only: the larger of the two."""
     cfg = bundle.config
-    hf = getattr(cfg, "hf", None)
     from ..budget import Dims
 
-    d_ff = int(getattr(cfg, "d_ff", 0) or getattr(hf, "intermediate_size", 0)
-               or getattr(hf, "n_inner", 0) or 4 * cfg.d_model)
     caps = capabilities(bundle)
+    d_ff = caps.d_ff or 4 * cfg.d_model  # the FFN's width where the model says it
     n_ind = 2 * _span(bundle, trace) + 1
     best = None
     for batch, s, t in ((len(trace.src_tokens), trace.src_ids.shape[1], trace.tgt_ids.shape[1]),

@@ -210,6 +210,7 @@ def test_hugging_face_capabilities(hf_bundles):
     assert not caps["bert"].logit_attribution
     assert caps["marian"].family == "seq2seq" and len(caps["marian"].kinds) == 3
     assert caps["llama"].grouped_kv and caps["llama"].positional == "rotary"
+    assert (caps["bert"].d_ff, caps["llama"].d_ff, caps["gpt2"].d_ff) == (32, 64, 0)  # 0: unsaid
     assert not any(caps[n].grouped_kv for n in ("gpt2", "bert", "marian"))
     assert not any(is_translator(b) for b in hf_bundles.values())
 
