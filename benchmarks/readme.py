@@ -157,9 +157,31 @@ def rows_hf(results: dict) -> list[str]:
     ]
 
 
+def rows_patch(results: dict) -> list[str]:
+    """Activation patching (bench_patch): exact and attribution on a GPT-2-small shape, and
+    how well attribution agrees with exact patching."""
+    key = "bench_patch.gpt2_small_64"
+    g = part(results, key)
+    lab = {n: part(results, f"bench_patch.{n}")["agreement"]["all_heads"]
+           for n in ("paper", "seed001")}
+    return [
+        f"| activation patching, GPT-2-small shape (random), {g['tokens']} tokens: exact, every "
+        f"head ({g['heads']}) | {g['exact_heads_s']:.0f} s ({provenance(results, key)}) "
+        f"| ≤ {g['exact_target_s']:.0f} s |",
+        f"| same: attribution patching (every head, attention output and residual position; two "
+        f"forwards and one backward) ÷ one plain forward (logits at every position) "
+        f"| {g['attribution_over_forward']:.2f}× ({provenance(results, key)}) "
+        f"| ≤ {g['attribution_target']:.0f}× |",
+        f"| attribution vs exact patching: correlation over heads, `The cat/dog eats fish.` on "
+        f"the checkpoints | GPT-2 shape {g['agreement']['all_heads']:.4f}, paper "
+        f"{lab['paper']:.4f}, seed001 {lab['seed001']:.4f} "
+        f"({provenance(results, 'bench_patch.paper')}) | reported |",
+    ]
+
+
 # In table order; each returns its rows, or raises MissingResult.
 TABLE_ROWS: list[Callable[[dict], list[str]]] = [rows_rerun, rows_attention_512, rows_bertviz,
-                                                 rows_scan, rows_hf, rows_admission]
+                                                 rows_scan, rows_hf, rows_admission, rows_patch]
 
 
 def block_benchmarks(results: dict) -> str:
