@@ -292,8 +292,8 @@ def readme_rows(section: dict) -> list[str]:
     mem = section.get("memory", {})
     if mem:
         cells = "; ".join(f"{shape} {cap} {r['estimate_mib']:.0f} / {r['peak_mib']:.0f} MiB "
-                          f"({r['ratio']:.2f})" for shape, caps in mem.items()
-                          for cap, r in caps.items())
+                          f"({r['ratio']:.2f})" for shape in SHAPES if shape in mem
+                          for cap, r in mem[shape].items())
         rows.append(f"| capture memory estimate / measured peak, {N_TOKENS} tokens | {cells} | "
                     "within ±30 % |")
     return rows

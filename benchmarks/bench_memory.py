@@ -129,3 +129,12 @@ def main(parts: list[str] | None = None) -> Report:
         report.lines += lines
         report.figures[name] = figures
     return report
+
+
+def readme_rows(section: dict) -> list[str]:
+    """The README's row for the memory outside the Trace cache (part memory)."""
+    if "memory" not in section:
+        return []
+    cells = "; ".join(f"{s['stage']} {s['delta_mib']:+.0f}" for s in section["memory"]["stages"])
+    return [f"| a server's memory outside the Trace cache, stage by stage in a fresh process "
+            f"(RSS MiB added by each) | {cells} | accounted |"]
