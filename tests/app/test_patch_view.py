@@ -75,3 +75,24 @@ def _messages() -> list[str]:
                     and isinstance(node.args[0], ast.Constant)):
                 found.append(node.args[0].value)
     return found
+
+
+def test_hugging_face_decoder_only(tmp_path, monkeypatch):
+    """A 12 × 12 GPT-2-shaped model listed through ATTN_MODELS: the next token each run
+    predicts, one 12 × 12 heat map of dec_self heads, the residual stream of the decoder."""
+    from tests.app.test_hf_views import build
+    from tests.unit.test_hf import make_tokenizer
+
+    model, template = build("gpt2-12")
+    model.save_pretrained(tmp_path / "gpt2-12", safe_serialization=True)
+    make_tokenizer(template).save_pretrained(tmp_path / "gpt2-12")
+    monkeypatch.setenv("ATTN_MODELS", str(tmp_path))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    at = run_app({"ckpt": "gpt2-12", "view": "patch", "text": "the cat eats fish every day .",
+                  "corrupt": "the dog eats fish every day ."}, timeout=120)
+    assert not at.exception and not at.error and not at.warning, texts(at.warning)
+    assert "the next token after the text" in texts(at.markdown)
+    figs = charts(at)
+    assert [t["name"] for t in figs[0]["data"]] == ["dec_self"]
+    assert array(figs[0]["data"][0]["z"]).shape == (12, 12)
+    assert sum("Residual" in f["layout"]["title"]["text"] for f in figs) == 1
