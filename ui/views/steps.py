@@ -8,6 +8,7 @@ import numpy as np
 import streamlit as st
 
 from model.analysis import qk_terms
+from model.backends import capabilities
 from ui.common import chart, head_picker, side_tokens
 from ui.context import Ctx
 from ui.i18n import _
@@ -22,7 +23,7 @@ from viz import tour as viz_tour
 def render(ctx: Ctx) -> None:
     t = ctx.trace
     st.subheader(_("Inside one head, with the real numbers"))
-    if ctx.bundle.kind != "native":
+    if not capabilities(ctx.bundle).raw_hooks:  # recorder's q/k/v/scores only, no W_O output
         _hf_steps(ctx)
         return
     kind, layer, head = head_picker(ctx)

@@ -16,10 +16,11 @@ import streamlit as st
 
 from model import Bundle, Trace
 from model.analysis import qk_terms
+from model.backends import capabilities
 from ui.common import chart
 from ui.context import Ctx
 from ui.i18n import N_, _
-from ui.runtime import cached_weights
+from ui.runtime import cached_vocab, cached_weights
 from ui.text import md
 from viz import attention as viz_attention
 from viz import embeddings as viz_embeddings
@@ -84,7 +85,8 @@ class Where:
 
     @property
     def native(self) -> bool:
-        return self.bundle.kind == "native"
+        """Every intermediate has a named hook (the lab's own models)."""
+        return capabilities(self.bundle).raw_hooks
 
     @property
     def head(self) -> int:
@@ -172,7 +174,7 @@ def embedding(w: Where) -> None:
 
 def positional(w: Where) -> None:
     bs, n, d, _h = w.dims
-    sinus = getattr(w.bundle.config, "pos_encoding", "") == "sinusoidal"
+    sinus = capabilities(w.bundle).positional == "sinusoidal"
     if sinus:
         text = _("Positional encoding: PE(pos, 2i) = sin(pos / 10000^(2i/d_hidn)) and "
                  "PE(pos, 2i+1) = cos(…), a fixed table with one row per position. Real pieces "
@@ -318,7 +320,7 @@ def concat(w: Where) -> None:
 
 def residual(w: Where) -> None:
     bs, n, d, _h = w.dims
-    pre = getattr(w.bundle.config, "norm", "post") == "pre"
+    pre = capabilities(w.bundle).norm == "pre"
     if pre:
         text = _("Pre-LN (seed 001): `x + Attention(LayerNorm(x))`. The input is normalised "
                  "before attention, and the block's output is added to the unnormalised input "
@@ -346,8 +348,8 @@ def residual(w: Where) -> None:
 def ffn(w: Where) -> None:
     bs, n, d, _h = w.dims
     hidden = w.act("layers.0.ffn.hook_hidden")
-    act = getattr(w.bundle.config, "activation", "")
-    f = hidden.shape[-1] if hidden is not None else getattr(w.bundle.config, "d_ff", 0)
+    act = capabilities(w.bundle).activation
+    f = hidden.shape[-1] if hidden is not None else capabilities(w.bundle).d_ff
     say(_("The position-wise FFN: Linear d_hidn → d_ff ({d} → {f}), the activation {act}, "
           "Linear back to {d}, for each piece separately; then residual and LayerNorm again, "
           "as in the previous step.").format(d=d, f=f, act=act.upper() or "?"),
@@ -461,18 +463,27 @@ STEPS = {  # id -> (title, renderer); titles marked for translation, translated 
 }
 
 
+# The hook groups each step reads (the app records only these; model.backends.NEED_GROUPS).
+# Every step reads attention and hidden states through Where.dims and Where.head.
+_BASE = frozenset({"attn", "hidden"})
+_HEAD_STEPS = _BASE | {"q", "k", "v", "scores", "steps"}  # one head's walk, step by step
+NEEDS: dict[str, frozenset[str]] = {
+    "pieces": _BASE, "padding": _BASE, "embedding": _BASE | {"embed"}, "positional": _BASE,
+    "sum": _BASE | {"embed"}, "pad_mask": _BASE,
+    **dict.fromkeys(("qkv", "qk", "scale", "mask", "softmax", "context", "concat"), _HEAD_STEPS),
+    "residual": _BASE | {"steps", "tour"}, "ffn": _BASE | {"tour"}, "next": _BASE,
+    "subsequent": _BASE, "cross": _BASE, "output": _BASE | {"logits"},
+}
+
+
 def _padded(w: Where) -> list[str]:
     n = w.ids.shape[1]
     return list(w.tokens) + ["<pad>"] * (n - len(w.tokens))
 
 
 def _vocab_size(bundle: Bundle) -> int:
-    return int(getattr(bundle.config, "vocab_size", 0) or 0)
+    return int(bundle.config.vocab_size or 0)
 
 
-@st.cache_data(max_entries=8)
-def _vocab(_bundle: Bundle, key: str) -> list[str]:
-    tok = _bundle.tokenizer
-    if _bundle.kind == "native":
-        return [tok.id_to_piece(i) for i in range(tok.vocab_size)]
-    return [str(p) for p in tok.convert_ids_to_tokens(list(range(len(tok))))]
+def _vocab(bundle: Bundle, key: str) -> list[str]:
+    return cached_vocab(bundle, key)  # ui/runtime.py: one list per model, bounded
