@@ -219,3 +219,18 @@ def test_mismatched_and_equal_inputs_are_clear(hf_root):
         patch(gpt2, HF_CLEAN, "the dog eats fish .")
     with pytest.raises(ValueError, match="nothing differs"):
         patch(gpt2, HF_CLEAN, HF_CLEAN, method="attribution")
+
+
+def test_threads_sharing_one_model_see_their_own_patches(hf_root):
+    """Patch hooks live in a context variable: four threads on one model, two pairs, each
+    gets what it gets alone (the residual block hooks installed on first use included)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    bundle = load_checkpoint(hf_root / "llama")
+    pairs = [(HF_CLEAN, HF_CORRUPT), ("winter is cold .", "winter is cold every")] * 2
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda pr: patch(bundle, *pr), pairs))
+    for (clean, corrupted), p in zip(pairs, got):
+        alone = patch(bundle, clean, corrupted)
+        np.testing.assert_array_equal(p.heads["dec_self"], alone.heads["dec_self"])
+        np.testing.assert_array_equal(p.resid["dec"], alone.resid["dec"])
