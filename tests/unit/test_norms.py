@@ -9,6 +9,7 @@ slot with every other slot zero.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -396,3 +397,19 @@ def test_blas_threads_follow_torch_and_the_server_limit():
     finally:
         torch.set_num_threads(threads)
         limit_blas_threads(max(before))
+
+
+def test_importing_model_makes_idle_openmp_threads_sleep_unless_told_otherwise():
+    """model/__init__ sets OMP_WAIT_POLICY=PASSIVE before torch loads OpenMP; a value the
+    operator set is kept."""
+    import subprocess
+    import sys
+
+    code = "import model, os; print(os.environ['OMP_WAIT_POLICY'])"
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    for given, want in ((None, "PASSIVE"), ("ACTIVE", "ACTIVE")):
+        run_env = env if given is None else {**env, "OMP_WAIT_POLICY": given}
+        out = subprocess.run([sys.executable, "-c", code], env=run_env, capture_output=True,
+                             text=True, timeout=120, check=True,
+                             cwd=Path(__file__).resolve().parents[2])
+        assert out.stdout.strip() == want
