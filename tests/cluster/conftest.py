@@ -11,6 +11,7 @@ Helpers
 
 from __future__ import annotations
 
+import http.cookies
 import os
 import re
 import signal
@@ -90,6 +91,7 @@ class Cluster:
     port: int
     replica_ports: list[int]
     pids: dict[str, int] = field(default_factory=dict)  # replica-0.., nginx -> pid
+    killed: list[str] = field(default_factory=list)  # replicas a test killed
 
     @property
     def base(self) -> str:
@@ -146,11 +148,37 @@ class Cluster:
             assert self.proc.returncode == 0, self.output()[-2000:]
 
 
+def lines_of(cluster: Cluster, key: str, at_least: int = 1, wait_s: float = 5.0
+             ) -> list[LogLine]:
+    """The access-log lines of `key`, waiting until there are `at_least` of them: nginx writes a
+    line just after the response, so a fast client can read the log before it is there."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        found = [ln for ln in access_log(cluster.log) if ln.key == key]
+        if len(found) >= at_least or time.monotonic() > deadline:
+            return found
+        time.sleep(0.02)
+
+
 def sticky_keys(cluster: Cluster, per_replica: int) -> dict[str, list[str]]:
     """Cookie values that nginx's consistent hash sends to each replica, `per_replica` each.
 
     Found the way nginx routes them: one /_stcore/health request per candidate key with the
     lab_replica cookie set, then the access log says which replica answered it."""
+    # A first visit without the cookie gets one from nginx, and keeps its replica with it.
+    with urllib.request.urlopen(f"{cluster.base}/", timeout=10) as resp:
+        jar = http.cookies.SimpleCookie()
+        for header in resp.headers.get_all("Set-Cookie") or []:
+            jar.load(header)
+    assert "lab_replica" in jar, "nginx set no sticky cookie on a first visit"
+    first = jar["lab_replica"].value
+    for _ in range(3):
+        req = urllib.request.Request(f"{cluster.base}/_stcore/health",
+                                     headers={"Cookie": f"lab_replica={first}"})
+        urllib.request.urlopen(req, timeout=10).read()
+    served = {ln.upstreams[-1] for ln in lines_of(cluster, first, at_least=4)}
+    assert len(served) == 1, f"a first visit's requests went to several replicas: {served}"
+
     found: dict[str, list[str]] = {f"replica-{i}": [] for i in range(len(cluster.replica_ports))}
     for i in range(500):
         key = f"fault-{i}"
@@ -160,7 +188,7 @@ def sticky_keys(cluster: Cluster, per_replica: int) -> dict[str, list[str]]:
             assert resp.read() == b"ok"
             assert "lab_replica" not in (resp.headers.get("Set-Cookie") or ""), \
                 "nginx must not replace a browser's sticky cookie"
-        line = [ln for ln in access_log(cluster.log) if ln.key == key][-1]
+        line = lines_of(cluster, key)[-1]
         name = cluster.replica_of(line.upstreams[-1])
         if len(found[name]) < per_replica:
             found[name].append(key)

@@ -36,6 +36,8 @@ def test_rendered_config_passes_nginx_t(nginx_present, tmp_path):
                    "max_fails=1", "proxy_next_upstream error timeout", "location = /healthz",
                    "$upstream_addr"):
         assert needed in text, needed
+    # no keepalive pool: a reset pooled connection would mark a live replica failed
+    assert "keepalive " not in text.split("upstream lab_replicas")[1].split("}")[0]
     nginx = deploy_cluster.find_nginx()
     res = subprocess.run([nginx, "-t", "-p", str(tmp_path), "-c", str(conf), "-e", "stderr"],
                          capture_output=True, text=True)
