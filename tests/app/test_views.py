@@ -21,8 +21,9 @@ from tests.tiny_model import save_tiny_checkpoint
 
 LINES = ["겨울은 추워요.", "The big dog eats the fish."]
 TEXT = "\n".join(LINES)
-# charts each view draws for TEXT on an encoder–decoder; None: another change owns the view
-CHARTS = {"tokens": 4, "masks": 8, "attention": 3, "steps": 14, "positional": 4,
+# charts each view draws for TEXT on an encoder–decoder (steps: 14 + the query–key terms
+# bars); None: another change owns the view
+CHARTS = {"tokens": 4, "masks": 8, "attention": 3, "steps": 15, "positional": 4,
           "embeddings": 4, "translation": 4, "bertviz": None, "heads": None, "compare": None}
 
 

@@ -11,7 +11,7 @@ from tests.browser.conftest import open_app, wait_for_app
 from tests.tiny_model import save_tiny_checkpoint
 
 TEXT = "겨울은 추워요.\nThe big dog eats the fish."
-CHARTS = {"tokens": 4, "masks": 8, "attention": 3, "steps": 14, "positional": 4,
+CHARTS = {"tokens": 4, "masks": 8, "attention": 3, "steps": 15, "positional": 4,
           "embeddings": 4, "translation": 4}
 OTHERS = ["bertviz", "heads", "compare"]  # views other changes fill in: they must open cleanly
 CHART = '[data-testid="stPlotlyChart"]'
