@@ -199,16 +199,26 @@ def _query(model: str, words: int, view: str = "attention") -> dict[str, str]:
 
 
 def screenshots(browser, base: str, out: Path) -> list[str]:
-    """docs/attention-*.png: the attention view at 12 × 12, 32 × 32 and 80 × 64 heads."""
+    """docs/attention-*.png: the attention view's layers × heads grid at 12 × 12, 32 × 32 and
+    80 × 64 heads, and the layer's heads at 12 (wrapped into rows of 8)."""
     lines = []
     for name, (model, words) in SCREENS.items():
         context = browser.new_context(viewport={"width": 1280, "height": 900})
         _guard(context)
         page = context.new_page()
         measure_page(page, base, _query(model, words), 3)
-        page.screenshot(path=str(out / name), full_page=True)
-        context.close()
+        # Streamlit's fixed header would cover the top of a chart scrolled to the viewport's top
+        page.add_style_tag(content='[data-testid="stHeader"] {display: none !important;}')
+        charts = page.locator(CHART)
+        # the page scrolls inside Streamlit's main block, so full_page shows only the
+        # viewport: the charts themselves are photographed (the grid; the layer's heads too)
+        charts.nth(2).screenshot(path=str(out / name))
         lines.append(f"wrote docs/{name}")
+        if model == "gpt2-12":
+            layer = name.replace(".png", "-layer.png")
+            charts.nth(1).screenshot(path=str(out / layer))
+            lines.append(f"wrote docs/{layer}")
+        context.close()
     return lines
 
 

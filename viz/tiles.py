@@ -32,6 +32,7 @@ from .i18n import _
 
 CELL_MIN_PX = 2  # a panel is pooled until each of its cells is at least this wide
 COLORBAR_PX = 90  # what the colour bar and the right margin take from the plot's width
+TICK_PX = 11  # panel names (10 px font) at least this far apart, else every k-th panel named
 BAND = "rgba(120, 120, 120, 0.18)"
 MARK = "#d62728"
 
@@ -165,17 +166,19 @@ def tiled_heatmap(panels: Sequence[Sequence[np.ndarray | None]], *, x_cells: Seq
     trace = go.Heatmap(z=t.z, x=t.x, y=t.y, colorscale=colorscale, zmin=zmin, zmax=zmax,
                        hovertemplate=hover + "<extra></extra>", hoverongaps=False,
                        xgap=0, ygap=0, _validate=False, **extra)
-    xnames = col_ticks or col_names
-    ticks_x = _panel_ticks(t.x, t.col_spans, xnames) if xnames else {"showticklabels": False}
-    ticks_y = _panel_ticks(t.y, t.row_spans, row_names) if row_names else {
-        "showticklabels": False}
-    longest = max((len(s) for s in xnames), default=0) if xnames else 0
-    vertical = panel_px < 7.5 * longest
-    bottom = int(30 + (6.5 * longest if vertical else 18))
+    xnames = list(col_ticks or col_names or [])
     left = int(30 + 6.5 * max((len(s) for s in row_names), default=0)) if row_names else 40
     # square cells as wide as the plot area allows (less tick labels and the colour bar)
     cell_px = min((width_px - left - COLORBAR_PX) / len(t.x), 40.0)
     plot_h = cell_px * len(t.y)
+    pitch_x = _pitch(t.col_spans, cell_px)
+    ticks_x = _panel_ticks(t.x, t.col_spans, xnames, pitch_x) if xnames else {
+        "showticklabels": False}
+    ticks_y = _panel_ticks(t.y, t.row_spans, list(row_names), _pitch(t.row_spans, cell_px)
+                           ) if row_names else {"showticklabels": False}
+    longest = max((len(s) for s in ticks_x.get("ticktext", [])), default=0)
+    vertical = pitch_x * _every(pitch_x) < 7.5 * longest
+    bottom = int(30 + (6.5 * longest if vertical else 18))
     layout = {
         "template": TEMPLATE, "title": {"text": title, "x": 0.0, "xanchor": "left"},
         "height": int(max(260, plot_h + 70 + bottom)),
@@ -222,10 +225,24 @@ def _titles(titles: Sequence[Sequence[str]], t: Tiles) -> list[dict]:
     return out
 
 
-def _panel_ticks(cats: list[str], spans, names) -> dict:
-    """One tick per panel, at its middle cell, reading the panel's name."""
-    vals = [cats[(a + b) // 2] for a, b in spans]
-    return {"tickmode": "array", "tickvals": vals, "ticktext": list(names)}
+def _pitch(spans, cell_px: float) -> float:
+    """On-screen distance in px from one panel to the next (a whole panel if only one)."""
+    if len(spans) < 2:
+        return (spans[0][1] - spans[0][0] + 1) * cell_px
+    return (spans[1][0] - spans[0][0]) * cell_px
+
+
+def _every(pitch: float) -> int:
+    """Name every k-th panel so that tick labels (10 px font) stay TICK_PX apart."""
+    return max(1, int(np.ceil(TICK_PX / max(pitch, 1e-6))))
+
+
+def _panel_ticks(cats: list[str], spans, names, pitch: float) -> dict:
+    """A tick per panel (every k-th when panels are narrower than a label), at its middle
+    cell, reading the panel's name."""
+    k = _every(pitch)
+    vals = [cats[(a + b) // 2] for a, b in spans][::k]
+    return {"tickmode": "array", "tickvals": vals, "ticktext": list(names)[::k]}
 
 
 def _bands(groups: list[int] | None, t: Tiles) -> list[dict]:

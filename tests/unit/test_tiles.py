@@ -82,6 +82,9 @@ def test_80_layers_by_64_heads_fit_and_stay_valid():
     assert (meta["rows"], meta["cols"]) == (80, 64)
     assert len(grid.to_json()) <= 10 * MB
     assert len([s for s in grid.layout.shapes if s.fillcolor and "120" in s.fillcolor]) == 8
+    # 64 panels ~10 px apart: every 2nd head named (labels would overlap), every layer named
+    assert list(grid.layout.xaxis.ticktext) == [f"head {h} · kv {h // 8}" for h in range(0, 64, 2)]
+    assert len(grid.layout.yaxis.ticktext) == 80
     layer = attention.layer_figure(trace, "dec_self", 0, 0)
     assert (layer.layout.meta["tiles"]["rows"], layer.layout.meta["tiles"]["cols"]) == (8, 8)
 
