@@ -188,9 +188,8 @@ def estimate(d: Dims, groups: Collection[str], raw: Sequence[str] = ()) -> Estim
     # model/norms.py writes attn × ‖f(v)‖ into the norms in place; per layer it holds v per
     # query head and its product with the heads' Gram matrices, (B, H, K, Dh) float64 each
     after = 2 * d.batch * d.heads * max(d.src, d.tgt) * d.d_head * 8
-    # the lab's forward returns logits even unrecorded, and capture holds them to its end
-    unkept = d.batch * d.tgt * d.vocab * F32 * (d.family == "native" and "logits" not in groups)
-    parts["transient"] = max(forward, after if "norms" in groups else 0, unkept, lm_head)
+    # (the lab's capture computes no logits it does not record: model/capture.capture_native)
+    parts["transient"] = max(forward, after if "norms" in groups else 0, lm_head)
     for g in groups - kept:  # recorded for the norms, dropped from the Trace after
         parts[f"{g} (for norms)"] = parts.pop(g)
     total = sum(parts.values())

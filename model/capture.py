@@ -205,7 +205,13 @@ def capture_native(bundle, batch: Batch, *, ablate: Iterable[Head] | str = (),
     direct = {n: (lambda shape, n=n: place(n, shape)) for n in slots
               if n.endswith((".hook_scores", ".hook_probs"))}
     with torch.inference_mode(), hooks(ablation_hooks(heads)), hooks(watch), buffers(direct):
-        out = model(src, tgt)
+        if has_dec and "logits" not in groups:
+            # model.forward without its last step: the (B, T, V) logits cost a large share of
+            # the forward (as transformers' logits_to_keep saves for its models), unread here
+            model.decode(tgt, model.encode(src) if model.encoder is not None else None, src)
+            out = None
+        else:
+            out = model(src, tgt)
     logits = _numpy(out) if has_dec and "logits" in groups else None
 
     per_group = {g: {k: slabs.pop(f"{g}/{k}").numpy() for k in layers} if g in need else {}

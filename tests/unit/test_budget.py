@@ -15,6 +15,7 @@ import time
 
 import pytest
 
+from model import capture
 from model.budget import (
     MB,
     Busy,
@@ -218,6 +219,33 @@ def test_a_decoder_capture_without_logits_runs_the_lm_head_on_one_row(tmp_path):
     assert rows[-2:] == [1, n] and n > 1
     assert lean.logits is None and full.logits.shape[1] == n
     np.testing.assert_array_equal(lean.attn["dec_self"], full.attn["dec_self"])
+
+
+def test_the_lab_capture_without_logits_skips_the_output_projection(bundle):
+    """The lab's model: no (B, T, V) logits unless recorded; the rest of the Trace is the same
+    bit for bit."""
+    import numpy as np
+
+    calls: list[tuple] = []
+    real = bundle.model.project
+
+    def project(h):
+        calls.append(tuple(h.shape))
+        return real(h)
+
+    src, tgt = ["The cat eats the fish.", "Winter is cold."], ["고양이", "겨울은 추워요."]
+    bundle.model.project = project
+    try:
+        lean = capture(bundle, src, tgt, target_lang="ko", names=["attn", "hidden"])
+        assert calls == [] and lean.logits is None
+        full = capture(bundle, src, tgt, target_lang="ko", names=["attn", "hidden", "logits"])
+        assert len(calls) == 1 and full.logits.shape[:2] == full.tgt_ids.shape
+    finally:
+        del bundle.model.project
+    for kind in lean.attn:
+        np.testing.assert_array_equal(lean.attn[kind], full.attn[kind])
+    for side in lean.hidden:
+        np.testing.assert_array_equal(lean.hidden[side], full.hidden[side])
 
 
 def test_recording_less_costs_less():
