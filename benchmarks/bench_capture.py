@@ -50,7 +50,20 @@ def _inputs(bundle, n_sent: int, n_tok: int):
 
 
 def native() -> tuple[list[str], dict]:
-    """The lab's model: 2 × 32 and 1 × 512 pieces, full and attention-only capture."""
+    """The lab's model: 2 × 32 and 1 × 512 pieces, full and attention-only capture, one
+    thread (as the Hugging Face shapes: on a shared machine two threads measured the load)."""
+    from threadpoolctl import threadpool_limits
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with threadpool_limits(limits=1):
+            return _native()
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _native() -> tuple[list[str], dict]:
     bundle, label = paper_bundle()
     lines = [f"model: {label}, torch threads: {torch.get_num_threads()}"]
     figures: dict = {"model": label, "sizes": {}}
