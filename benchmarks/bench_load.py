@@ -13,7 +13,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import ROOT, paper_bundle
+from benchmarks.common import ROOT, Report, paper_bundle
 from benchmarks.sessions import (
     Session,
     close_all,
@@ -84,12 +84,23 @@ def run_sessions(n: int = N, env_extra: dict[str, str] | None = None) -> dict:
             pw.stop()
 
 
-def main() -> list[str]:
+def main() -> Report:
+    """The 20 sessions; their figures go to results.json as bench_load.sessions_20."""
+    load = os.getloadavg()
     r = run_sessions()
     if "skipped" in r:
-        return [f"skipped: {r['skipped']}"]
+        return Report([f"skipped: {r['skipped']}"])
     lat = r["latencies"]
-    return [
+    figures = {"sessions_20": {
+        "model": r["label"], "sessions": N, "charts": TOKENS_CHARTS, "view": "tokens",
+        "p50_s": round(percentile(lat, 50), 2), "p95_s": round(percentile(lat, 95), 2),
+        "max_s": round(max(lat), 2), "latencies_s": [round(t, 2) for t in lat],
+        "wall_s": round(r["wall"], 1), "server_cpu_s": round(r["server_cpu"], 1),
+        "health_max_s": round(max(r["health"]), 2), "server_peak_rss_mib": round(r["rss"]),
+        "problems": len(r["problems"]),
+        # the browsers share the cores with the server: the load before they start
+        "load_average_start": round(load[0], 1)}}
+    return Report([
         f"model: {r['label']}; {N} sessions on one server, each typing a different sentence "
         "(tokens view, 4 charts)",
         f"input -> last chart drawn: p50 {percentile(lat, 50):.2f} s, "
@@ -98,8 +109,8 @@ def main() -> list[str]:
         f"({r['server_cpu'] / N:.2f} s per session); health round trip max "
         f"{max(r['health']):.2f} s",
         f"server peak RSS (VmHWM): {r['rss']:.0f} MiB; problems: {len(r['problems'])}",
-    ]
+    ], figures)
 
 
 if __name__ == "__main__":
-    print("\n".join(main()))
+    print("\n".join(main().lines))

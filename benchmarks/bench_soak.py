@@ -352,22 +352,34 @@ def summary(res: SoakResult) -> list[str]:
     return lines + res.cache_violations[:5] + res.exceptions[:5]
 
 
+# make test's short soak (tests/hostile/test_soak.py's ARGS): 200 classroom-sized inputs and an
+# 8 MB Trace cache, so eviction happens; a couple of minutes instead of the full soak's ~7
+SHORT = SoakConfig(inputs=200, every=20, sessions=6, churn=10, max_lines=4, max_words=20,
+                   trace_cache_mb=8)
+
+
 def main(parts: list[str] | None = None):
-    """The full soak (make soak); prints the RSS series, the slope and PASS/FAIL."""
+    """The full soak (make soak), or `bench_soak:short` for make test's 200 inputs; prints the
+    RSS series, the slope and PASS/FAIL. One part per process: each sets the cache's budget."""
     from benchmarks.common import Report
 
-    res = run_soak(SoakConfig(), log=lambda line: print(line, flush=True))
+    configs = {"soak": SoakConfig(), "short": SHORT}
+    if parts and (len(parts) > 1 or parts[0] not in configs):
+        raise SystemExit(f"bench_soak runs one part per process, one of {', '.join(configs)}")
+    name = parts[0] if parts else "soak"
+    res = run_soak(configs[name], log=lambda line: print(line, flush=True))
     every = res.config["every"]
-    figures = {"soak": {"inputs": res.config["inputs"],
-                        "rss_mb": [round(r, 1) for n, r in res.samples if n % every == 0],
-                        "trace_cache_mb_series": [round(c, 1) for (n, _), c in
-                                                  zip(res.samples, res.cached_mb, strict=True)
-                                                  if n % every == 0],
-                        "peak_outside_cache_mb": round(res.peak_outside_mb),
-                        "outside_slope_mb_per_100_inputs": round(res.outside_slope_mb_per_100, 2),
-                        "peak_after_warmup_mb": round(res.peak_after_warmup_mb),
-                        "slope_mb_per_100_inputs": round(res.slope_mb_per_100, 2),
-                        "trace_cache_mb": res.trace_cache_mb, "passed": res.passed}}
+    figures = {name: {"inputs": res.config["inputs"],
+                      "rss_mb": [round(r, 1) for n, r in res.samples if n % every == 0],
+                      "trace_cache_mb_series": [round(c, 1) for (n, _), c in
+                                                zip(res.samples, res.cached_mb, strict=True)
+                                                if n % every == 0],
+                      "peak_outside_cache_mb": round(res.peak_outside_mb),
+                      "outside_slope_mb_per_100_inputs": round(res.outside_slope_mb_per_100, 2),
+                      "peak_after_warmup_mb": round(res.peak_after_warmup_mb),
+                      "slope_mb_per_100_inputs": round(res.slope_mb_per_100, 2),
+                      "trace_cache_mb": res.trace_cache_mb, "passed": res.passed,
+                      "wall_s": round(res.wall_s)}}
     return Report(summary(res), figures)
 
 

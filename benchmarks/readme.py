@@ -110,10 +110,36 @@ def rows_admission(results: dict) -> list[str]:
            f"process, `bench_admission` (model: {gate['model']}, estimate "
            f"{first['estimate_mb']} MB a run) | with the gate (defaults, budget "
            f"{first['budget_mb']} MB): peak {peaks} GB (baseline {_gb(first['base_mb'])} GB), "
-           f"results {done}, busy {busy}; without: {ungated} "
+           f"results {done}, busy {busy}; without: {ungated}; {cpu_per_result(results)} "
            f"({provenance(results, 'bench_admission.gate')}) | peak ≤ baseline + "
            "`ATTN_INFLIGHT_MB` + `ATTN_TRACE_CACHE_MB` |")
     return [row]
+
+
+def cpu_per_result(results: dict, n: str = "4") -> str:
+    """The server process's CPU seconds per finished result at n inputs at once, gated (runs ×
+    threads as the gate set them), ungated and with 2 runs of 1 thread (bench_admission)."""
+    cells = []
+    for key, what in (("gate", "gated"), ("no_gate", "ungated"), ("runs2", "2 runs at once")):
+        c = part(results, f"bench_admission.{key}")["counts"][n]
+        runs = "all at once" if key == "no_gate" else f"{c['runs']} run(s)"
+        cells.append(f"{c['cpu_s_per_result']:.2f} s {what} ({runs} × {c['threads']} "
+                     "thread(s))")
+    return f"CPU per result at {n}: " + ", ".join(cells)
+
+
+def rows_load(results: dict) -> list[str]:
+    """20 Chromium sessions typing at once into one `streamlit run` server (bench_load)."""
+    key = "bench_load.sessions_20"
+    r = part(results, key)
+    return [f"| {r['sessions']} browser sessions at once, each typing a different sentence "
+            f"(tokens view, {r['charts']} charts; {r['sessions']} headless Chromiums share the "
+            f"cores with the server) | p50 {r['p50_s']:.1f} s / p95 {r['p95_s']:.1f} s "
+            f"Ctrl+Enter → last chart, all done after {r['wall_s']:.0f} s; the server used "
+            f"{r['server_cpu_s']:.1f} s of CPU, peaked at {r['server_peak_rss_mib']:,} MiB; "
+            f"health round trip at most {r['health_max_s']:.2f} s; {r['problems']} problems; "
+            f"load average {r['load_average_start']:.1f} before the browsers started "
+            f"({provenance(results, key)}) | reported |"]
 
 
 def rows_rerun(results: dict) -> list[str]:
@@ -181,7 +207,8 @@ def rows_patch(results: dict) -> list[str]:
 
 # In table order; each returns its rows, or raises MissingResult.
 TABLE_ROWS: list[Callable[[dict], list[str]]] = [rows_rerun, rows_attention_512, rows_bertviz,
-                                                 rows_scan, rows_hf, rows_admission, rows_patch]
+                                                 rows_scan, rows_hf, rows_load, rows_admission,
+                                                 rows_patch]
 
 
 def block_benchmarks(results: dict) -> str:
@@ -214,6 +241,38 @@ def block_soak(results: dict) -> str:
         f"{s['outside_slope_mb_per_100_inputs']:+.1f} MB per 100 inputs (RSS itself "
         f"{s['slope_mb_per_100_inputs']:+.1f}); " + ("passed." if s["passed"] else "FAILED.")
     )
+
+
+def block_soak_short(results: dict) -> str:
+    """make test's short soak, run as `python -m benchmarks bench_soak:short`."""
+    key = "bench_soak.short"
+    s = part(results, key)
+    bound = s["trace_cache_mb"] + 600  # the issue's bound, which the short soak's test holds
+    return (f"**Measured** ({provenance(results, key)}; {s['inputs']:,} inputs, "
+            f"{s['trace_cache_mb']:g} MB Trace cache, {s['wall_s']:,} s): peak RSS after warm-up "
+            f"{s['peak_after_warmup_mb']:,} MB against the {bound:,.0f} MB bound ("
+            + ("within it" if s["peak_after_warmup_mb"] <= bound else "OVER it")
+            + f"), beyond the cache at most {s['peak_outside_cache_mb']:,} MB, RSS slope over "
+            f"the last half {s['slope_mb_per_100_inputs']:+.1f} MB per 100 inputs.")
+
+
+def _signed(x: float) -> str:
+    """A share as a signed percentage with a true minus sign: −12 %, +15 %."""
+    return f"{x:+.0%}".replace("-", "−").replace("%", " %")
+
+
+def block_estimates(results: dict) -> str:
+    """Where the memory estimates land against measured peaks (bench_estimates)."""
+    said = []
+    for name, what in (("capture", "capture estimates"), ("runs", "the other runs' estimates")):
+        key = f"bench_estimates.{name}"
+        e = part(results, key)
+        rows = ", ".join(f"{r['label']} {r['estimate_mb'] / r['peak_mb']:.2f}" for r in e["rows"])
+        said.append(f"{what} land within {_signed(e['low'])} … {_signed(e['high'])} of the "
+                    f"peak over "
+                    f"{len(e['rows'])} rows ({rows}; {provenance(results, key)})")
+    return ("**Measured** (estimate ÷ peak RSS, each in a fresh process with one torch thread, "
+            "the rows the tests check): " + "; ".join(said) + ".")
 
 
 def block_capacity(results: dict) -> str:
@@ -346,7 +405,9 @@ BLOCKS: dict[str, Callable[[dict], str]] = {
     "alignment": block_alignment,
     "tokenizer": block_tokenizer,
     "benchmarks": block_benchmarks,
+    "estimates": block_estimates,
     "soak": block_soak,
+    "soak_short": block_soak_short,
     "capacity": block_capacity,
     "capacity_nginx": block_capacity_nginx,
 }
