@@ -161,6 +161,10 @@ def _picker(ctx: Ctx, p, kinds: tuple[str, ...]) -> None:
         return
     options = [(kind, layer, head) for _v, kind, layer, head in ranked]
     values = {(k, la, h): v for v, k, la, h in ranked}
+    if st.session_state.get("patch_pick") in values:
+        # written back so the page shows its number under this result: the browser keeps a
+        # keyed selectbox's old label (the other method's value) while the value still fits
+        st.session_state["patch_pick"] = st.session_state["patch_pick"]
     left, right = st.columns([3, 1])
     chosen = left.selectbox(
         _("Head to open"), options, key="patch_pick",

@@ -113,6 +113,10 @@ def render(ctx: Ctx) -> None:
     st.dataframe(shown[:20], hide_index=True, use_container_width=True)
     picks = [r["_head"] for r in rows]
     st.markdown(_("**Open a head** in the attention view"))
+    if st.session_state.get("det_open_head") in picks:
+        # written back so the page shows this detector's score: the browser keeps a keyed
+        # selectbox's old label (the previous detector's score) while the value still fits
+        st.session_state["det_open_head"] = st.session_state["det_open_head"]
     c1, c2 = st.columns([3, 1], vertical_alignment="bottom")
     head = c1.selectbox(_("Head (ranked)"), picks, key="det_open_head",
                         format_func=lambda h: f"{h[0]} · " + _("layer {layer}").format(layer=h[1])
