@@ -43,6 +43,7 @@ import threading
 import time
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -528,10 +529,12 @@ def _verdict(res: dict) -> str:
     return "p95 did not cross 1 s for good between the rates tried"
 
 
-def readme_cluster(results: dict) -> str:
-    """The README block on capacity through nginx: 1 and 2 replicas, from results.json."""
-    from benchmarks.readme import part, provenance
+def readme_cluster(results: dict, part: Callable[[dict, str], dict],
+                   provenance: Callable[[dict, str], str]) -> str:
+    """The README block on capacity through nginx: 1 and 2 replicas, from results.json.
 
+    benchmarks.readme passes its part() and provenance() in (imports run readme -> benches).
+    """
     runs = [(n, k, part(results, f"bench_capacity.{k}")) for k, n in CLUSTER_PARTS.items()]
     by_rate = [{s["rate"]: s for s in r["steps"]} for _, _, r in runs]
     rates = sorted(set().union(*by_rate))

@@ -299,7 +299,7 @@ def block_capacity_nginx(results: dict) -> str:
     """bench_capacity through nginx, 1 and 2 replicas (bench_capacity.readme_cluster)."""
     from benchmarks.bench_capacity import readme_cluster
 
-    return readme_cluster(results)
+    return readme_cluster(results, part, provenance)
 
 
 # ---- figures from the shipped checkpoints' cards (model quality, not speed) ---------------

@@ -12,12 +12,8 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from .settings import Settings
-
-if TYPE_CHECKING:
-    from .budget import Estimate
 
 MB = 2**20
 
@@ -56,7 +52,9 @@ class QueueTimeout(Busy):
 class TooLarge(ValueError):
     """One run needs more than the whole budget; waiting never helps (est: for a page's text)."""
 
-    def __init__(self, message: str, est: Estimate | None = None, budget: int = 0) -> None:
+    # est is a model.budget.Estimate, typed loosely: the gate counts bytes and never imports
+    # the estimator (budget imports the gate, and imports run one way)
+    def __init__(self, message: str, est: object | None = None, budget: int = 0) -> None:
         super().__init__(message)
         self.est, self.budget = est, budget
 
