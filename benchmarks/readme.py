@@ -205,10 +205,78 @@ def rows_patch(results: dict) -> list[str]:
     ]
 
 
+def rows_capture(results: dict) -> list[str]:
+    """Capture cost against transformers' sdpa forward and the memory estimate against the
+    measured peak, GPT-2 and Llama shapes at 512 tokens (bench_capture)."""
+    from benchmarks.bench_capture import SHAPES, readme_rows
+
+    section = results["bench_capture"] if "bench_capture" in results else {}
+    keys = [f"bench_capture.{k}" for k in SHAPES if k in section]
+    if "memory" in section:
+        keys.append("bench_capture.memory")
+    if not keys:
+        raise MissingResult("bench_capture")
+    return [_with_source(r, results, k) for r, k in zip(readme_rows(section), keys, strict=True)]
+
+
+def rows_cold_open(results: dict) -> list[str]:
+    """The attention view from a new process on the GPT-2 shape (bench_hf.cold_open)."""
+    from benchmarks.bench_hf import readme_rows
+
+    part(results, "bench_hf.cold_open")
+    return [_with_source(r, results, "bench_hf.cold_open")
+            for r in readme_rows(results["bench_hf"])]
+
+
+def rows_memory(results: dict) -> list[str]:
+    """What the server process holds outside the Trace cache, stage by stage
+    (bench_memory.memory)."""
+    from benchmarks.bench_memory import readme_rows
+
+    part(results, "bench_memory.memory")
+    return [_with_source(r, results, "bench_memory.memory")
+            for r in readme_rows(results["bench_memory"])]
+
+
+def rows_native_capture(results: dict) -> list[str]:
+    """The lab's own model: capture ÷ its plain forward (bench_capture.native)."""
+    key = "bench_capture.native"
+    n = part(results, key)
+    cells = "; ".join(f"{size}: full {f['full_over_plain']:.2f}×, attention only "
+                      f"{f['attn_over_plain']:.2f}× (plain {f['plain_ms']:.1f} ms)"
+                      for size, f in n["sizes"].items())
+    return [f"| capture cost, the lab's `{n['model'].rsplit('/', 1)[-1]}` (batch × source / "
+            f"target pieces) | {cells} ({provenance(results, key)}) | ≤ 1.2×, ≤ 1.0× |"]
+
+
+def rows_needs(results: dict) -> list[str]:
+    """What the attention view records against recording everything (bench_needs)."""
+    key = "bench_needs.gpt2_512"
+    n = part(results, key)
+    return [f"| attention view records only its needs ({', '.join(n['needs'])}), GPT-2-small "
+            f"shape, {n['tokens']} tokens | {n['view_mb']:.0f} MB at {n['view_over_sdpa']:.2f}× "
+            f"the sdpa forward, against {n['everything_mb']:.0f} MB at "
+            f"{n['everything_over_sdpa']:.2f}× for everything ({provenance(results, key)}) "
+            f"| less than everything |"]
+
+
+def rows_detectors(results: dict) -> list[str]:
+    """The heads view's detectors after the capture (bench_detectors)."""
+    key = "bench_detectors.gpt2_512"
+    d = part(results, key)
+    return [f"| head detectors, GPT-2-small shape, {d['tokens']} tokens: first table after the "
+            f"capture; all five (two run the model) | {d['first_table_ms']:.0f} ms; "
+            f"{d['all_detectors_ms'] / 1000:.1f} s = {d['all_detectors_over_plain']:.2f}× one "
+            f"plain forward ({provenance(results, key)}) | ≤ {d['target_s']:.0f} s |"]
+
+
 # In table order; each returns its rows, or raises MissingResult.
 TABLE_ROWS: list[Callable[[dict], list[str]]] = [rows_rerun, rows_attention_512, rows_bertviz,
-                                                 rows_scan, rows_hf, rows_load, rows_admission,
-                                                 rows_patch]
+                                                 rows_scan, rows_hf, rows_capture,
+                                                 rows_native_capture, rows_needs,
+                                                 rows_detectors, rows_cold_open, rows_memory,
+                                                 rows_load,
+                                                 rows_admission, rows_patch]
 
 
 def block_benchmarks(results: dict) -> str:
