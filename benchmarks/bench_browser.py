@@ -203,7 +203,9 @@ def screenshots(browser, base: str, out: Path) -> list[str]:
     80 × 64 heads, and the layer's heads at 12 (wrapped into rows of 8)."""
     lines = []
     for name, (model, words) in SCREENS.items():
-        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        # tall enough for the tallest chart: Streamlit scrolls its main block, not the page,
+        # and what lies outside the viewport comes out blank in an element's screenshot
+        context = browser.new_context(viewport={"width": 1280, "height": 1400})
         _guard(context)
         page = context.new_page()
         measure_page(page, base, _query(model, words), 3)
