@@ -333,8 +333,10 @@ def first_builds(env, bundle) -> tuple[list[str], dict]:
     import sys
 
     from benchmarks.common import ROOT
+    from model.settings import Settings
 
-    folder = Path(env.get("ATTN_CHECKPOINTS_DIR", ROOT / "checkpoints")) / "paper"
+    # the folder the app would read under this environment (a relative one is from the root)
+    folder = ROOT / Settings.from_env(env).checkpoints_dir / "paper"
     out = subprocess.run([sys.executable, "-c", _FIRST_BUILDS, str(folder)], cwd=ROOT,
                          env={**os.environ, "PYTHONPATH": str(ROOT)}, check=True,
                          capture_output=True, text=True, timeout=600)
