@@ -14,8 +14,12 @@ import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect
 
+from model import capture, load_checkpoint
+from model.analysis import qk_terms
 from tests.browser.conftest import wait_for_app
+from tests.conftest import ROOT
 from ui.i18n import translations
+from viz.qkterms import term_name
 
 CLEAN, CORRUPT = "The cat eats fish.", "The dog eats fish."
 PATCH = {"ckpt": "paper", "view": "patch", "text": CLEAN}
@@ -23,9 +27,13 @@ MAIN = '[data-testid="stMain"]'
 OPEN = "Open in the attention view"
 PAIR = re.compile(r"(enc_self|dec_self|cross) layer (\d+) head (\d+): ([+-]\d\.\d{3})$")
 RANKED = re.compile(r"(enc_self|dec_self|cross) · layer (\d+) · head (\d+) · (\d\.\d{3})$")
-# every plotly chart on the page as drawn: title, axis titles, and each trace's numbers as
-# plotly computed them for drawing (calcdata), which is what the cells and bars show
-FIGURES_JS = """() => Array.from(document.querySelectorAll(
+# every plotly chart on the page as drawn: title, axis titles, tick and bar labels from top to
+# bottom as they stand on the screen, and each trace's numbers as plotly computed them for
+# drawing (calcdata), which is what the cells and bars show
+FIGURES_JS = """() => {
+const topDown = els => Array.from(els).map(e => [e.getBoundingClientRect().top, e.textContent])
+                                      .sort((a, b) => a[0] - b[0]).map(p => p[1]);
+return Array.from(document.querySelectorAll(
     '[data-testid="stPlotlyChart"] .js-plotly-plot')).map(g => ({
   drawn: g.querySelector('svg.main-svg') !== null && (g.calcdata || []).length > 0,
   cells: g.querySelectorAll('.hm image').length,
@@ -33,11 +41,12 @@ FIGURES_JS = """() => Array.from(document.querySelectorAll(
   meta: g.layout.meta || null,
   axes: Array.from(g.querySelectorAll('.xtitle, .ytitle')).map(t => t.textContent),
   xticks: Array.from(g.querySelectorAll('.xtick text')).map(t => t.textContent),
-  yticks: Array.from(g.querySelectorAll('.ytick text')).map(t => t.textContent),
-  bartext: Array.from(g.querySelectorAll('.bartext')).map(t => t.textContent),
+  yticks: topDown(g.querySelectorAll('.ytick text')),
+  bartext: topDown(g.querySelectorAll('.bartext')),
   traces: (g.calcdata || []).map(c => ({type: c[0].trace.type, name: c[0].trace.name,
-                                        z: c[0].z || null})),
-}))"""
+                                        z: c[0].z || null, sizes: c.map(p => p.s)})),
+}));
+}"""
 MARKUP_JS = """() => {
   const roots = ['stMain', 'stSidebar'].map(id => document.querySelector(`[data-testid=${id}]`));
   const q = s => roots.filter(Boolean).flatMap(r => Array.from(r.querySelectorAll(s)));
@@ -265,15 +274,20 @@ def test_detectors_rank_draw_and_open_a_head(page, server):
 
 
 def test_steps_draws_the_query_key_terms(page, server):
-    load(page, server, ckpt="paper", view="steps", text=CLEAN)
+    """The bars are model.analysis.qk_terms' terms of the first query and key of encoder layer
+    0 head 0 (the link's defaults), in order, with their values printed on them."""
+    load(page, server, ckpt="paper", view="steps", text=CLEAN, kind="enc_self", layer=0, head=0)
     figs = figures(page, 15)
     terms = figs[-1]
-    title = re.search(r"Why query “(.+?)” scores (-?\d+\.\d{3}) on key “(.+?)”", terms["title"])
-    assert title, terms["title"]
+    paper = load_checkpoint(ROOT / "checkpoints" / "paper")
+    trace = capture(paper, [CLEAN], target_lang="auto")
+    want = qk_terms(paper, trace, "enc_self", 0, 0, 0, 0)
+    score = float(trace.scores["enc_self"][0, 0, 0, 0, 0])
+    assert "Why query “<2ko>” scores " + f"{score:.3f}" + " on key “<2ko>”" in terms[
+        "title"].replace("&lt;", "<").replace("&gt;", ">"), terms["title"]
     assert [t["type"] for t in terms["traces"]] == ["bar"]
-    assert {"token·token", "token·position", "position·token", "position·position"} <= set(
-        terms["yticks"]), terms["yticks"]
-    bars = [float(v) for v in terms["bartext"]]
-    assert len(bars) == len(terms["yticks"])
-    # the drawn bars (3 decimals each) add up to the score in the title (3 decimals)
-    assert abs(sum(bars) - float(title.group(2))) <= 5e-4 * (len(bars) + 1), (bars, title[0])
+    assert terms["yticks"] == [term_name(t) for t in want]
+    assert terms["bartext"] == [f"{v:+.3f}" for v in want.values()]
+    bars = terms["traces"][0]["sizes"]
+    assert max(abs(a - b) for a, b in zip(bars, want.values(), strict=True)) < 1e-5, bars
+    assert abs(sum(bars) - score) < 1e-4  # they add up to the recorded score
