@@ -104,18 +104,28 @@ def test_lab_variants_add_up(variant_bundle):
     assert {"layers·embedding", "embedding·layers", "layers·layers"} <= set(later)
 
 
+def _layer0_position_input(bundle, t, q: int) -> np.ndarray:
+    """What layer 0's attention reads of position q's table row (sentence 0): the row itself
+    (post-LN: the input is tok + pos), or its share of the pre-attention LayerNorm frozen at
+    the whole input's scale, γ ⊙ (p − mean p) / σ(x) (pre-LN; β belongs to the bias term)."""
+    p = t.pos_table[t.positions["enc"][0][q]].astype(np.float64)
+    if bundle.config.norm == "post":
+        return p
+    norm = bundle.model.encoder.layers[0].attn_block.norm
+    x = t.hidden["enc"][0, 0, q].astype(np.float64)  # the layer's input, tok + pos
+    return norm.weight.detach().double().numpy() * (p - p.mean()) / np.sqrt(x.var() + norm.eps)
+
+
 def test_lab_layer0_position_term_is_the_positions_own_product(variant_bundle):
-    """Post-LN (paper): at layer 0 the input is tok + pos itself, so position·position is
-    (W_q^h p_q)·(W_k^h p_k)/√Dh from the table and the weights alone."""
-    if variant_bundle.config.norm != "post":
-        pytest.skip("pre-LN normalises the sum first")
+    """At layer 0, position·position is (W_q^h p̂_q)·(W_k^h p̂_k)/√Dh from the table, the
+    weights and (pre-LN) the first LayerNorm alone, p̂ as _layer0_position_input says."""
     t = capture(variant_bundle, ["The cat eats fish."], target_lang="ko")
     attn = variant_bundle.model.encoder.layers[0].self_attn
     dh = variant_bundle.config.d_model // variant_bundle.config.n_heads
-    pos = t.pos_table[t.positions["enc"][0]].astype(np.float64)  # (S, D)
     w_q = attn.w_q.weight.detach().double().numpy()[dh:2 * dh]
     w_k = attn.w_k.weight.detach().double().numpy()[dh:2 * dh]
-    want = (w_q @ pos[3]) @ (w_k @ pos[1]) / np.sqrt(dh)
+    p_q, p_k = (_layer0_position_input(variant_bundle, t, i) for i in (3, 1))
+    want = (w_q @ p_q) @ (w_k @ p_k) / np.sqrt(dh)
     got = qk_terms(variant_bundle, t, "enc_self", 0, 1, 3, 1)["position·position"]
     assert got == pytest.approx(want, abs=1e-5)
 
