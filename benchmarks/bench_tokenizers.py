@@ -32,6 +32,7 @@ CANDIDATES: tuple[tuple[str, str, str, int], ...] = (
 )
 EXAMPLE = "겨울은 추워요."
 CARD = ROOT / "checkpoints" / "paper" / "card.json"
+SHIPPED = "bpe_6000"  # what train.py's --vocab 6000 default trains
 
 
 def measure(tok, en: Sequence[str], ko: Sequence[str]) -> dict:
@@ -86,12 +87,12 @@ def sizes() -> tuple[list[str], dict]:
     en, ko = [p.en for p in train], [p.ko for p in train]
     found = compare(en, ko)
     shipped = Tokenizer(CARD.parent / "tokenizer.model")
-    same = same_pieces(found["bpe_6000"].pop("_tok"), shipped)
+    same = same_pieces(found[SHIPPED].pop("_tok"), shipped)
     for f in found.values():
         f.pop("_tok", None)
     figures = {"train_pairs": len(train), "corpus_seed": card["corpus_seed"],
-               "corpus_s": round(corpus_s, 1), "shipped": "bpe_6000",
-               "bpe_6000_same_pieces_as_shipped": same,
+               "corpus_s": round(corpus_s, 1), "shipped": SHIPPED,
+               "same_pieces_as_shipped": same,
                "shipped_card": card["tokenizer"], "tokenizers": found}
     lines = [f"training split: {len(train):,} pairs (corpus seed {card['corpus_seed']}), "
              f"generated in {corpus_s:.1f} s"]
@@ -101,7 +102,7 @@ def sizes() -> tuple[list[str], dict]:
                      f"en {s['en_lower']} / {s['en_capitalised']} %, ko stems {s['ko_stems']} %, "
                      f"ko words {s['ko_words']} %; pieces per sentence {p['en']} / {p['ko']}; "
                      f"{EXAMPLE} -> {f['example']}")
-    lines.append(f"bpe_6000 has the same pieces as checkpoints/paper/tokenizer.model: {same}")
+    lines.append(f"{SHIPPED} has the same pieces as checkpoints/paper/tokenizer.model: {same}")
     return lines, figures
 
 

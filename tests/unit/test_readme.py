@@ -117,3 +117,23 @@ def test_readme_alignment_table_matches_the_cards():
         assert tables is not None, f"{name}: card lacks the α or ‖αf(x)‖ alignment table"
         for row in layer_rows(name, *tables):
             assert row in readme, f"README row missing or stale: {row}"
+
+
+def test_tokenizers_block_holds_the_shipped_row_to_the_card():
+    """The retrained shipped-size tokenizer has the shipped pieces, so its measured shares must
+    be the cards' figures; a shipped row that drifts from the card is refused, not printed."""
+    from benchmarks import readme as figures
+    from benchmarks.common import load_results
+
+    results = load_results()
+    r = figures.part(results, "bench_tokenizers.sizes")
+    assert r["same_pieces_as_shipped"], "the retrained BPE 6,000 is not the shipped tokenizer"
+    card = json.loads((ROOT / "checkpoints" / "paper" / "card.json").read_text("utf-8"))
+    assert r["shipped_card"] == card["tokenizer"]
+    assert r["tokenizers"][r["shipped"]]["one_piece_share_top500"] == \
+        card["tokenizer"]["one_piece_share_top500"]
+    drifted = json.loads(json.dumps(results))
+    drifted["bench_tokenizers"]["sizes"]["tokenizers"][r["shipped"]][
+        "one_piece_share_top500"]["en_lower"] += 0.1
+    with pytest.raises(ValueError, match="differ from the card"):
+        figures.render("tokenizers", drifted)
