@@ -2,8 +2,9 @@
 query heads sharing 8 key/value heads; 256 wide, head_dim 8, a small vocabulary), built once
 for this module. Each view (and each part of the heads view) opens without an error box or
 exception, and what it sends stays small: the many-panel figures are one heatmap trace each,
-no chart over 10 MB. The 80-layer × 64-head shape is checked on the attention view (its
-folder is built only there)."""
+no chart over 10 MB. The same views and parts open on a Llama-70B shape too: 80 layers × 64
+query heads on 8 key/value heads (256 wide, head_dim 4), built once per module beside the
+32-layer folder, on a few words so the 5,120 heads stay quick."""
 
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ from tests.app.test_views import array, charts, texts
 TEXT = text_of(60)  # 61 pieces with <s>: enough for pooled panels, quick on a busy machine
 VIEWS = ("attention", "bertviz", "contrib", "flow", "tour")
 HEADS_PARTS = ("stats", "scan", "rollout")
+HEADS_PARTS_80 = ("stats", "detectors", "scan", "rollout")
+SHORT = text_of(5)  # 6 pieces with <s>: the 80 × 64 runs knock out 5,120 heads on it
 MB = 1e6
 
 
@@ -27,6 +30,7 @@ MB = 1e6
 def big_models(tmp_path_factory):
     root = tmp_path_factory.mktemp("big_models")
     build_folder(root, "llama-32")
+    build_folder(root, "llama-80")  # once here: the 80 × 64 tests below share it
     before = torch.get_num_threads()
     torch.set_num_threads(1)
     with pytest.MonkeyPatch.context() as mp:
@@ -103,27 +107,65 @@ def test_bertviz_names_the_layers_it_shows():
     assert len(at.get("iframe")) == 1  # drawn, not refused as too large
 
 
-def test_attention_at_80_layers_by_64_heads(tmp_path_factory, monkeypatch):
-    root = tmp_path_factory.mktemp("big_80")
-    build_folder(root, "llama-80")
-    monkeypatch.setenv("ATTN_MODELS", str(root))
-    at = run_app({"ckpt": "llama-80", "view": "attention", "text": text_of(30), "layer": "79",
-                  "head": "63"}, timeout=300)
+@pytest.mark.parametrize("view", VIEWS)
+def test_every_view_at_80_layers_by_64_heads(view):
+    at = run_app({"ckpt": "llama-80", "view": view, "text": SHORT, "layer": "79", "head": "63"},
+                 timeout=300)
     no_errors(at)
-    grid = charts(at)[2]
-    assert grid["layout"]["meta"]["tiles"]["rows"] == 80
-    assert grid["layout"]["meta"]["tiles"]["cols"] == 64
-    assert sum(sizes(at)) <= 10 * MB
-    assert json.dumps(grid["layout"]["shapes"]).count("#d62728") == 1  # layer 79, head 63
+    assert max(sizes(at), default=0) <= 10 * MB, sizes(at)
+    assert sum(len(c["data"]) for c in charts(at)) <= 200  # never a trace per head
+    if view == "attention":
+        specs = charts(at)
+        assert len(specs) == 3 and heatmaps(at) == 3
+        grid = specs[2]
+        assert grid["layout"]["meta"]["tiles"]["rows"] == 80
+        assert grid["layout"]["meta"]["tiles"]["cols"] == 64
+        heads = grid["layout"]["xaxis"]["ticktext"]  # every 2nd head named at 64 across
+        assert len(heads) == 32 and heads[-1] == "head 62 · kv 7", heads
+        assert json.dumps(grid["layout"]["shapes"]).count("#d62728") == 1  # layer 79, head 63
+        assert specs[1]["layout"]["meta"]["tiles"]["cols"] == 8  # the layer's 64 heads, 8 rows
+        assert specs[1]["layout"]["meta"]["tiles"]["rows"] == 8
+    if view == "contrib":  # the layers × heads maps of the 5,120 heads, no numbers on cells
+        maps = [t for c in charts(at) for t in c["data"] if t.get("type") == "heatmap"]
+        assert maps and all(array(t["z"]).shape == (80, 64) for t in maps)
+        assert all(t.get("text") is None for t in maps)
+    if view == "bertviz":  # 5,120 thumbnails are no overview: the first and chosen layer
+        shown = texts(at.caption)
+        assert "80 layers × 64 heads" in shown and "layers 0, 79 of 80" in shown, shown
+        assert at.multiselect(key="bv_layers").value == [0, 79]
+        assert len(at.get("iframe")) == 1
+    if view == "flow":
+        assert charts(at), "the view draws its figure"
 
 
-def test_every_tour_step_at_32_by_32_heads():
+@pytest.mark.parametrize("part", HEADS_PARTS_80)
+def test_every_heads_part_at_80_layers_by_64_heads(part):
+    at = run_app({"ckpt": "llama-80", "view": "heads", "text": SHORT}, timeout=300)
+    no_errors(at)
+    at.radio(key="_w_heads_part").set_value(part).run(timeout=300)
+    no_errors(at)
+    if part == "scan":  # 5,121 knock-out rows, 64 to a forward pass
+        at.button(key="scan_go").click().run(timeout=300)
+        no_errors(at)
+    assert max(sizes(at), default=0) <= 10 * MB, sizes(at)
+    assert sum(len(c["data"]) for c in charts(at)) <= 200
+    assert charts(at), "every part draws its chart"
+    maps = [t for c in charts(at) for t in c["data"] if t.get("type") == "heatmap"
+            and array(t["z"]).shape == (80, 64)]  # the layers × heads maps
+    assert maps or part == "rollout"
+    for t in maps:  # 64 heads across the page: far too narrow for numbers
+        assert not t.get("texttemplate") or t.get("text") is None, part
+
+
+@pytest.mark.parametrize(("ckpt", "text", "last"), [("llama-32", TEXT, 31),
+                                                    ("llama-80", SHORT, 79)])
+def test_every_tour_step_at_real_head_counts(ckpt, text, last):
     from ui.views.tour_steps import STEPS
 
     drawn = 0
     for step in range(1, len(STEPS) + 1):
-        at = run_app({"ckpt": "llama-32", "view": "tour", "text": TEXT, "step": str(step),
-                      "layer": "31", "head": "31"}, timeout=240)
+        at = run_app({"ckpt": ckpt, "view": "tour", "text": text, "step": str(step),
+                      "layer": str(last), "head": str(last)}, timeout=240)
         no_errors(at)
         assert max(sizes(at), default=0) <= 10 * MB, (step, sizes(at))
         drawn += len(charts(at))
