@@ -286,17 +286,20 @@ def contributions_cache() -> Lru:
 
 
 def cached_contributions(bundle: Bundle, key: str, source: str, target: str | None,
-                         lang: str, step: int):
+                         lang: str, step: int, knockout: bool = True):
     """model.analysis.contributions.head_contributions, cached for every session; a new one
-    asks the admission gate first (its knock-out sweep runs heads + 1 copies of the sentence)."""
-    store, ckey = contributions_cache(), (key, source, target, lang, step)
-    hit = store.get(ckey)
+    asks the admission gate first (its knock-out sweep runs heads + 1 copies of the sentence).
+    knockout False: the direct attribution alone, unless the full result is kept already."""
+    store, ckey = contributions_cache(), (key, source, target, lang, step, knockout)
+    hit = store.get(ckey) or store.get(ckey[:-1] + (True,))
     if hit is not None:
         return hit
 
     def run():
-        with st.spinner(_("Knocking out each head in turn…")):
-            found = head_contributions(bundle, source, target, target_lang=lang, step=step)
+        with st.spinner(_("Knocking out each head in turn…") if knockout
+                        else _("Attributing the logit to each head…")):
+            found = head_contributions(bundle, source, target, target_lang=lang, step=step,
+                                       knockout=knockout)
         return store.put(ckey, found)
 
     return admitted(estimate_contributions(bundle, source, target, target_lang=lang),

@@ -124,15 +124,17 @@ def _direct(bundle, tr, step: int, token_id: int, k: int):
 def head_contributions(bundle, source: str, target: str | None = None, *,
                        target_lang: str | None = None, step: int | None = None,
                        token_id: int | None = None, k: int = TOP_K,
-                       chunk: int = 64) -> Contributions:
+                       chunk: int = 64, knockout: bool = True) -> Contributions:
     """Each head's effect on the token predicted at decoder position `step` of one sentence.
 
     target None: the model's own greedy translation. step None: the last position (the one
-    that predicts </s>); token_id None: the model's argmax at that step.
+    that predicts </s>); token_id None: the model's argmax at that step. knockout False skips
+    the sweep of heads + 1 rows (knockout and knockout_top stay empty): the direct attribution
+    alone is one pass, where the sweep of a model with thousands of heads takes minutes.
     """
     if not is_native(bundle, "head contributions"):
         return _hf_contributions(bundle, source, target, step=step, token_id=token_id, k=k,
-                                 chunk=chunk)
+                                 chunk=chunk, knockout=knockout)
     model, cfg = bundle.model, bundle.config
     n_dec = bundle.n_layers("dec_self")
     tr = capture(bundle, [source], None if target is None else [target],
@@ -151,17 +153,17 @@ def head_contributions(bundle, source: str, target: str | None = None, *,
     # knock-out: row 0 untouched, row r ablates heads[r - 1]
     src = torch.from_numpy(tr.src_ids[:1])
     tgt = torch.from_numpy(tr.tgt_ids[:1, :n_t])
-    heads = all_heads(bundle)
-    rows: list[Head | None] = [None, *heads]
+    heads = all_heads(bundle) if knockout else []
+    rows: list[Head | None] = [None, *heads] if knockout else []
     picked: list[np.ndarray] = []
     for start in range(0, len(rows), max(1, chunk)):
         part = rows[start:start + chunk]
         with torch.inference_mode(), hooks(row_ablation_hooks(part)):
             out = model(src.repeat(len(part), 1), tgt.repeat(len(part), 1))  # (n, T, V)
         picked.append(out[:, step].double().numpy())  # (n, V)
-    every = np.concatenate(picked)  # (1 + heads, V)
-    change = every[1:] - every[0]  # (heads, V): after − before
-    knock = {kd: np.zeros((bundle.n_layers(kd), cfg.n_heads)) for kd in bundle.kinds}
+    change = np.concatenate(picked)[1:] - picked[0][:1] if picked else []  # (heads, V)
+    knock = {kd: np.zeros((bundle.n_layers(kd), cfg.n_heads))
+             for kd in bundle.kinds} if knockout else {}
     knock_top: dict[Head, dict] = {}
     for (kind, layer, h), row in zip(heads, change):
         knock[kind][layer, h] = row[token_id]
@@ -279,7 +281,8 @@ def _hf_direct(bundle, ids: list[int], step: int, token_id: int | None, k: int):
 
 
 def _hf_contributions(bundle, source: str, target: str | None, *, step: int | None,
-                      token_id: int | None, k: int, chunk: int) -> Contributions:
+                      token_id: int | None, k: int, chunk: int,
+                      knockout: bool = True) -> Contributions:
     """head_contributions for a Hugging Face decoder-only model: DLA and knock-out."""
     from ..backends import capabilities
     from ..hf.record import encode_checked
@@ -301,8 +304,8 @@ def _hf_contributions(bundle, source: str, target: str | None, *, step: int | No
     # knock-out: row 0 untouched, row r knocks out heads[r - 1]
     model = bundle.model
     device = next(model.parameters()).device
-    heads = all_heads(bundle)
-    rows: list[Head | None] = [None, *heads]
+    heads = all_heads(bundle) if knockout else []
+    rows: list[Head | None] = [None, *heads] if knockout else []
     picked: list[np.ndarray] = []
     t = torch.tensor([ids], device=device)
     for start in range(0, len(rows), max(1, chunk)):
@@ -311,9 +314,8 @@ def _hf_contributions(bundle, source: str, target: str | None, *, step: int | No
         with torch.inference_mode(), hooks(row_ablation_hooks(part)):
             out = model(input_ids=batch, attention_mask=torch.ones_like(batch), use_cache=False)
         picked.append(out.logits[:, step].double().cpu().numpy())  # (n, V)
-    every = np.concatenate(picked)
-    change = every[1:] - every[0]
-    knock = {"dec_self": np.zeros((bundle.n_layers("dec_self"), cfg.n_heads))}
+    change = np.concatenate(picked)[1:] - picked[0][:1] if picked else []  # (heads, V)
+    knock = {"dec_self": np.zeros((bundle.n_layers("dec_self"), cfg.n_heads))} if knockout else {}
     knock_top: dict[Head, dict] = {}
     for (kind, layer, h), row in zip(heads, change):
         knock[kind][layer, h] = row[token_id]

@@ -125,10 +125,14 @@ def test_every_view_at_80_layers_by_64_heads(view):
         assert json.dumps(grid["layout"]["shapes"]).count("#d62728") == 1  # layer 79, head 63
         assert specs[1]["layout"]["meta"]["tiles"]["cols"] == 8  # the layer's 64 heads, 8 rows
         assert specs[1]["layout"]["meta"]["tiles"]["rows"] == 8
-    if view == "contrib":  # the layers × heads maps of the 5,120 heads, no numbers on cells
+    if view == "contrib":  # the attribution map of the 5,120 heads, no numbers on cells
         maps = [t for c in charts(at) for t in c["data"] if t.get("type") == "heatmap"]
         assert maps and all(array(t["z"]).shape == (80, 64) for t in maps)
         assert all(t.get("text") is None for t in maps)
+        # the knock-out sweep (5,121 rows: 33 s on one thread) waits for the button
+        assert "5,120 heads × 6 tokens" in texts(at.caption), texts(at.caption)
+        assert at.button(key="contrib_sweep_go").label.endswith("(5,121 forward rows)")
+        assert len(at.radio(key="_w_contrib_measure").options) == 1  # attribution only
     if view == "bertviz":  # 5,120 thumbnails are no overview: the first and chosen layer
         shown = texts(at.caption)
         assert "80 layers × 64 heads" in shown and "layers 0, 79 of 80" in shown, shown
@@ -136,6 +140,26 @@ def test_every_view_at_80_layers_by_64_heads(view):
         assert len(at.get("iframe")) == 1
     if view == "flow":
         assert charts(at), "the view draws its figure"
+
+
+def test_the_knock_out_sweep_starts_on_the_button(monkeypatch):
+    """A sweep over the budget shows the attribution first; the button runs the knock-out,
+    which is then kept: both measures and the knock-out map of every head."""
+    from ui.views import contrib
+
+    monkeypatch.setattr(contrib, "SWEEP_BUDGET", 0)  # 32 × 32 on 9 tokens runs in seconds
+    at = run_app({"ckpt": "llama-32", "view": "contrib", "text": text_of(8)}, timeout=240)
+    no_errors(at)
+    assert len(at.radio(key="_w_contrib_measure").options) == 1
+    at.button(key="contrib_sweep_go").click().run(timeout=240)
+    no_errors(at)
+    assert len(at.radio(key="_w_contrib_measure").options) == 2
+    at.radio(key="_w_contrib_measure").set_value("knockout").run(timeout=240)
+    no_errors(at)
+    assert "contrib_sweep_go" not in [b.key for b in at.button]  # asked once per input
+    maps = [t for c in charts(at) for t in c["data"] if t.get("type") == "heatmap"]
+    assert maps and array(maps[0]["z"]).shape == (32, 32)
+    assert float(abs(array(maps[0]["z"])).max()) > 0  # measured, not the empty map
 
 
 @pytest.mark.parametrize("part", HEADS_PARTS_80)

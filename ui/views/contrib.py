@@ -29,9 +29,30 @@ def applies(bundle) -> str | None:
              "knock-out of every head.")
 
 
-def _contributions(ctx: Ctx, source: str, target: str | None, step: int) -> Contributions:
+def _contributions(ctx: Ctx, source: str, target: str | None, step: int,
+                   knockout: bool = True) -> Contributions:
     """Cached in ui/runtime.py for every session; a new one passes the admission gate."""
-    return cached_contributions(ctx.bundle, ctx.key, source, target, ctx.lang, step)
+    return cached_contributions(ctx.bundle, ctx.key, source, target, ctx.lang, step,
+                                knockout=knockout)
+
+
+# knock-out rows × tokens × layers run without asking: GPT-2-small (145 rows, 12 layers) up to
+# ~570 tokens, 32 × 32 heads up to ~30 tokens. Measured on one CPU thread, 80 × 64 heads
+# (5,121 rows) on 6 tokens took 33 s: such sweeps wait for a button (the attribution is one pass)
+SWEEP_BUDGET = 1_000_000
+
+
+def _sweep_rows(bundle) -> int:
+    """Rows of the knock-out sweep: every head of every kind, plus the untouched one."""
+    return sum(bundle.n_layers(k) for k in bundle.kinds) * bundle.config.n_heads + 1
+
+
+def _asks_first(ctx: Ctx, n_t: int) -> bool:
+    """True when the knock-out sweep is too long to start on opening: a Hugging Face model (its
+    direct attribution always applies) with more rows × tokens × layers than SWEEP_BUDGET."""
+    layers = max(ctx.bundle.n_layers(k) for k in ctx.bundle.kinds)
+    return (not is_translator(ctx.bundle)
+            and _sweep_rows(ctx.bundle) * n_t * layers > SWEEP_BUDGET)
 
 
 def render(ctx: Ctx) -> None:
@@ -50,8 +71,18 @@ def render(ctx: Ctx) -> None:
                                                                        piece=repr(pieces[i])))
     source = ctx.lines[ctx.b]
     target = ctx.targets[ctx.b] if ctx.targets else None
+    wanted = ("contrib_sweep", ctx.key, source, int(step))
+    asks = _asks_first(ctx, n_t)
+    if asks and st.session_state.get("contrib_sweep") != wanted:
+        st.caption(_("{rows:,} heads × {n} tokens: the knock-out of every head is a long sweep "
+                     "here, so only the direct attribution (one pass) is shown until you start "
+                     "it.").format(rows=_sweep_rows(ctx.bundle) - 1, n=n_t))
+        if st.button(_("Knock out every head ({rows:,} forward rows)").format(
+                rows=_sweep_rows(ctx.bundle)), key="contrib_sweep_go"):
+            st.session_state["contrib_sweep"] = wanted
+    full = not asks or st.session_state.get("contrib_sweep") == wanted
     try:
-        c = _contributions(ctx, source, target, int(step))
+        c = _contributions(ctx, source, target, int(step), knockout=full)
     except Exception as exc:
         if refusal(exc):  # busy, or too large for the server: a warning, the rest stays
             st.warning(refusal(exc))
@@ -62,7 +93,7 @@ def render(ctx: Ctx) -> None:
             reason=md(exc)))
         return
     pre = c.dla is not None
-    measures = ["dla", "knockout"] if pre else ["knockout"]
+    measures = (["dla", "knockout"] if c.knockout else ["dla"]) if pre else ["knockout"]
     seed("contrib_measure", measures[0])
     if st.session_state["contrib_measure"] not in measures:
         st.session_state["contrib_measure"] = measures[0]
