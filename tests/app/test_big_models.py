@@ -147,8 +147,9 @@ def test_the_knock_out_sweep_starts_on_the_button(monkeypatch):
     which is then kept: both measures and the knock-out map of every head."""
     from ui.views import contrib
 
-    monkeypatch.setattr(contrib, "SWEEP_BUDGET", 0)  # 32 × 32 on 9 tokens runs in seconds
-    at = run_app({"ckpt": "llama-32", "view": "contrib", "text": text_of(8)}, timeout=240)
+    monkeypatch.setattr(contrib, "SWEEP_BUDGET", 0)  # 32 × 32 on 8 tokens runs in seconds
+    # 7 words: not the 8 of the test above, whose full result is kept and would be reused
+    at = run_app({"ckpt": "llama-32", "view": "contrib", "text": text_of(7)}, timeout=240)
     no_errors(at)
     assert len(at.radio(key="_w_contrib_measure").options) == 1
     at.button(key="contrib_sweep_go").click().run(timeout=240)
@@ -160,6 +161,9 @@ def test_the_knock_out_sweep_starts_on_the_button(monkeypatch):
     maps = [t for c in charts(at) for t in c["data"] if t.get("type") == "heatmap"]
     assert maps and array(maps[0]["z"]).shape == (32, 32)
     assert float(abs(array(maps[0]["z"])).max()) > 0  # measured, not the empty map
+    # another session on the same input: the kept sweep is shown, nothing asked again
+    again = run_app({"ckpt": "llama-32", "view": "contrib", "text": text_of(7)}, timeout=240)
+    assert len(again.radio(key="_w_contrib_measure").options) == 2
 
 
 @pytest.mark.parametrize("part", HEADS_PARTS_80)
