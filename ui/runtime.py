@@ -291,7 +291,7 @@ def cached_contributions(bundle: Bundle, key: str, source: str, target: str | No
     asks the admission gate first (its knock-out sweep runs heads + 1 copies of the sentence).
     knockout False: the direct attribution alone, unless the full result is kept already."""
     store, ckey = contributions_cache(), (key, source, target, lang, step, knockout)
-    hit = store.get(ckey) or store.get(ckey[:-1] + (True,))
+    hit = store.get(ckey[:-1] + (True,)) or store.get(ckey)  # a kept sweep first
     if hit is not None:
         return hit
 
