@@ -26,6 +26,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import pytest
 
 from benchmarks.bench_capacity import WireSession
+from benchmarks.sessions import TYPE_JS  # the same typing a browser session does
 from tests.cluster.conftest import SENTENCES, Cluster, access_log, sticky_keys
 from tests.conftest import skip_or_fail
 
@@ -85,16 +86,6 @@ ATTN_STATE_JS = """() => {
             .map(e => e.innerText.slice(0, 200)),
           errors: Array.from(document.querySelectorAll('[data-testid="stAlertContentError"]'))
             .map(e => e.innerText.slice(0, 200))};
-}"""
-
-TYPE_JS = """(text) => {
-  const box = document.querySelector('[data-testid="stSidebar"] textarea');
-  const set = Object.getOwnPropertyDescriptor(HTMLTextAreaElement.prototype, 'value').set;
-  box.focus();
-  set.call(box, text);
-  box.dispatchEvent(new Event('input', {bubbles: true}));
-  box.dispatchEvent(new KeyboardEvent('keydown', {key: 'Enter', code: 'Enter', ctrlKey: true,
-                                                  bubbles: true, cancelable: true}));
 }"""
 
 
