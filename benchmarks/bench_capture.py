@@ -21,10 +21,13 @@ import random
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import torch
 
+from benchmarks.bench_hf import build as build_gpt2
+from benchmarks.bench_hf import save_word_tokenizer, text
 from benchmarks.common import ROOT, Report, median_times, paper_bundle
 from model import capture
 from model.decode import source_batch
@@ -108,8 +111,6 @@ def _native() -> tuple[list[str], dict]:
 
 # ---- Hugging Face shapes -------------------------------------------------------------------
 
-WORDS = ("the cat eats fish every day winter is cold but summer is hot a dog runs in the park "
-         "with my friend who reads books").split()
 SHAPES = {
     "gpt2": "GPT-2 small shape: 12 layers x 12 heads, 768 wide, vocabulary 50,257",
     "llama": "Llama shape: 8 layers, 8 query heads on 2 key/value heads, 512 wide, "
@@ -117,37 +118,32 @@ SHAPES = {
 }
 
 
-def text(n: int = N_TOKENS) -> str:
-    """n words of the word-level tokenizer below: n tokens (no specials in these templates)."""
-    return " ".join(WORDS[i % len(WORDS)] for i in range(n))
-
-
 def build(shape: str, folder: Path) -> Path:
-    """Save a random model of this shape and a word-level tokenizer into folder."""
-    from tokenizers import Tokenizer, models, pre_tokenizers
-    from transformers import (
-        GPT2Config,
-        GPT2LMHeadModel,
-        LlamaConfig,
-        LlamaForCausalLM,
-        PreTrainedTokenizerFast,
-    )
+    """Save a random model of this shape and the word-level tokenizer into folder."""
+    from transformers import LlamaConfig, LlamaForCausalLM
 
-    torch.manual_seed(0)
     if shape == "gpt2":
-        model = GPT2LMHeadModel(GPT2Config(n_embd=768, n_layer=12, n_head=12, n_positions=1024,
-                                           vocab_size=50257))
-    else:
-        model = LlamaForCausalLM(LlamaConfig(
-            vocab_size=32000, hidden_size=512, intermediate_size=1408, num_hidden_layers=8,
-            num_attention_heads=8, num_key_value_heads=2, max_position_embeddings=1024))
-    model.save_pretrained(folder, safe_serialization=True)
-    vocab = {w: i for i, w in enumerate(["<|endoftext|>", "<unk>", *dict.fromkeys(WORDS)])}
-    tk = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
-    tk.pre_tokenizer = pre_tokenizers.Whitespace()
-    PreTrainedTokenizerFast(tokenizer_object=tk, unk_token="<unk>", eos_token="<|endoftext|>",
-                            bos_token="<|endoftext|>").save_pretrained(folder)
-    return folder
+        return build_gpt2(folder)
+    torch.manual_seed(0)
+    LlamaForCausalLM(LlamaConfig(
+        vocab_size=32000, hidden_size=512, intermediate_size=1408, num_hidden_layers=8,
+        num_attention_heads=8, num_key_value_heads=2, max_position_embeddings=1024)
+    ).save_pretrained(folder, safe_serialization=True)
+    return save_word_tokenizer(folder)
+
+
+def sdpa_forward(folder: Path, tokenizer, line: str) -> Callable[[], object]:
+    """The baseline: transformers' own sdpa forward of the folder's model over line."""
+    from transformers import AutoModelForCausalLM
+
+    sdpa = AutoModelForCausalLM.from_pretrained(folder, attn_implementation="sdpa").eval()
+
+    def plain() -> None:
+        ids = torch.tensor([tokenizer(line)["input_ids"]])
+        with torch.inference_mode():
+            sdpa(input_ids=ids, attention_mask=torch.ones_like(ids), use_cache=False)
+
+    return plain
 
 
 def _transformer_lens(folder: Path, line: str):
@@ -178,7 +174,6 @@ def _transformer_lens(folder: Path, line: str):
 def hf_shape(shape: str) -> tuple[list[str], dict]:
     """One shape: the sdpa forward, full and attention-only capture (and TransformerLens)."""
     from threadpoolctl import threadpool_limits
-    from transformers import AutoModelForCausalLM
 
     from model import load_checkpoint
 
@@ -188,14 +183,8 @@ def hf_shape(shape: str) -> tuple[list[str], dict]:
         with tempfile.TemporaryDirectory() as tmp, threadpool_limits(limits=1):
             folder = build(shape, Path(tmp) / shape)
             bundle = load_checkpoint(folder)
-            sdpa = AutoModelForCausalLM.from_pretrained(folder, attn_implementation="sdpa").eval()
-            line, tok = text(), bundle.tokenizer
-
-            def plain():
-                ids = torch.tensor([tok(line)["input_ids"]])
-                with torch.inference_mode():
-                    sdpa(input_ids=ids, attention_mask=torch.ones_like(ids), use_cache=False)
-
+            line = text()
+            plain = sdpa_forward(folder, bundle.tokenizer, line)
             fns = [plain, lambda: capture(bundle, [line]),
                    lambda: capture(bundle, [line], names=["attn"])]
             tl = _transformer_lens(folder, line)

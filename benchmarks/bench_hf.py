@@ -38,12 +38,19 @@ def text(n: int = N_TOKENS) -> str:
 
 def build(folder: Path) -> Path:
     """Save a random GPT-2-small-shaped model and a word-level tokenizer into folder."""
-    from tokenizers import Tokenizer, models, pre_tokenizers
-    from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
+    from transformers import GPT2Config, GPT2LMHeadModel
 
     torch.manual_seed(0)
     cfg = GPT2Config(n_embd=768, n_layer=12, n_head=12, n_positions=1024, vocab_size=50257)
     GPT2LMHeadModel(cfg).save_pretrained(folder, safe_serialization=True)
+    return save_word_tokenizer(folder)
+
+
+def save_word_tokenizer(folder: Path) -> Path:
+    """A word-level tokenizer over WORDS beside a random model: text(n) is n tokens."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
     vocab = {w: i for i, w in enumerate(["<|endoftext|>", "<unk>", *dict.fromkeys(WORDS)])}
     tk = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
     tk.pre_tokenizer = pre_tokenizers.Whitespace()

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import torch
 
-from benchmarks.bench_capture import build, text
+from benchmarks.bench_capture import build, sdpa_forward, text
 from benchmarks.common import Report, median_times
 
 REPEAT = 5
@@ -26,7 +26,6 @@ MB = 2**20
 def gpt2_512() -> tuple[list[str], dict]:
     """The attention view's needs against everything, on the GPT-2 small shape."""
     from threadpoolctl import threadpool_limits
-    from transformers import AutoModelForCausalLM
 
     from model import load_checkpoint
     from model.backends import EVERYTHING, backend_for
@@ -41,14 +40,8 @@ def gpt2_512() -> tuple[list[str], dict]:
             folder = build("gpt2", Path(tmp) / "gpt2")
             bundle = load_checkpoint(folder)
             backend = backend_for(bundle)
-            sdpa = AutoModelForCausalLM.from_pretrained(folder, attn_implementation="sdpa").eval()
-            line, tok = text(), bundle.tokenizer
-
-            def plain():
-                ids = torch.tensor([tok(line)["input_ids"]])
-                with torch.inference_mode():
-                    sdpa(input_ids=ids, attention_mask=torch.ones_like(ids), use_cache=False)
-
+            line = text()
+            plain = sdpa_forward(folder, bundle.tokenizer, line)
             def view_only():
                 return backend.capture(backend.encode([line]), needs)
 
