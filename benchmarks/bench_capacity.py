@@ -78,20 +78,19 @@ def _sentences(n: int, seed: int) -> list[str]:
     return out
 
 
-class Driver:
-    """One session (an AppTest) and the thread that runs its requests in order."""
+class Worker:
+    """A session's request thread: runs its jobs in order, timing each and keeping what went
+    wrong (a benchmark reports problems, it does not stop on them). Subclasses say how one
+    request is made (`do`, returning the page's problems) and start the thread when ready."""
 
-    def __init__(self, text: str) -> None:
-        from streamlit.testing.v1 import AppTest
-
-        self.at = AppTest.from_file(str(APP), default_timeout=300)
-        self.at.query_params["text"] = text
-        self.at.run()
+    def __init__(self) -> None:
         self.jobs: queue.Queue = queue.Queue()
         self.done: list[tuple[float, float]] = []  # (scheduled, finished)
         self.problems: list[str] = []
         self.thread = threading.Thread(target=self._loop, daemon=True)
-        self.thread.start()
+
+    def do(self, action) -> list[str]:
+        raise NotImplementedError
 
     def _loop(self) -> None:
         while True:
@@ -100,10 +99,7 @@ class Driver:
                 return
             scheduled, action = job
             try:
-                action(self.at)
-                self.at.run()
-                if self.at.exception:
-                    self.problems.append(str(self.at.exception[0].value)[:200])
+                self.problems += self.do(action)
             except Exception as exc:  # noqa: BLE001 - a benchmark reports, it does not stop
                 self.problems.append(f"{type(exc).__name__}: {exc}"[:200])
             self.done.append((scheduled, time.perf_counter()))
@@ -111,6 +107,24 @@ class Driver:
     def stop(self) -> None:
         self.jobs.put(None)
         self.thread.join(timeout=600)
+
+
+class Driver(Worker):
+    """One session (an AppTest) and the thread that runs its requests in order."""
+
+    def __init__(self, text: str) -> None:
+        from streamlit.testing.v1 import AppTest
+
+        super().__init__()
+        self.at = AppTest.from_file(str(APP), default_timeout=300)
+        self.at.query_params["text"] = text
+        self.at.run()
+        self.thread.start()
+
+    def do(self, action) -> list[str]:
+        action(self.at)
+        self.at.run()
+        return [str(self.at.exception[0].value)[:200]] if self.at.exception else []
 
 
 def actions(seed: int, sentences: list[str]):
@@ -339,38 +353,26 @@ def run_capacity(n_sessions: int = 12, rates: tuple[float, ...] = (0.5, 1, 1.5, 
 # --- the same load through nginx, with N replicas ---------------------------------------------
 
 
-class WireDriver:
+class WireDriver(Worker):
     """One page (a WireSession) and the thread that sends its requests in order."""
 
     def __init__(self, base: str, text: str) -> None:
         from ui.views import VIEWS as ALL
 
+        super().__init__()
         self.s = WireSession(base, charts=False)
         self.s.open(urllib.parse.urlencode({"text": text}))
         self.labels = {name: ALL[name].label for name in VIEWS}  # English: the default UI
-        self.jobs: queue.Queue = queue.Queue()
-        self.done: list[tuple[float, float]] = []
-        self.problems: list[str] = []
-        self.thread = threading.Thread(target=self._loop, daemon=True)
         self.thread.start()
 
-    def _loop(self) -> None:
-        while True:
-            job = self.jobs.get()
-            if job is None:
-                return
-            scheduled, (what, value) = job
-            try:
-                res = self.s.set("view" if what == "view" else "text",
-                                 self.labels[value] if what == "view" else value, timeout=300)
-                self.problems += res.exceptions + res.errors
-            except Exception as exc:  # noqa: BLE001 - a benchmark reports, it does not stop
-                self.problems.append(f"{type(exc).__name__}: {exc}"[:200])
-            self.done.append((scheduled, time.perf_counter()))
+    def do(self, action) -> list[str]:
+        what, value = action
+        res = self.s.set("view" if what == "view" else "text",
+                         self.labels[value] if what == "view" else value, timeout=300)
+        return res.exceptions + res.errors
 
     def stop(self) -> None:
-        self.jobs.put(None)
-        self.thread.join(timeout=600)
+        super().stop()
         self.s.close()
 
 
