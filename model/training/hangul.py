@@ -178,6 +178,75 @@ def ko_imperative(lemma: str, negated: bool = False) -> str:
     return stem + "으세요"
 
 
+_F_BIEUP = 17  # final ㅂ
+_DROPS_RIEUL = ("ㄴ", "ㅅ", "니", "세", "시", "셨", "십", "신", "는")  # ㄹ drops before these
+
+
+def eu_form(lemma: str, tail: str) -> str:
+    """Stem + an ending that takes 으 after a consonant: -(으)면, -(으)니까, -(으)러, -(으)려고,
+    -(으)세요, -(으)셨어요 ... (tail without the 으: "면", "니까", "러", "려고", "세요").
+
+    먹으면, 가면, 만들면 but 만드니까 / 만드세요 (ㄹ drops before ㄴ, ㅅ), 추우면, 들으면, 지으면,
+    빨가면.
+    """
+    stem = lemma_stem(lemma)
+    head, last = stem[:-1], stem[-1]
+    ini, vow, fin = _split(last)
+    kind = _IRREGULAR.get(lemma)
+    if kind == "b":
+        return head + _open(ini, vow) + "우" + tail
+    if kind == "d":
+        return head + _join(ini, vow, _F_RIEUL) + "으" + tail
+    if kind == "s":
+        return head + _open(ini, vow) + "으" + tail
+    if kind == "h" or fin == 0:
+        return head + _open(ini, vow) + tail
+    if fin == _F_RIEUL:
+        return (head + _open(ini, vow) + tail) if tail.startswith(_DROPS_RIEUL) else stem + tail
+    return stem + "으" + tail
+
+
+def ko_propose(lemma: str) -> str:
+    """-(으)ㅂ시다 (let's): 갑시다, 먹읍시다, 만듭시다, 도웁시다, 들읍시다."""
+    stem = lemma_stem(lemma)
+    head, last = stem[:-1], stem[-1]
+    ini, vow, fin = _split(last)
+    kind = _IRREGULAR.get(lemma)
+    if kind == "b":
+        return head + _open(ini, vow) + "웁시다"
+    if kind == "d":
+        return head + _join(ini, vow, _F_RIEUL) + "읍시다"
+    if kind == "s":
+        return head + _open(ini, vow) + "읍시다"
+    if fin in (0, _F_RIEUL) or kind == "h":
+        return head + _join(ini, vow, _F_BIEUP) + "시다"
+    return stem + "읍시다"
+
+
+def ko_present_attributive(lemma: str) -> str:
+    """Present attributive of a verb (-는 + noun): 먹는, 가는, 만드는 (ㄹ drops), 듣는."""
+    stem = lemma_stem(lemma)
+    head, last = stem[:-1], stem[-1]
+    ini, vow, fin = _split(last)
+    if fin == _F_RIEUL:
+        return head + _open(ini, vow) + "는"
+    return stem + "는"
+
+
+def past_stem(lemma: str) -> str:
+    """The past stem before -어요 / -지만 / -고: 먹었, 갔, 했, 추웠, 몰랐."""
+    inf = infinitive(lemma)
+    ini, vow, _ = _split(inf[-1])
+    return inf[:-1] + _join(ini, vow, _F_SSANG_SIOT)
+
+
+# Other first-year endings are compositions of the forms above (no new rule needed):
+#   -(으)ㄹ까요 / -(으)ㄹ게요 / -(으)ㄹ 때   prospective(l) + "까요" / "게요" / " 때"
+#   -(으)ㄴ 후에 (verbs)              ko_attributive(l) + " 후에"  (먹은, 간, 만든, 들은)
+#   -아/어서, -아/어야 해요, -아/어도 돼요  infinitive(l) + "서" / "야 해요" / "도 돼요"
+#   -지 않아요, -지 못해요, -기 전에, -고   lemma_stem(l) + "지 않아요" / "지 못해요" / "기 전에"
+
+
 _WORDS_CACHE: dict[tuple[str, str, bool, str], tuple[str, ...]] = {}
 
 
@@ -193,8 +262,7 @@ def pred_words(lemma: str, tense: str, negated: bool, ending: str) -> tuple[str,
         raise ValueError(f"ending must be one of {_ENDINGS}, not {ending!r}")
     stem = lemma_stem(lemma)
     inf = infinitive(lemma)
-    ini, vow, _ = _split(inf[-1])
-    past = inf[:-1] + _join(ini, vow, _F_SSANG_SIOT)  # 먹었, 갔, 했
+    past = past_stem(lemma)  # 먹었, 갔, 했
     if ending == "request":
         words = tuple(ko_imperative(lemma, negated).split())
     elif negated:

@@ -68,9 +68,10 @@ class Noun:
 
 
 def _load_nouns() -> list[Noun]:
-    """nouns.tsv then nouns_everyday.tsv: en, ko, tags, plural ('' regular, '-' none)."""
+    """nouns.tsv, nouns_everyday.tsv, nouns_textbook.tsv: en, ko, tags, plural ('' regular,
+    '-' none)."""
     return [Noun(r[0], r[1], _cell(r, 2), _cell(r, 3))
-            for name in ("nouns", "nouns_everyday") for r in read_table(name)]
+            for name in ("nouns", "nouns_everyday", "nouns_textbook") for r in read_table(name)]
 
 
 NOUNS = _load_nouns()
@@ -134,7 +135,7 @@ _VERB_FLAGS = ("intr", "motion", "imp", "no_future", "arrive", "need_loc")
 def _load_verbs() -> list[Verb]:
     """verbs.tsv: en, ko, subj, obj, past, obj_animal, loc, comp, tool, manner, flags, neg_ko."""
     out = []
-    for r in read_table("verbs"):
+    for r in read_table("verbs") + read_table("verbs_textbook"):
         flags = set(_cell(r, 10).split())
         out.append(Verb(r[0], r[1], r[2], _cell(r, 3), past=_cell(r, 4) or None,
                         obj_animal=_cell(r, 5), loc=_cell(r, 6), comp=_cell(r, 7),
@@ -166,7 +167,7 @@ class Adjective:
 def _load_adjectives() -> list[Adjective]:
     """adjectives.tsv: en, ko, noun tags, flags (noattr nopred state imp)."""
     out = []
-    for r in read_table("adjectives"):
+    for r in read_table("adjectives") + read_table("adjectives_textbook"):
         flags = set(_cell(r, 3).split())
         out.append(Adjective(r[0], r[1], r[2], attr="noattr" not in flags,
                              pred="nopred" not in flags, state="state" in flags,
