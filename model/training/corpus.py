@@ -48,7 +48,7 @@ from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
-from . import everyday, everyday_wh
+from . import everyday, everyday_wh, textbook
 from .grammar import (
     adjective,
     careful,
@@ -168,7 +168,10 @@ _EVERYDAY = (
     (0.020, "weather_everyday", everyday_wh.weather_everyday),
     (0.002, "phrase", everyday_wh.phrase),
 )
-_MAKERS = tuple((w * 0.55, n, f) for w, n, f in _OLD) + _EVERYDAY
+# shares of the corpus: the original grammar, the everyday constructions, the textbook's
+_MAKERS = (tuple((w * 0.35, n, f) for w, n, f in _OLD)
+           + tuple((w * 0.25 / 0.45, n, f) for w, n, f in _EVERYDAY)
+           + tuple((w * 0.40, n, f) for w, n, f in textbook.MAKERS))
 CONSTRUCTIONS = tuple(name for _, name, _ in _MAKERS)
 EVERYDAY_CONSTRUCTIONS = tuple(name for _, name, _ in _EVERYDAY)
 
@@ -312,12 +315,16 @@ def splits(seed: int = 0, n_train: int = 200_000, n_val: int = 2_000,
         misses = 0
         while len(bucket) < size and misses < 100_000:
             p = make(r, name == "everyday")[1]
-            if p.en in seen_en or p.ko in seen_ko:
+            # a one-way pair (p.to) goes to train only, and only its source must be new
+            if (p.to and name != "train") or (p.to != "en" and p.en in seen_en) \
+                    or (p.to != "ko" and p.ko in seen_ko):
                 misses += 1
                 continue
             misses = 0
-            seen_en.add(p.en)
-            seen_ko.add(p.ko)
+            if p.to != "en":
+                seen_en.add(p.en)
+            if p.to != "ko":
+                seen_ko.add(p.ko)
             bucket.append(p)
         out[name] = bucket
     return out

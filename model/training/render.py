@@ -19,6 +19,9 @@ class Pair:
     en: str  # "The big dog eats fish."
     ko: str  # "큰 개가 생선을 먹어요."
     align: tuple[tuple[int, int], ...]  # (en word index, ko word index) over s.split()
+    # "" = both directions; "en" = trained only Korean -> English (a pro-dropped Korean whose
+    # English is said another way in the other direction); "ko" = only English -> Korean
+    to: str = ""
 
 
 class Reject(Exception):

@@ -41,11 +41,14 @@ VARIANTS = {
 
 
 def examples(pairs: list[corpus.Pair]) -> list[tuple[str, str, str]]:
-    """(target_lang, source, target) for both directions of every pair."""
+    """(target_lang, source, target) for both directions of every pair (one for a pair whose
+    `to` names its only direction)."""
     out = []
     for p in pairs:
-        out.append(("ko", p.en, p.ko))
-        out.append(("en", p.ko, p.en))
+        if p.to != "en":
+            out.append(("ko", p.en, p.ko))
+        if p.to != "ko":
+            out.append(("en", p.ko, p.en))
     return out
 
 
@@ -63,8 +66,9 @@ def typed_examples(pairs: list[corpus.Pair], share: float, seed: int
         en = p.en.lower() if x < 0.67 else p.en
         if x >= 0.33:
             en = en.rstrip(".?!")
-        out.append(("ko", en, p.ko))
-        if rng.random() < 0.5:
+        if p.to != "en":
+            out.append(("ko", en, p.ko))
+        if rng.random() < 0.5 and p.to != "ko":
             out.append(("en", p.ko.rstrip(".?!"), p.en))
     return out
 

@@ -328,6 +328,8 @@ TABLES = {
     "counters": (None, 0, (0,)), "locations": (0, 1, (0, 1)), "names": (0, 1, (0, 1)),
     "nationalities": (0, 1, (0, 1)), "months": (0, 1, (0, 1)), "days": (0, 1, (0, 1)),
     "possessives": (0, 1, (0, 1)), "weather": (1, None, ()),
+    "nouns_textbook": (0, 1, (1,)), "verbs_textbook": (0, 1, ()),
+    "adjectives_textbook": (0, 1, (1,)),
 }
 
 
@@ -351,9 +353,11 @@ def test_lexicon_file_rows_have_both_languages_and_unique_keys(name):
 
 
 def test_lexicon_keys_are_distinct_across_files():
-    verbs = [(r[0], r[1]) for r in read_table("verbs")]
+    verbs = [(r[0], r[1]) for r in read_table("verbs") + read_table("verbs_textbook")]
     assert len(verbs) == len(set(verbs))
-    rows = read_table("nouns") + read_table("nouns_everyday")
+    adjectives = [r[1] for r in read_table("adjectives") + read_table("adjectives_textbook")]
+    assert len(adjectives) == len(set(adjectives))
+    rows = read_table("nouns") + read_table("nouns_everyday") + read_table("nouns_textbook")
     assert len({r[1] for r in rows}) == len(rows)  # Korean nouns never repeat
     for row in read_table("verbs"):
         assert row[1].endswith("다") and len(row) >= 3, row

@@ -1,0 +1,24 @@
+"""The first-year textbook's grammar (Korean 1, both semesters), one module per area.
+
+Each area module exposes MAKERS: (weight, construction name, maker) with weights summing to 1
+within the area; a maker takes a random.Random and returns a Pair or raises Reject. Here each
+area gets its share of the textbook part of the corpus (corpus.py gives that part its share).
+"""
+
+from __future__ import annotations
+
+from . import clauses, degree, modal, numbers, speech
+
+# area -> share of the textbook part of the corpus
+AREAS = ((speech, 0.25), (clauses, 0.25), (degree, 0.17), (modal, 0.20), (numbers, 0.13))
+
+
+def _scaled() -> tuple:
+    out = []
+    for module, share in AREAS:
+        total = sum(w for w, _, _ in module.MAKERS) or 1.0
+        out += [(share * w / total, name, fn) for w, name, fn in module.MAKERS]
+    return tuple(out)
+
+
+MAKERS = _scaled()

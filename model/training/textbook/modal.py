@@ -1,0 +1,5 @@
+"""Textbook area: modal (filled in by its owner; see __init__.py for the MAKERS contract)."""
+
+from __future__ import annotations
+
+MAKERS: tuple = ()
