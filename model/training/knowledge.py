@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence, Set
 from functools import cache
 from pathlib import Path
 
-from . import corpus, everyday, everyday_wh
+from . import corpus, everyday, everyday_wh, textbook
 from .pieces import split_particles
 
 WORDS_FILE = "corpus_words.txt"  # written next to a checkpoint's card.json by training
@@ -80,6 +80,11 @@ DESCRIPTIONS_KO = {
     "weather_everyday": "날씨: 오늘 날씨가 좋아요., 오늘 날씨가 어때요?",
     "phrase": "정해진 표현: 안녕하세요., 감사합니다., 죄송합니다., 괜찮아요.",
 }
+
+# the textbook areas describe their own constructions: {name: (English, Korean)}
+for _area, _share in textbook.AREAS:
+    for _name, (_en, _ko) in getattr(_area, "DESCRIPTIONS", {}).items():
+        DESCRIPTIONS[_name], DESCRIPTIONS_KO[_name] = _en, _ko
 
 
 def _normal(word: str) -> str:
