@@ -280,8 +280,8 @@ EVERYDAY_EXAMPLES: list[Pair] = [
     *[p for p in everyday_wh.PHRASES if p.en in ("Hello.", "Thank you very much.")],
 ]
 # always in train, before anything drawn: the seed sentences, the set phrases, the examples
-ANCHOR_PAIRS: list[Pair] = list({p.en: p for p in [*SEED_PAIRS, *EVERYDAY_EXAMPLES,
-                                                   *everyday_wh.PHRASES]}.values())
+ANCHOR_PAIRS: list[Pair] = list({(p.en, p.ko, p.to): p for p in [
+    *SEED_PAIRS, *EVERYDAY_EXAMPLES, *everyday_wh.PHRASES, *textbook.ANCHORS]}.values())
 
 
 # -------------------------------------------------------------------------------- splits
@@ -302,29 +302,35 @@ def splits(seed: int = 0, n_train: int = 200_000, n_val: int = 2_000,
     r = random.Random(f"attention-lab-corpus-splits:{seed}")
     seen_en: set[str] = set()
     seen_ko: set[str] = set()
+
+    def fresh(p: Pair, split: str) -> bool:
+        # a one-way pair (p.to) goes to train only, and only its source must be new
+        return not ((p.to and split != "train") or (p.to != "en" and p.en in seen_en)
+                    or (p.to != "ko" and p.ko in seen_ko))
+
+    def take(p: Pair) -> None:
+        if p.to != "en":
+            seen_en.add(p.en)
+        if p.to != "ko":
+            seen_ko.add(p.ko)
+
     out: dict[str, list[Pair]] = {}
     for name, size in (("train", n_train), ("val", n_val), ("test", n_test),
                        ("everyday", n_everyday)):
         bucket: list[Pair] = []
         if name == "train":
             for p in ANCHOR_PAIRS:
-                if p.en not in seen_en and p.ko not in seen_ko:
-                    seen_en.add(p.en)
-                    seen_ko.add(p.ko)
+                if fresh(p, name):
+                    take(p)
                     bucket.append(p)
         misses = 0
         while len(bucket) < size and misses < 100_000:
             p = make(r, name == "everyday")[1]
-            # a one-way pair (p.to) goes to train only, and only its source must be new
-            if (p.to and name != "train") or (p.to != "en" and p.en in seen_en) \
-                    or (p.to != "ko" and p.ko in seen_ko):
+            if not fresh(p, name):
                 misses += 1
                 continue
             misses = 0
-            if p.to != "en":
-                seen_en.add(p.en)
-            if p.to != "ko":
-                seen_ko.add(p.ko)
+            take(p)
             bucket.append(p)
         out[name] = bucket
     return out

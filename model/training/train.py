@@ -31,6 +31,7 @@ from ..tokenizer import Tokenizer
 from ..transformer import Transformer
 from . import corpus, pieces
 from .knowledge import write_corpus_words
+from .warm import warm_start
 
 VARIANTS = {
     # post-LN, sinusoidal, ReLU: the paper and seeds 000/004
@@ -204,6 +205,9 @@ def parse_args(argv=None) -> argparse.Namespace:
                     help="share of training pairs also given with a lowercase / unpunctuated "
                          "source, as people type (0: off)")
     ap.add_argument("--resume", action="store_true", help="continue from <out>.state/")
+    ap.add_argument("--init-from", default="",
+                    help="start from this checkpoint folder's weights (token rows remapped by "
+                         "piece when the tokenizer changed; see model/training/warm.py)")
     ap.add_argument("--seed", type=int, default=0, help="corpus and training seed")
     ap.add_argument("--n-train", type=int, default=200_000, help="training pairs (×2 directions)")
     ap.add_argument("--n-val", type=int, default=1_000, help="validation pairs")
@@ -255,6 +259,10 @@ def main(argv=None) -> dict:
     train = encode_examples(tok, seeded, cfg.max_len)
     val = encode_examples(tok, examples(splits["val"]), cfg.max_len)
     model = Transformer(cfg)
+    warm = None
+    if args.init_from and not (args.resume and (state_dir / "state.json").is_file()):
+        warm = {"from": args.init_from, **warm_start(model, tok, args.init_from)}
+        print(f"warm start: {warm}", file=sys.stderr)
     model.train()
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, betas=(0.9, 0.98), eps=1e-9,
                             weight_decay=0.01)
@@ -327,6 +335,7 @@ def main(argv=None) -> dict:
         "final_train_loss": float(np.mean(losses[-100:])) if losses else None,
         "val_loss": val_loss(model, tok, val, args.max_tokens),
         "default_target_lang": "auto",
+        **({"warm_start": warm} if warm else {}),
         "lexicon_lemmas": corpus.lexicon_size(),
         "tokenizer": {"vocab_size": tok.vocab_size,
                       "one_piece_share_top500": pieces.one_piece_shares(
