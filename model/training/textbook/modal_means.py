@@ -1,0 +1,178 @@
+"""Textbook area modal, second part: means, company and range.
+
+(으)로 for a language as the means (I write the letter in Korean. <-> 저는 한국어로 편지를 써요.;
+"by bus" <-> 버스로 and "with a pen" <-> 펜으로 are the original grammar's), 하고 and (이)랑
+for company as one-way Korean -> English variants of the original grammar's 와/과 (친구하고 /
+친구랑 -> with a friend, which stays 친구와 the other way), and ranges: 에서 ... 까지 for places
+(I go from Seoul to Busan by train. <-> 저는 서울에서 부산까지 기차로 가요.) and 부터 ... 까지
+for times (I work from Monday to Friday. <-> 저는 월요일부터 금요일까지 일해요.).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+
+from ..everyday import FORM_VERBS, PLACES_AT, pick, subject, vp
+from ..grammar import _verb_clause  # the original clause builder, so the English is its own
+from ..hangul import has_batchim, particle, pred_words
+from ..lexicon import NOUNS, VEHICLES, VERBS, read_pairs
+from ..render import Keys, Pair, Reject, finish, pred_keys, render_verb
+from ..words import en_number, native
+
+CITIES = [n for n in NOUNS if "proper" in n.tags and "place" in n.tags]
+LANGUAGES = [n for n in NOUNS if "speak" in n.tags]
+DAYS = read_pairs("days")  # Monday 월요일 ... in the week's order
+# verbs said of a stretch of time (work from nine o'clock to six o'clock)
+_RANGE = ("work", "study", "rest", "exercise", "sleep", "practice", "travel", "shop", "swim",
+          "camp", "hike")
+RANGE_VERBS = [v for v in FORM_VERBS if v.en in _RANGE]
+# verbs that take a language as their means (write in English, talk in Korean)
+_IN_LANG = ("write", "talk", "send")
+LANG_VERBS = [v for v in FORM_VERBS if v.en in _IN_LANG]
+GO = next(v for v in VERBS if v.en == "go" and v.ko == "가다")
+COMPANY_VERBS = [v for v in VERBS if v.comps and v.pron_subj]
+
+
+def _conj(word: str, kind: str) -> str:
+    """친구하고 / 친구랑, 선생님이랑 (company particles other than 와/과)."""
+    if kind == "hago":
+        return word + "하고"
+    return word + ("이랑" if has_batchim(word) else "랑")
+
+
+def _place_en(noun, k: int, prep: str) -> list:
+    if noun.en == "house":
+        return [(prep, k), ("home", k)]
+    art = [("the", None)] if noun.article and not noun.bare else []
+    return [(prep, k)] + art + [(w, k) for w in noun.toks]
+
+
+def means_language(r: random.Random) -> Pair:
+    """I write the letter in Korean. <-> 저는 한국어로 편지를 써요. / She talks in English. <->
+    그녀는 영어로 이야기해요."""
+    if not LANG_VERBS or not LANGUAGES:
+        raise Reject
+    keys = Keys()
+    v = pick(r, LANG_VERBS)
+    s = subject(r, keys)
+    lang = pick(r, LANGUAGES)
+    en_o, ko_o = vp(r, v, keys, "the")
+    past = r.random() < 0.3
+    k_l = keys()
+    pred, k_main, _, k_tense = pred_keys(pred_words(v.ko, "past" if past else "present", False,
+                                                    "final"), False, keys)
+    form = v.past if past else v.s3 if s.person == "3s" else v.base
+    if past and v.past == v.base:
+        raise Reject
+    en = s.en + [(form, (k_main, k_tense) if k_main != k_tense else k_main)]
+    en += [(w, k_main) for w in v.part] + en_o + [("in", k_l), (lang.en, k_l)]
+    ko = s.ko_with("topic") + [(particle(lang.ko, "instrument"), k_l)] + ko_o + pred
+    return finish(en, ko, ".")
+
+
+def company(r: random.Random) -> Pair:
+    """친구하고 같이 ... / 친구랑 ... -> with a friend (one-way; the other way is 친구와)."""
+    c = _verb_clause(r, COMPANY_VERBS, transitive=None)
+    noun = pick(r, c.verb.comps)
+    if c.subj.noun is noun:
+        raise Reject
+    c.adjunct = ("with", noun, False)
+    keys = Keys()
+    en, ko, _ = render_verb(c, "decl", keys)
+    target = particle(noun.ko, "with")
+    kind = "hago" if r.random() < 0.55 else "rang"
+    ko = [(_conj(noun.ko, kind) if w == target else w, k) for w, k in ko]
+    return dataclasses.replace(finish(en, ko, "."), to="en")
+
+
+def range_place(r: random.Random) -> Pair:
+    """I go from Seoul to Busan by train. <-> 저는 서울에서 부산까지 기차로 가요. / He went from
+    home to the park. <-> 그는 집에서 공원까지 갔어요."""
+    keys = Keys()
+    s = subject(r, keys)
+    places = CITIES if r.random() < 0.5 else PLACES_AT
+    a, b = pick(r, places), pick(r, places)
+    if a is b or b.en == "house":
+        raise Reject
+    ka, kb = keys(), keys()
+    tense = "past" if r.random() < 0.3 else "present"
+    pred, k_main, _, k_tense = pred_keys(pred_words(GO.ko, tense, False, "final"), False, keys)
+    form = GO.past if tense == "past" else GO.s3 if s.person == "3s" else GO.base
+    en_by: list = []
+    ko_by: list = []
+    if VEHICLES and r.random() < 0.5:
+        veh = pick(r, VEHICLES)
+        kv = keys()
+        en_by = [("by", kv)] + [(w, kv) for w in veh.toks]
+        ko_by = [(particle(veh.ko, "instrument"), kv)]
+    en = s.en + [(form, (k_main, k_tense) if k_main != k_tense else k_main)]
+    en += _place_en(a, ka, "from") + _place_en(b, kb, "to") + en_by
+    ko = s.ko_with("topic") + [(a.ko + "에서", ka), (b.ko + "까지", kb)] + ko_by + pred
+    return finish(en, ko, ".")
+
+
+def _moment(r: random.Random, hours: bool, after: int = 0) -> tuple[list, list, int]:
+    """(English words, Korean words, index) of a day or an hour later than `after`: Monday /
+    월요일, nine o'clock / 아홉 시 (hours may wrap past twelve: from ten to two)."""
+    if hours:
+        h = 1 + int(r.random() * 12)
+        return [en_number(h), "o'clock"], [native(h), "시"], h
+    i = after + int(r.random() * (len(DAYS) - after))
+    en, ko = DAYS[i]
+    return [en], [ko], i + 1
+
+
+def range_time(r: random.Random) -> Pair:
+    """I work from Monday to Friday. <-> 저는 월요일부터 금요일까지 일해요. / She studies from
+    nine o'clock. <-> 그녀는 아홉 시부터 공부해요."""
+    if not RANGE_VERBS:
+        raise Reject
+    keys = Keys()
+    s = subject(r, keys)
+    v = pick(r, RANGE_VERBS)
+    hours = r.random() < 0.5
+    a_en, a_ko, i = _moment(r, hours)
+    both = r.random() < 0.75
+    if both and not hours and i == len(DAYS):
+        raise Reject  # nothing after Sunday
+    b_en, b_ko, _ = _moment(r, hours, 0 if hours else i) if both else ([], [], 0)
+    if a_en == b_en:
+        raise Reject
+    ka, kb = keys(), keys()
+    tense = "past" if r.random() < 0.25 else "present"
+    pred, k_main, _, k_tense = pred_keys(pred_words(v.ko, tense, False, "final"), False, keys)
+    if tense == "past" and v.past == v.base:
+        raise Reject
+    form = v.past if tense == "past" else v.s3 if s.person == "3s" else v.base
+    en = s.en + [(form, (k_main, k_tense) if k_main != k_tense else k_main)]
+    en += [(w, k_main) for w in v.part]
+    en += [("from", ka)] + [(w, ka) for w in a_en]
+    ko_t = [(w, ka) for w in a_ko[:-1]] + [(a_ko[-1] + "부터", ka)]
+    if both:
+        en += [("to", kb)] + [(w, kb) for w in b_en]
+        ko_t += [(w, kb) for w in b_ko[:-1]] + [(b_ko[-1] + "까지", kb)]
+    return finish(en, s.ko_with("topic") + ko_t + pred, ".")
+
+
+MAKERS = (
+    (0.08, "means_language", means_language),
+    (0.08, "company_hago_rang", company),
+    (0.08, "range_place", range_place),
+    (0.10, "range_time", range_time),
+)
+
+DESCRIPTIONS = {
+    "means_language": (
+        "Means: in + language <-> language + (으)로 (한국어로, 영어로)",
+        "수단: 언어 + (으)로 (in Korean, in English)"),
+    "company_hago_rang": (
+        "Company: noun + 하고 / (이)랑 <-> with + noun (Korean to English; English gives 와/과)",
+        "동반: 명사 + 하고 / (이)랑 -> with (영어에서 한국어로는 와/과)"),
+    "range_place": (
+        "Range of places: from A to B <-> A에서 B까지",
+        "장소의 범위: A에서 B까지 (from A to B)"),
+    "range_time": (
+        "Range of times: from A (to B) <-> A부터 (B까지)",
+        "시간의 범위: A부터 B까지 (from A to B)"),
+}
