@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import random
 
-from ..everyday import FORM_VERBS, PLACES_AT, pick, subject, vp
+from ..everyday import FORM_VERBS, PLACES_AT, pick, subject, the_np, vp
 from ..grammar import _verb_clause  # the original clause builder, so the English is its own
 from ..hangul import has_batchim, particle, pred_words
 from ..lexicon import NOUNS, VEHICLES, VERBS, read_pairs
@@ -84,6 +84,36 @@ def company(r: random.Random) -> Pair:
     kind = "hago" if r.random() < 0.55 else "rang"
     ko = [(_conj(noun.ko, kind) if w == target else w, k) for w, k in ko]
     return dataclasses.replace(finish(en, ko, "."), to="en")
+
+
+AND_VERBS = [v for v in FORM_VERBS if len(v.obj_nouns) > 1 and not v.motion]
+
+
+def coordination(r: random.Random) -> Pair:
+    """I buy the apple and the banana. <-> 저는 사과와 바나나를 사요. (both ways); 사과하고 /
+    사과랑 바나나를 사요 read the same English (one-way)."""
+    keys = Keys()
+    s = subject(r, keys)
+    v = pick(r, AND_VERBS)
+    a, b = pick(r, v.obj_nouns), pick(r, v.obj_nouns)
+    if a is b or a.toks == b.toks:
+        raise Reject
+    np_a, np_b = the_np(a, keys), the_np(b, keys)
+    k_and = np_a.key  # "and" <-> the word carrying 와/과 (사과와), as -고 carries "and"
+    past = r.random() < 0.3
+    if past and v.past == v.base:
+        raise Reject
+    pred, k_main, _, k_tense = pred_keys(pred_words(v.ko, "past" if past else "present", False,
+                                                    "final"), False, keys)
+    form = v.past if past else v.s3 if s.person == "3s" else v.base
+    en = s.en + [(form, (k_main, k_tense) if k_main != k_tense else k_main)]
+    en += [(w, k_main) for w in v.part] + np_a.en + [("and", k_and)] + np_b.en
+    x = r.random()
+    kind = "with" if x < 0.6 else "hago" if x < 0.8 else "rang"
+    word = particle(a.ko, "with") if kind == "with" else _conj(a.ko, kind)
+    ko = s.ko_with("topic") + [(word, np_a.key)] + np_b.ko_with("object") + pred
+    pair = finish(en, ko, ".")
+    return pair if kind == "with" else dataclasses.replace(pair, to="en")
 
 
 def range_place(r: random.Random) -> Pair:
@@ -158,6 +188,7 @@ def range_time(r: random.Random) -> Pair:
 MAKERS = (
     (0.08, "means_language", means_language),
     (0.08, "company_hago_rang", company),
+    (0.07, "noun_and", coordination),
     (0.08, "range_place", range_place),
     (0.10, "range_time", range_time),
 )
@@ -169,6 +200,9 @@ DESCRIPTIONS = {
     "company_hago_rang": (
         "Company: noun + 하고 / (이)랑 <-> with + noun (Korean to English; English gives 와/과)",
         "동반: 명사 + 하고 / (이)랑 -> with (영어에서 한국어로는 와/과)"),
+    "noun_and": (
+        "Nouns joined: A and B <-> A와/과 B (A하고 / A(이)랑 B read the same way)",
+        "명사 나열: A와/과 B, A하고 B, A(이)랑 B (A and B)"),
     "range_place": (
         "Range of places: from A to B <-> A에서 B까지",
         "장소의 범위: A에서 B까지 (from A to B)"),
