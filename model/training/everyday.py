@@ -62,6 +62,7 @@ for _v in VERBS:
 FORM_VERBS = [v for v in VERBS if v.pron_subj and _EN_COUNT[v.en] == 1 and _KO_COUNT[v.ko] == 1
               and not v.need_loc and not v.arrive and v.neg_ko is None]
 _PRON_KO = {p.ko for p in PRONOUNS}
+_ELDERS_KO = {"할머니", "할아버지", "어머니", "아버지"}
 # verbs of feeling and perceiving read oddly with "want to", "can" and "-ing": left out
 _STATIVE = {"like", "love", "hate", "want", "see", "receive", "lose", "remember", "understand",
             "find", "know"}
@@ -140,6 +141,15 @@ def demonstrative_np(r: random.Random, noun: Noun, keys: Keys) -> Phrase:
     return Phrase([(en, kd)] + [(w, k) for w in noun.toks] + tail, [(ko, kd)], noun.ko, k, "3s")
 
 
+def topic_ko(subj: Phrase, question: bool, k_pred: int) -> list:
+    """The subject's Korean with 은/는; a questioned "you" is left out as a textbook does
+    ("Do you have money?" <-> "돈이 있어요?") and its English aligns to the predicate."""
+    if question and subj.person == "2":
+        subj.en[:] = [(w, k_pred) for w, _ in subj.en]
+        return []
+    return subj.ko_with("topic")
+
+
 def subject(r: random.Random, keys: Keys, *, question: bool = False, people: bool = True
             ) -> Phrase:
     """A person: pronoun (half the time), name, or my/your... + family noun."""
@@ -198,6 +208,7 @@ def copula_sentence(r: random.Random) -> Pair:
     question, neg, tense = _mood(r, p_neg=0.2, p_past=0.15)
     subj = subject(r, keys, question=question)
     k_pred = keys()
+    ko_s = topic_ko(subj, question, k_pred)
     if r.random() < 0.2 and subj.person == "1s" or r.random() < 0.08:
         nat_en, nat_ko = pick(r, NATIONALITIES)  # I am Korean. <-> 저는 한국 사람이에요.
         k_n = keys()
@@ -225,7 +236,7 @@ def copula_sentence(r: random.Random) -> Pair:
         pred_ko = ko_n + [(copula(head, tense), k_pred)]
         en = subj.en + [(be, k_pred)] + en_n
     en = _cap_question(en, question, len(subj.en))
-    return finish(en, subj.ko_with("topic") + pred_ko, "?" if question else ".")
+    return finish(en, ko_s + pred_ko, "?" if question else ".")
 
 
 def demonstrative_sentence(r: random.Random) -> Pair:
@@ -265,11 +276,12 @@ def demonstrative_sentence(r: random.Random) -> Pair:
 
 def have_sentence(r: random.Random) -> Pair:
     """I have a car. <-> 저는 자동차가 있어요. / She has two cats. <-> 그녀는 고양이가 두 마리
-    있어요. / Do you have money? <-> 당신은 돈이 있어요?"""
+    있어요. / Do you have money? <-> 돈이 있어요?"""
     keys = Keys()
     question, neg, tense = _mood(r, p_neg=0.25, p_past=0.15)
     subj = subject(r, keys, question=question)
     k_pred = keys()
+    ko_s = topic_ko(subj, question, k_pred)
     ko_pred = ("없었어요" if tense == "past" else "없어요") if neg else (
         "있었어요" if tense == "past" else "있어요")
     if r.random() < 0.25:
@@ -293,13 +305,13 @@ def have_sentence(r: random.Random) -> Pair:
         head = [(agree_have(subj.person, tense), k_pred)]
     en = subj.en + head + (nums_en or obj.en)
     en = _cap_question(en, question, len(subj.en))
-    ko = subj.ko_with("topic") + obj.ko_with("subject") + nums_ko + [(ko_pred, k_pred)]
+    ko = ko_s + obj.ko_with("subject") + nums_ko + [(ko_pred, k_pred)]
     return finish(en, ko, "?" if question else ".")
 
 
 def exist_sentence(r: random.Random) -> Pair:
     """The book is on the desk. <-> 책이 책상 위에 있어요. / There are two cats under the
-    table. <-> 탁자 아래에 고양이가 두 마리 있어요. / My mother is at home. <-> 제 어머니가 집에
+    table. <-> 탁자 아래에 고양이가 두 마리 있어요. / His mother is at home. <-> 그의 어머니가 집에
     있어요. / Where is the bank? <-> 은행이 어디에 있어요?"""
     keys = Keys()
     x = r.random()
@@ -316,6 +328,8 @@ def exist_sentence(r: random.Random) -> Pair:
     # where it is: a place (at school, at home) for people, a location noun for things
     if x < 0.4:
         who = subject(r, keys) if r.random() < 0.6 else the_np(pick(r, JOBS), keys)
+        if who.head in _ELDERS_KO and who.en[0][0] in ("my", "your"):
+            raise Reject  # my/your elders are honoured: 어머니께서 집에 계세요 (textbook.polite)
         place = pick(r, PLACES_AT)
         k_p = keys()
         if place.en == "house":
@@ -398,6 +412,7 @@ def verb_form_sentence(r: random.Random, form: str) -> Pair:
     en_o, ko_o = vp(r, v, keys, "the" if form == "progressive" else "a")
     stem = lemma_stem(v.ko)
     k_main, k_aux = keys(), keys()
+    ko_s = topic_ko(subj, question, k_aux)
     part = [(w, k_main) for w in v.part]
     time_en: list = []
     time_ko: list = []
@@ -426,7 +441,7 @@ def verb_form_sentence(r: random.Random, form: str) -> Pair:
         en = subj.en + [("cannot" if neg else "can", k_aux), (v.base, k_main)] + part + en_o
         n_aux = len(subj.en)
     en = _cap_question(en, question, n_aux)
-    ko = time_ko + subj.ko_with("topic") + ko_o + ko_v
+    ko = time_ko + ko_s + ko_o + ko_v
     return finish(en, ko, "?" if question else ".")
 
 

@@ -1,7 +1,7 @@
 """Everyday wh-questions, clock time, prices, ages, dates, weather and set phrases.
 
 뭐/무엇 (이것은 뭐예요?), 어디 (은행이 어디에 있어요? is in everyday.py), 언제 (생일은
-언제예요?), 누구 (그는 누구예요?), 왜 (당신은 왜 피곤해요?), 몇 시 (지금 몇 시예요?), 얼마 (이거
+언제예요?), 누구 (그는 누구예요?), 왜 (왜 피곤해요?), 몇 시 (지금 몇 시예요?), 얼마 (이거
 얼마예요?), 몇 살; numbers: native before counters and hours (세 시, 스무 살), Sino-Korean for
 minutes, prices and months (삼십 분, 오천 원, 오월).
 """
@@ -24,11 +24,12 @@ from .everyday import (
     pick,
     pronoun_np,
     subject,
+    topic_ko,
     vp,
 )
 from .hangul import particle, pred_words
 from .lexicon import ADJECTIVES, NOUNS, WEATHER_STATES, read_pairs, read_table
-from .render import Keys, Pair, Reject, finish, pred_keys
+from .render import Keys, Pair, Reject, adj_pred, finish, pred_keys
 
 DAYS = read_pairs("days")
 MONTHS = read_pairs("months")
@@ -132,24 +133,25 @@ def who_is(r: random.Random) -> Pair:
 
 
 def why_question(r: random.Random) -> Pair:
-    """Why are you tired? <-> 당신은 왜 피곤해요? / Why do you study Korean? <-> 당신은 왜
-    한국어를 공부해요?"""
+    """Why are you tired? <-> 왜 피곤해요? / Why do you study Korean? <-> 왜 한국어를
+    공부해요?"""
     keys = Keys()
     k_why = keys()
     s = subject(r, keys, question=True)
     tense = "past" if r.random() < 0.3 else "present"
     if r.random() < 0.4:
         adj = pick(r, _STATE_ADJ)
-        pred, k_main, _, k_tense = pred_keys(pred_words(adj.ko, tense, False, "final"), False,
-                                              keys)
+        pred, k_main, _, k_tense = adj_pred(adj.ko, tense, False, "final", keys)
+        ko_s = topic_ko(s, True, k_tense)
         en = [("why", k_why), (agree_be(s.person, tense), k_tense)] + s.en + [(adj.en, k_main)]
-        return finish(en, s.ko_with("topic") + [("왜", k_why)] + pred, "?")
+        return finish(en, ko_s + [("왜", k_why)] + pred, "?")
     v = pick(r, FORM_VERBS)
     en_o, ko_o = vp(r, v, keys, "the")
     pred, k_main, _, k_tense = pred_keys(pred_words(v.ko, tense, False, "final"), False, keys)
+    ko_s = topic_ko(s, True, k_tense)
     en = [("why", k_why), (agree_do(s.person, tense), k_tense)] + s.en + [(v.base, k_main)]
     en += [(w, k_main) for w in v.part] + en_o
-    return finish(en, s.ko_with("topic") + [("왜", k_why)] + ko_o + pred, "?")
+    return finish(en, ko_s + [("왜", k_why)] + ko_o + pred, "?")
 
 
 def clock(r: random.Random) -> Pair:
@@ -220,13 +222,14 @@ def price(r: random.Random) -> Pair:
 
 
 def age(r: random.Random) -> Pair:
-    """How old are you? <-> 당신은 몇 살이에요? / I am twenty years old. <-> 저는 스무 살이에요."""
+    """How old are you? <-> 몇 살이에요? / I am twenty years old. <-> 저는 스무 살이에요."""
     keys = Keys()
     s = subject(r, keys, question=r.random() < 0.3)
     k_a = keys()
     if r.random() < 0.3:
+        ko_s = topic_ko(s, True, k_a)
         en = [("how", k_a), ("old", k_a), (agree_be(s.person, "present"), k_a)] + s.en
-        return finish(en, s.ko_with("topic") + [("몇", k_a), ("살이에요", k_a)], "?")
+        return finish(en, ko_s + [("몇", k_a), ("살이에요", k_a)], "?")
     if s.person not in ("1s", "3s"):
         raise Reject
     n = 1 + int(r.random() * 39)

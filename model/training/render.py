@@ -9,7 +9,34 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .hangul import particle, pred_words
-from .lexicon import COPULA, MANNER_ADVERBS, Adjective, Noun, Pronoun, Verb
+from .lexicon import COPULA, MANNER_ADVERBS, WEATHER_ADJECTIVES, Adjective, Noun, Pronoun, Verb
+
+# textbook pro-drop: feelings drop 저는 ("I am tired." <-> "피곤해요.") and questions drop 당신은,
+# but not with the adjectives that also say the weather ("It is cold." <-> "추워요." and "Is it
+# cold?" <-> "추워요?" already own that Korean)
+_WEATHER_KO = frozenset(ko for _, ko in WEATHER_ADJECTIVES)
+# adjectives a textbook writes as noun + adjective: 배고프다 -> 배가 고파요
+SPLIT_ADJ = {"배고프다": ("배가", "고프다")}
+
+
+def drops_subject(subj: NP | None, mode: str, adj: Adjective | None = None) -> bool:
+    """Textbook pro-drop: "you" in questions, "I" with a feeling in statements."""
+    if subj is None or subj.pron is None or adj is not None and adj.ko in _WEATHER_KO:
+        return False
+    if mode in ("ynq", "what", "where"):
+        return subj.pron.person == "2"
+    return mode == "decl" and adj is not None and adj.state and subj.pron.person == "1s"
+
+
+def adj_pred(lemma: str, tense: str, neg: bool, ending: str, keys: Keys
+             ) -> tuple[list, int, int, int]:
+    """pred_keys of an adjective predicate, 배가 고파요 written as a textbook does (배가 joins
+    the main key, so "hungry" aligns to both words)."""
+    head, lemma = SPLIT_ADJ.get(lemma, ("", lemma))
+    pred, k_main, k_neg, k_tense = pred_keys(pred_words(lemma, tense, neg, ending), neg, keys)
+    if head:
+        pred = [(head, k_main)] + pred
+    return pred, k_main, k_neg, k_tense
 
 
 @dataclass(frozen=True)
@@ -186,6 +213,8 @@ def render_verb(c: Clause, mode: str, keys: Keys) -> tuple[list, list, int]:
         en_s, ko_s = _np_pair(c.subj, keys, "topic" if c.subj.pron else "subject")
         if c.elide:
             en_s, ko_s = [], []
+        elif drops_subject(c.subj, mode):  # "Do you eat fish?" <-> "생선을 먹어요?"
+            en_s, ko_s = [(w, k_tense) for w, _ in en_s], []
 
     # English verb group
     question = mode in ("ynq", "what", "where")
@@ -264,9 +293,10 @@ def render_adj(c: Clause, mode: str, keys: Keys) -> tuple[list, list, int]:
     """Adjective predicate: mode decl | and | but | ynq."""
     a = c.adj
     ending = mode if mode in ("and", "but") else "final"
-    pred, k_main, k_neg, k_tense = pred_keys(pred_words(a.ko, c.tense, c.neg, ending), c.neg,
-                                              keys)
+    pred, k_main, k_neg, k_tense = adj_pred(a.ko, c.tense, c.neg, ending, keys)
     en_s, ko_s = _np_pair(c.subj, keys, "topic")
+    if drops_subject(c.subj, mode, a):  # "I am tired." <-> "피곤해요."
+        en_s, ko_s = [(w, k_tense) for w, _ in en_s], []
     en_i, ko_i = _word_pair(c.intens, keys)
     en_t: list = []
     ko_t: list = []
