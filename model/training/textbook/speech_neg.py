@@ -1,0 +1,318 @@
+"""Negation makers of the textbook's speech area: 안 / 못 + predicate, -지 못해요, "Don't ...",
+"don't have" and "is there a ... near here?".
+
+Conventions that keep the corpus a function in each direction (the old grammar already has
+"does not" <-> -지 않아요, "cannot" <-> -(으)ㄹ 수 없어요, "Please do not" <-> -지 마세요 and
+"does not have" <-> 없어요):
+
+* English contractions mark the short forms: don't / doesn't / didn't <-> 안 + verb,
+  isn't / aren't / wasn't / weren't / I'm not <-> 안 + adjective, can't / couldn't <-> 못 + verb;
+  a noun + 하다 verb puts the adverb before 하다 (공부 안 해요, 수영 못 해요).
+* Objects of 안 / 못 are generic: bare plurals or mass nouns ("I don't eat apples." <->
+  "저는 사과를 안 먹어요."), unlike the old grammar's "the apple".
+* -지 못해요 has no English of its own: it is a one-way pair (to="en") read as can't.
+* "Don't V ... here." <-> "여기서 ... V지 마세요." both ways; without "here" the Korean is the
+  old grammar's "Please do not ..." sentence, so that pair is one-way (to="ko").
+* "don't have" gives the old grammar's Korean (저는 돈이 없어요), one-way (to="ko").
+* Pro-drop: a statement whose subject is "I" also comes without 저는, one-way (to="en").
+"""
+
+from __future__ import annotations
+
+import random
+
+from ..everyday import FORM_VERBS, MASS_THINGS, PLACES_AT, THINGS, name_np, pick, pronoun_np
+from ..hangul import lemma_stem, particle, pred_words
+from ..lexicon import (
+    PRED_ADJ,
+    PRON_ADJ,
+    PRONOUNS,
+    REQUEST,
+    TIMES_BY_TENSE,
+    VERBS,
+    WEATHER_ADJECTIVES,
+    WEATHER_TIMES,
+    Noun,
+    Verb,
+)
+from ..render import Keys, Pair, Reject, finish, time_pair
+from ..words import agree_be, agree_do
+
+# ------------------------------------------------------------------------------ word lists
+
+_BY_KO = {v.ko: v for v in VERBS}
+# 안 + verb: the everyday verbs (one sense per English and Korean verb), and 'like'
+NEG_VERBS = [v for v in FORM_VERBS if v.ko != "춤추다"] + [_BY_KO["좋아하다"]]
+# 못 + verb: the everyday verbs, swimming (수영하다; its other sense 헤엄치다 is for animals)
+# and speaking a language (한국어를 못 해요)
+CAN_VERBS = [v for v in FORM_VERBS if v.ko != "춤추다"] + [
+    v for v in VERBS if (v.en, v.ko) in (("swim", "수영하다"), ("speak", "하다"))]
+# 'Don't ...': verbs the old grammar already uses in requests, one sense each, not motion
+_EN_N: dict[str, int] = {}
+_KO_N: dict[str, int] = {}
+for _v in VERBS:
+    _EN_N[_v.en] = _EN_N.get(_v.en, 0) + 1
+    _KO_N[_v.ko] = _KO_N.get(_v.ko, 0) + 1
+DONT_VERBS = [v for v in REQUEST if _EN_N[v.en] == 1 and _KO_N[v.ko] == 1 and not v.motion
+              and not v.arrive and not v.need_loc]
+# 안 + adjective: 있다-adjectives negate as 없다 (맛없어요), and 배고프다 as 배가 안 고파요
+_NO_SHORT = {"맛있다", "재미있다", "배고프다"}
+NEG_ADJ = [a for a in PRED_ADJ if a.ko not in _NO_SHORT]
+NEG_PRON_ADJ = [a for a in PRON_ADJ if a.ko not in _NO_SHORT]
+# places a learner asks about: buildings that take "a"
+NEAR_PLACES = [n for n in PLACES_AT if n.article and "p_bld" in n.tags and n.en != "house"]
+# what they are near: landmarks (not rooms or homes)
+LANDMARKS = [n for n in NEAR_PLACES if n.en not in (
+    "bathroom", "office", "apartment", "dormitory", "hair salon")] + [
+    n for n in PLACES_AT if n.en == "park"]
+
+
+def article(noun: Noun) -> str:
+    """a / an by sound: an apple, a university."""
+    return "an" if noun.an and not noun.en.startswith(("uni", "use", "eu")) else "a"
+
+
+def split_compound(lemma: str) -> tuple[str, str] | None:
+    """(noun, light verb) of a noun + 하다 verb (공부하다 -> 공부, 하다), else None.
+
+    좋아하다 / 싫어하다 are -아/어하다 verbs, not noun + 하다: 안 좋아해요.
+    """
+    if lemma == "춤추다":
+        return "춤", "추다"
+    if lemma.endswith("하다") and len(lemma) > 2 and lemma[-3] not in "아어":
+        return lemma[:-2], "하다"
+    return None
+
+
+def adverb_pred(lemma: str, adverb: str, tense: str, keys: Keys, verb: bool = True
+                ) -> tuple[list, int | tuple, tuple]:
+    """Korean predicate with 안 / 못 in front: [(word, key)], main keys, negation keys.
+
+    A noun + 하다 verb takes the adverb before 하다 (공부 안 해요; an adjective never does:
+    안 따뜻해요); the English verb then aligns to the noun and 해요, the negation to the adverb
+    and the tense-carrying last word.
+    """
+    k_main, k_neg = keys(), keys()
+    split = split_compound(lemma) if verb else None
+    if split is not None:
+        noun, light = split
+        k_last = keys()
+        words = [(noun, k_main), (adverb, k_neg),
+                 (pred_words(light, tense, False, "final")[0], k_last)]
+        return words, (k_main, k_last), (k_neg, k_last)
+    verb = pred_words(lemma, tense, False, "final")[0]
+    return [(adverb, k_neg), (verb, k_main)], k_main, (k_neg, k_main)
+
+
+def generic_object(r: random.Random, v: Verb, keys: Keys) -> tuple[list, list]:
+    """An object that is a kind, not a thing: apples <-> 사과를, coffee <-> 커피를."""
+    if not v.obj_nouns:
+        raise Reject
+    noun: Noun = pick(r, v.obj_nouns)
+    if noun.tags & {"person", "musical"} or "proper" in noun.tags and "lang" not in noun.tags:
+        raise Reject  # "I don't meet teachers", "teach pianos": odd as kinds
+    toks = noun.pl_toks if noun.article else noun.toks
+    if toks is None:
+        raise Reject
+    k = keys()
+    return [(w, k) for w in toks], [(particle(noun.ko, "object"), k)]
+
+
+def destination(r: random.Random, keys: Keys) -> tuple[list, list]:
+    """to the park <-> 공원에, to school <-> 학교에, home <-> 집에."""
+    place = pick(r, PLACES_AT)
+    k = keys()
+    if place.en == "house":
+        return [("home", k)], [("집에", k)]
+    art = [("the", None)] if place.article and not place.bare else []
+    return [("to", k)] + art + [(w, k) for w in place.toks], [(place.ko + "에", k)]
+
+
+def _complement(r: random.Random, v: Verb, keys: Keys) -> tuple[list, list]:
+    if v.motion:
+        return destination(r, keys) if r.random() < 0.7 else ([], [])
+    split = split_compound(v.ko)
+    if v.obj and (not v.intr or r.random() < 0.6):
+        if split is not None and v.ko != "하다":
+            raise Reject  # 한국어를 공부 안 해요 is heard, but not a textbook's model sentence
+        return generic_object(r, v, keys)
+    if not v.intr:
+        raise Reject
+    return [], []
+
+
+def _subject(r: random.Random, keys: Keys):
+    """A pronoun or a name; "you" is left to the polite area, family elders (who take
+    -(으)시-) to the honorifics."""
+    s = pronoun_np(r, keys) if r.random() < 0.7 else name_np(r, keys)
+    if s.person == "2":
+        raise Reject
+    return s
+
+
+def _pro_drop(r: random.Random, subj, ko_subj: list) -> tuple[list, str]:
+    """Drop 저는 a third of the time: the Korean then reads as I (one-way, to="en")."""
+    if subj.person == "1s" and r.random() < 0.33:
+        return [], "en"
+    return ko_subj, ""
+
+
+def _time(r: random.Random, tense: str, keys: Keys) -> tuple[list, list]:
+    if r.random() < 0.3:
+        return time_pair(pick(r, TIMES_BY_TENSE[tense]), keys)
+    return [], []
+
+
+# ------------------------------------------------------------------------------- makers
+
+
+def _verb_neg(r: random.Random, adverb: str) -> Pair:
+    """안 / 못 + verb, present or past, with its subject, object or destination and time."""
+    keys = Keys()
+    v = pick(r, NEG_VERBS if adverb == "안" else CAN_VERBS)
+    tense = "past" if r.random() < 0.35 else "present"
+    subj = _subject(r, keys)
+    en_c, ko_c = _complement(r, v, keys)
+    en_t, ko_t = _time(r, tense, keys)
+    long = adverb == "못" and r.random() < 0.25  # -지 못해요, read as can't (one-way)
+    if long:
+        k_main, k_neg = keys(), keys()
+        pred = [(lemma_stem(v.ko) + "지", k_main),
+                ("못했어요" if tense == "past" else "못해요", k_neg)]
+    else:
+        pred, k_main, k_neg = adverb_pred(v.ko, adverb, tense, keys)
+    if adverb == "안":
+        aux = agree_do(subj.person, tense) + "n't"
+    else:
+        aux = "couldn't" if tense == "past" else "can't"
+    en = subj.en + [(aux, k_neg), (v.base, k_main)] + [(w, k_main) for w in v.part]
+    ko_s, to = _pro_drop(r, subj, subj.ko_with("topic"))
+    pair = finish(en + en_c + en_t, ko_s + ko_t + ko_c + pred, ".")
+    if long:
+        to = "en"
+    return Pair(pair.en, pair.ko, pair.align, to)
+
+
+def short_neg_verb(r: random.Random) -> Pair:
+    """I don't eat meat. <-> 저는 고기를 안 먹어요. / He didn't study. <-> 그는 공부 안 했어요."""
+    return _verb_neg(r, "안")
+
+
+def cannot_verb(r: random.Random) -> Pair:
+    """I can't swim. <-> 저는 수영 못 해요. / 저는 수영하지 못해요. -> I can't swim."""
+    return _verb_neg(r, "못")
+
+
+def short_neg_adj(r: random.Random) -> Pair:
+    """The room isn't big. <-> 방은 안 커요. / I'm not busy. <-> 저는 안 바빠요. / It isn't
+    cold today. <-> 오늘은 안 추워요."""
+    keys = Keys()
+    tense = "past" if r.random() < 0.3 else "present"
+    x = r.random()
+    if x < 0.2:  # weather
+        word, lemma = pick(r, WEATHER_ADJECTIVES)
+        # always with a time word: a bare 안 추워요. is "I'm not cold." (pro-drop)
+        en_t, ko_t = time_pair(pick(r, WEATHER_TIMES[tense]), keys, topic=True)
+        pred, k_main, k_neg = adverb_pred(lemma, "안", tense, keys, verb=False)
+        be = "wasn't" if tense == "past" else "isn't"
+        return finish([("it", None), (be, k_neg), (word, k_main)] + en_t, ko_t + pred, ".")
+    to = ""
+    if x < 0.55:
+        a = pick(r, NEG_PRON_ADJ)
+        p = pick(r, [p for p in PRONOUNS if p.person != "2"])
+        k_s = keys()
+        pred, k_main, k_neg = adverb_pred(a.ko, "안", tense, keys, verb=False)
+        if p.person == "1s" and tense == "present":
+            en = [("I'm", (k_s, *k_neg[1:])), ("not", k_neg[0])]
+        else:
+            en = [(p.en, k_s), (agree_be(p.person, tense) + "n't", k_neg)]
+        ko_s = [(particle(p.ko, "topic"), k_s)]
+        if p.person == "1s" and r.random() < 0.33:
+            ko_s, to = [], "en"
+    else:
+        a = pick(r, NEG_ADJ)
+        if not a.pred_nouns:
+            raise Reject
+        noun = pick(r, a.pred_nouns)
+        if "person" in noun.tags:
+            raise Reject  # people are he / she here (the pronoun branch)
+        k_s = keys()
+        pred, k_main, k_neg = adverb_pred(a.ko, "안", tense, keys, verb=False)
+        art = [("the", None)] if noun.article else []
+        en = art + [(w, k_s) for w in noun.toks] + [(agree_be("3s", tense) + "n't", k_neg)]
+        ko_s = [(particle(noun.ko, "topic"), k_s)]
+    pair = finish(en + [(a.en, k_main)], ko_s + pred, ".")
+    return Pair(pair.en, pair.ko, pair.align, to)
+
+
+def dont_request(r: random.Random) -> Pair:
+    """Don't drink coffee here. <-> 여기서 커피를 마시지 마세요. Without "here" the Korean is
+    the old "Please do not ..." sentence: one-way (to="ko")."""
+    keys = Keys()
+    v = pick(r, DONT_VERBS)
+    k_dont, k_main = keys(), keys()
+    en_o: list = []
+    ko_o: list = []
+    if v.obj and (not v.intr or r.random() < 0.7):
+        en_o, ko_o = generic_object(r, v, keys)  # Don't eat cookies here.
+    here = r.random() < 0.7
+    en_h: list = []
+    ko_h: list = []
+    if here:
+        k = keys()
+        en_h, ko_h = [("here", k)], [("여기서", k)]
+    en = [("don't", k_dont), (v.base, k_main)] + [(w, k_main) for w in v.part] + en_o + en_h
+    ko = ko_h + ko_o + [(lemma_stem(v.ko) + "지", k_main), ("마세요", k_dont)]
+    pair = finish(en, ko, ".")
+    return Pair(pair.en, pair.ko, pair.align, "" if here else "ko")
+
+
+def dont_have(r: random.Random) -> Pair:
+    """I don't have money. -> 저는 돈이 없어요. (one-way: the Korean is the old grammar's "I do
+    not have money."); 돈이 없어요. -> I don't have money. (pro-drop, one-way)."""
+    keys = Keys()
+    tense = "past" if r.random() < 0.2 else "present"
+    subj = _subject(r, keys)
+    k_pred = keys()
+    noun = pick(r, MASS_THINGS if r.random() < 0.4 else THINGS)
+    k = keys()
+    art = [(article(noun), None)] if noun.article else []
+    en = subj.en + [(agree_do(subj.person, tense) + "n't", k_pred), ("have", k_pred)]
+    en += art + [(w, k) for w in noun.toks]
+    ko_s, to = _pro_drop(r, subj, subj.ko_with("topic"))
+    ko = ko_s + [(particle(noun.ko, "subject"), k),
+                 ("없었어요" if tense == "past" else "없어요", k_pred)]
+    pair = finish(en, ko, ".")
+    return Pair(pair.en, pair.ko, pair.align, to or "ko")
+
+
+def near_here(r: random.Random) -> Pair:
+    """Is there a hospital near here? <-> 이 근처에 병원이 있어요? / There is no bank near the
+    school. <-> 학교 근처에 은행이 없어요."""
+    keys = Keys()
+    place = pick(r, NEAR_PLACES)
+    k_pred, k_p, k_near = keys(), keys(), keys()
+    if r.random() < 0.6:
+        k_here = keys()
+        en_ref, ko_ref = [("here", k_here)], [("이", k_here)]
+    else:
+        ref = pick(r, LANDMARKS)
+        if ref is place or ref.en == "house":
+            raise Reject  # near the house: whose? (우리 집 근처) left out
+        k_ref = keys()
+        art = [("the", None)] if ref.article else []  # near the school (not "to school")
+        en_ref, ko_ref = art + [(w, k_ref) for w in ref.toks], [(ref.ko, k_ref)]
+    x = r.random()
+    question, neg = x < 0.5, 0.5 <= x < 0.75
+    en_np = [(w, k_p) for w in place.toks]
+    if neg:
+        head = [("there", None), ("is", k_pred), ("no", k_pred)]
+    else:
+        head = [("there", None), ("is", k_pred), (article(place), None)]
+        if question:
+            head = [head[1], head[0], head[2]]
+    en = head + en_np + [("near", k_near)] + en_ref
+    ko = ko_ref + [("근처에", k_near), (particle(place.ko, "subject"), k_p),
+                   ("없어요" if neg else "있어요", k_pred)]
+    return finish(en, ko, "?" if question else ".")
+
