@@ -15,7 +15,6 @@ here. <-> 여기 앉아도 돼요.) and permission questions ask for the speaker
 
 from __future__ import annotations
 
-import dataclasses
 import random
 
 from ..everyday import (
@@ -35,6 +34,7 @@ from ..lexicon import NOUNS, PRONOUNS, Verb
 from ..render import Keys, Pair, Reject, finish
 from ..words import agree_be, agree_do, agree_have
 from . import modal_means
+from .modal_means import emit
 
 # English past participles that differ from the regular -ed past
 _PARTICIPLES = {
@@ -90,19 +90,6 @@ def third_person(r: random.Random, keys: Keys) -> Phrase:
         k = keys()
         return Phrase([(p.en, k)], [], p.ko, k, p.person)
     return name_np(r, keys) if x < 0.55 else possessed_np(r, keys, KIN)
-
-
-def emit(r: random.Random, en: list, subj: Phrase | None, ko: list, question: bool,
-         front: tuple | list = ()) -> Pair:
-    """The pair, with the textbook's subject conventions: a question to "you" has no Korean
-    subject; a statement about "I" keeps 저는, or (one time in three) drops it one-way."""
-    punct = "?" if question else "."
-    front = list(front)  # time words lead: 오늘 저는 ...
-    if subj is None or question and subj.person == "2":
-        return finish(en, front + ko, punct)
-    if not question and subj.person == "1s" and r.random() < 0.33:
-        return dataclasses.replace(finish(en, front + ko, punct), to="en")
-    return finish(en, front + subj.ko_with("topic") + ko, punct)
 
 
 def _asker(r: random.Random, keys: Keys, question: bool, first: bool = True) -> Phrase:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import random
 
-from ..everyday import FORM_VERBS, PLACES_AT, pick, subject, the_np, vp
+from ..everyday import FORM_VERBS, PLACES_AT, Phrase, pick, subject, the_np, vp
 from ..grammar import _verb_clause  # the original clause builder, so the English is its own
 from ..hangul import has_batchim, particle, pred_words
 from ..lexicon import NOUNS, VEHICLES, VERBS, read_pairs
@@ -32,6 +32,19 @@ _IN_LANG = ("write", "talk", "send")
 LANG_VERBS = [v for v in FORM_VERBS if v.en in _IN_LANG]
 GO = next(v for v in VERBS if v.en == "go" and v.ko == "가다")
 COMPANY_VERBS = [v for v in VERBS if v.comps and v.pron_subj]
+
+
+def emit(r: random.Random, en: list, subj: Phrase | None, ko: list, question: bool,
+         front: tuple | list = ()) -> Pair:
+    """The pair, with the textbook's subject conventions: a question to "you" has no Korean
+    subject; a statement about "I" keeps 저는, or (one time in three) drops it one-way."""
+    punct = "?" if question else "."
+    front = list(front)  # time words lead: 오늘 저는 ...
+    if subj is None or question and subj.person == "2":
+        return finish(en, front + ko, punct)
+    if not question and subj.person == "1s" and r.random() < 0.33:
+        return dataclasses.replace(finish(en, front + ko, punct), to="en")
+    return finish(en, front + subj.ko_with("topic") + ko, punct)
 
 
 def _conj(word: str, kind: str) -> str:
@@ -67,8 +80,7 @@ def means_language(r: random.Random) -> Pair:
         raise Reject
     en = s.en + [(form, (k_main, k_tense) if k_main != k_tense else k_main)]
     en += [(w, k_main) for w in v.part] + en_o + [("in", k_l), (lang.en, k_l)]
-    ko = s.ko_with("topic") + [(particle(lang.ko, "instrument"), k_l)] + ko_o + pred
-    return finish(en, ko, ".")
+    return emit(r, en, s, [(particle(lang.ko, "instrument"), k_l)] + ko_o + pred, False)
 
 
 def company(r: random.Random) -> Pair:
@@ -111,8 +123,7 @@ def coordination(r: random.Random) -> Pair:
     x = r.random()
     kind = "with" if x < 0.6 else "hago" if x < 0.8 else "rang"
     word = particle(a.ko, "with") if kind == "with" else _conj(a.ko, kind)
-    ko = s.ko_with("topic") + [(word, np_a.key)] + np_b.ko_with("object") + pred
-    pair = finish(en, ko, ".")
+    pair = emit(r, en, s, [(word, np_a.key)] + np_b.ko_with("object") + pred, False)
     return pair if kind == "with" else dataclasses.replace(pair, to="en")
 
 
@@ -138,8 +149,7 @@ def range_place(r: random.Random) -> Pair:
         ko_by = [(particle(veh.ko, "instrument"), kv)]
     en = s.en + [(form, (k_main, k_tense) if k_main != k_tense else k_main)]
     en += _place_en(a, ka, "from") + _place_en(b, kb, "to") + en_by
-    ko = s.ko_with("topic") + [(a.ko + "에서", ka), (b.ko + "까지", kb)] + ko_by + pred
-    return finish(en, ko, ".")
+    return emit(r, en, s, [(a.ko + "에서", ka), (b.ko + "까지", kb)] + ko_by + pred, False)
 
 
 def _moment(r: random.Random, hours: bool, after: int = 0) -> tuple[list, list, int]:
@@ -182,7 +192,7 @@ def range_time(r: random.Random) -> Pair:
     if both:
         en += [("to", kb)] + [(w, kb) for w in b_en]
         ko_t += [(w, kb) for w in b_ko[:-1]] + [(b_ko[-1] + "까지", kb)]
-    return finish(en, s.ko_with("topic") + ko_t + pred, ".")
+    return emit(r, en, s, ko_t + pred, False)
 
 
 MAKERS = (
