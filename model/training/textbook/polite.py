@@ -186,6 +186,8 @@ def honorific_sentence(r: random.Random) -> Pair:
         obj = vp(r, v, keys, "the")
         if v.ko in ("먹다", "마시다") and not obj[0]:
             raise Reject  # 드세요 alone: eat or drink?
+        if not obj[0] and v.places and r.random() < 0.5:  # 방에서 주무세요
+            obj = _place_pair(("loc", pick(r, v.places)), None, keys)
     time = _time(r, keys, _PAST_TIMES if tense == "past" else [], 0.2 if tense == "past" else 0)
     return honorific(elder.en, v, tense, question, obj, time, keys)
 
