@@ -35,7 +35,7 @@ from ..lexicon import (
     Noun,
     Verb,
 )
-from ..render import Keys, Pair, Reject, finish, time_pair
+from ..render import SPLIT_ADJ, Keys, Pair, Reject, finish, time_pair
 from ..words import agree_be, agree_do
 
 # ------------------------------------------------------------------------------ word lists
@@ -55,8 +55,10 @@ for _v in VERBS:
     _KO_N[_v.ko] = _KO_N.get(_v.ko, 0) + 1
 DONT_VERBS = [v for v in REQUEST if _EN_N[v.en] == 1 and _KO_N[v.ko] == 1 and not v.motion
               and not v.arrive and not v.need_loc]
-# 안 + adjective: 있다-adjectives negate as 없다 (맛없어요), and 배고프다 as 배가 안 고파요
-_NO_SHORT = {"맛있다", "재미있다", "배고프다"}
+# 안 + adjective: 있다-adjectives negate as 없다 (맛없어요), so they are left out
+_NO_SHORT = {"맛있다", "재미있다"}
+# the Korean of weather adjectives: alone (안 추워요.) it says the weather, never "I"
+WEATHER_KO = frozenset(ko for _, ko in WEATHER_ADJECTIVES)
 NEG_ADJ = [a for a in PRED_ADJ if a.ko not in _NO_SHORT]
 NEG_PRON_ADJ = [a for a in PRON_ADJ if a.ko not in _NO_SHORT]
 # places a learner asks about: buildings that take "a"
@@ -100,8 +102,12 @@ def adverb_pred(lemma: str, adverb: str, tense: str, keys: Keys, verb: bool = Tr
         words = [(noun, k_main), (adverb, k_neg),
                  (pred_words(light, tense, False, "final")[0], k_last)]
         return words, (k_main, k_last), (k_neg, k_last)
-    verb = pred_words(lemma, tense, False, "final")[0]
-    return [(adverb, k_neg), (verb, k_main)], k_main, (k_neg, k_main)
+    head, lemma = ("", lemma) if verb else SPLIT_ADJ.get(lemma, ("", lemma))
+    words = [(adverb, k_neg), (pred_words(lemma, tense, False, "final")[0], k_main)]
+    if head:  # 배가 안 고파요: hungry <-> 배가 and 고파요, isn't <-> 안 and 고파요
+        k_head = keys()
+        return [(head, k_head)] + words, (k_head, k_main), (k_neg, k_main)
+    return words, k_main, (k_neg, k_main)
 
 
 def generic_object(r: random.Random, v: Verb, keys: Keys) -> tuple[list, list]:
@@ -204,15 +210,18 @@ def cannot_verb(r: random.Random) -> Pair:
 
 
 def short_neg_adj(r: random.Random) -> Pair:
-    """The room isn't big. <-> 방은 안 커요. / I'm not busy. <-> 저는 안 바빠요. / It isn't
-    cold today. <-> 오늘은 안 추워요."""
+    """The room isn't big. <-> 방은 안 커요. / It isn't cold today. <-> 오늘은 안 추워요. /
+    I'm not tired. <-> 안 피곤해요. (feelings of "I" drop 저는 both ways, as the polite area
+    does for the old grammar) / I'm not smart. <-> 저는 안 똑똑해요."""
     keys = Keys()
     tense = "past" if r.random() < 0.3 else "present"
     x = r.random()
     if x < 0.2:  # weather
         word, lemma = pick(r, WEATHER_ADJECTIVES)
-        # always with a time word: a bare 안 추워요. is "I'm not cold." (pro-drop)
-        en_t, ko_t = time_pair(pick(r, WEATHER_TIMES[tense]), keys, topic=True)
+        en_t: list = []
+        ko_t: list = []
+        if r.random() < 0.6:
+            en_t, ko_t = time_pair(pick(r, WEATHER_TIMES[tense]), keys, topic=True)
         pred, k_main, k_neg = adverb_pred(lemma, "안", tense, keys, verb=False)
         be = "wasn't" if tense == "past" else "isn't"
         return finish([("it", None), (be, k_neg), (word, k_main)] + en_t, ko_t + pred, ".")
@@ -227,8 +236,12 @@ def short_neg_adj(r: random.Random) -> Pair:
         else:
             en = [(p.en, k_s), (agree_be(p.person, tense) + "n't", k_neg)]
         ko_s = [(particle(p.ko, "topic"), k_s)]
-        if p.person == "1s" and r.random() < 0.33:
-            ko_s, to = [], "en"
+        if p.person == "1s" and a.ko not in WEATHER_KO:
+            if a.state:  # a feeling: 저는 is dropped both ways
+                ko_s = []
+                en = [(w, k_main if w in ("I'm", "I") else k) for w, k in en]
+            elif r.random() < 0.33:
+                ko_s, to = [], "en"
     else:
         a = pick(r, NEG_ADJ)
         if not a.pred_nouns:
