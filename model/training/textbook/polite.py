@@ -27,9 +27,20 @@ from __future__ import annotations
 import random
 
 from ..everyday import FORM_VERBS, PLACES_AT, en_ing, pick, vp
+from ..grammar import _verb_clause
 from ..hangul import eu_form, ko_propose, lemma_stem, particle, prospective
 from ..lexicon import ADJECTIVES, BY_EN, NOUNS, PRONOUNS, TIMES_BY_TENSE, VERBS, Verb
-from ..render import NP, Clause, Keys, Pair, Reject, _place_pair, finish, render_adj
+from ..render import (
+    NP,
+    Clause,
+    Keys,
+    Pair,
+    Reject,
+    _place_pair,
+    finish,
+    render_adj,
+    render_verb,
+)
 
 # volitional verbs a person proposes or promises (the imperative-able ones)
 ACT_VERBS = [v for v in FORM_VERBS if v.imp]
@@ -244,6 +255,26 @@ def sibling_sentence(r: random.Random) -> Pair:
     return sibling(pick(r, BARE_KIN), v, obj, place, r.random() < 0.2, keys)
 
 
+# ------------------------------------------------------------------- pro-drop "I"
+
+
+def i_dropped(r: random.Random) -> Pair:
+    """One-way (Korean -> English): 고기를 먹어요. -> I eat meat. A statement with no subject
+    reads as "I"; English -> Korean keeps 저는 (the old grammar's pair), so only this direction
+    is trained."""
+    keys = Keys()
+    c = _verb_clause(r, FORM_VERBS, transitive=None, p_neg=0.0, p_pron=1.0,
+                     subj=NP(pron=PRONOUNS[0]))
+    en, ko, k_last = render_verb(c, "decl", keys)
+    k_i = next(k for w, k in en if w == "I")
+    ko = [(w, k) for w, k in ko if k != k_i]  # 저는 goes
+    en = [(w, k_last if k == k_i else k) for w, k in en]
+    if not ko:
+        raise Reject
+    p = finish(en, ko, ".")
+    return Pair(p.en, p.ko, p.align, to="en")
+
+
 # ------------------------------------------------------------------------------ tables
 
 MAKERS = (
@@ -255,6 +286,7 @@ MAKERS = (
     (0.14, "honorific", honorific_sentence),
     (0.04, "honorific_stay", staying),
     (0.06, "bare_kin", sibling_sentence),
+    (0.06, "i_dropped", i_dropped),
 )
 
 DESCRIPTIONS = {
@@ -271,6 +303,8 @@ DESCRIPTIONS = {
                   "높임: -(으)세요 / -(으)셨어요 (할머니께서 신문을 읽으세요.)"),
     "honorific_stay": ("Honorific 계세요 (있다) for where an elder is",
                        "높임: 계세요 (할아버지께서 방에 계세요.)"),
+    "i_dropped": ("Pro-drop: a Korean statement with no subject means I (Korean -> English)",
+                  "생략: 주어 없는 문장은 '나' (고기를 먹어요. -> I eat meat.)"),
     "bare_kin": ("Family named without 제: 동생 <-> my younger sibling, with -고 있어요",
                  "가족: 동생이 ... -고 있어요 (동생이 방에서 자고 있어요.)"),
 }
