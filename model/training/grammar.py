@@ -364,6 +364,8 @@ def compound(r: random.Random, conj: str) -> Pair:
         else:
             c2 = _verb_clause(r, VERBS, p_neg=p_neg2, **kw)
         c2.elide = c1.subj.same(c2.subj)
+        if c2.elide and not c1.neg and c1.verb.ko in ("가다", "오다", "만나다"):
+            raise Reject  # "went to X and bought" is 가서 (textbook/clauses.py), never 가고
         tense = c1.tense
         if (c1.verb.no_future or c2.verb.no_future) and tense == "future":
             tense = "present"
