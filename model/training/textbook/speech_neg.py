@@ -42,11 +42,27 @@ from ..words import agree_be, agree_do
 
 _BY_KO = {v.ko: v for v in VERBS}
 # 안 + verb: the everyday verbs (one sense per English and Korean verb), and 'like'
-NEG_VERBS = [v for v in FORM_VERBS if v.ko != "춤추다"] + [_BY_KO["좋아하다"]]
-# 못 + verb: the everyday verbs, swimming (수영하다; its other sense 헤엄치다 is for animals)
-# and speaking a language (한국어를 못 해요)
-CAN_VERBS = [v for v in FORM_VERBS if v.ko != "춤추다"] + [
-    v for v in VERBS if (v.en, v.ko) in (("swim", "수영하다"), ("speak", "하다"))]
+_STATIVE = {"like", "love", "hate", "want", "see", "receive", "lose", "remember", "understand",
+             "find", "know"}
+
+
+def _own_objects(v: Verb) -> list[Noun]:
+    """The objects no other sense of v's English or Korean verb takes: play <-> 치다 with the
+    guitar, 하다 with soccer; watch <-> 보다 with movies (see <-> 보다 with animals)."""
+    others = [u for u in VERBS if u is not v and (u.en == v.en or u.ko == v.ko)]
+    return [n for n in v.obj_nouns if not any(n in u.obj_nouns for u in others)]
+
+
+# verbs whose English or Korean has another sense: only with an object that tells them apart
+SHARED = [v for v in VERBS if v not in FORM_VERBS and v.pron_subj and v.obj
+          and v.base not in _STATIVE and v.neg_ko is None
+          and not (v.need_loc or v.arrive or v.motion)]
+OWN_OBJECTS = {id(v): _own_objects(v) for v in SHARED}
+SHARED = [v for v in SHARED if OWN_OBJECTS[id(v)] and v.en != "call"]  # "call cats"
+NEG_VERBS = [v for v in FORM_VERBS if v.ko != "춤추다"] + [_BY_KO["좋아하다"]] + SHARED
+# 못 + verb: as 안, and swimming (수영하다; its other sense 헤엄치다 is for animals)
+CAN_VERBS = [v for v in FORM_VERBS if v.ko != "춤추다"] + SHARED + [
+    v for v in VERBS if (v.en, v.ko) == ("swim", "수영하다")]
 # 'Don't ...': verbs the old grammar already uses in requests, one sense each, not motion
 _EN_N: dict[str, int] = {}
 _KO_N: dict[str, int] = {}
@@ -112,15 +128,22 @@ def adverb_pred(lemma: str, adverb: str, tense: str, keys: Keys, verb: bool = Tr
 
 def generic_object(r: random.Random, v: Verb, keys: Keys) -> tuple[list, list]:
     """An object that is a kind, not a thing: apples <-> 사과를, coffee <-> 커피를."""
-    if not v.obj_nouns:
+    nouns = OWN_OBJECTS.get(id(v), v.obj_nouns)
+    if not nouns:
         raise Reject
-    noun: Noun = pick(r, v.obj_nouns)
-    if noun.tags & {"person", "musical"} or "proper" in noun.tags and "lang" not in noun.tags:
-        raise Reject  # "I don't meet teachers", "teach pianos": odd as kinds
+    noun: Noun = pick(r, nouns)
+    if noun.tags & {"person"} or "proper" in noun.tags and "lang" not in noun.tags:
+        raise Reject  # "I don't meet teachers": odd as a kind
+    k = keys()
+    if "musical" in noun.tags:  # play the guitar
+        if v.en != "play":
+            raise Reject  # "teach pianos"
+        toks: tuple | None = ("the", *noun.toks)
+        return [(w, None if w == "the" else k) for w in toks], [
+            (particle(noun.ko, "object"), k)]
     toks = noun.pl_toks if noun.article else noun.toks
     if toks is None:
         raise Reject
-    k = keys()
     return [(w, k) for w in toks], [(particle(noun.ko, "object"), k)]
 
 
@@ -138,11 +161,11 @@ def _complement(r: random.Random, v: Verb, keys: Keys) -> tuple[list, list]:
     if v.motion:
         return destination(r, keys) if r.random() < 0.7 else ([], [])
     split = split_compound(v.ko)
-    if v.obj and (not v.intr or r.random() < 0.6):
+    if v.obj and (not v.intr or id(v) in OWN_OBJECTS or r.random() < 0.6):
         if split is not None and v.ko != "하다":
             raise Reject  # 한국어를 공부 안 해요 is heard, but not a textbook's model sentence
         return generic_object(r, v, keys)
-    if not v.intr:
+    if not v.intr or id(v) in OWN_OBJECTS:
         raise Reject
     return [], []
 
