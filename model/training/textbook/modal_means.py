@@ -87,8 +87,8 @@ def company(r: random.Random) -> Pair:
     """친구하고 같이 ... / 친구랑 ... -> with a friend (one-way; the other way is 친구와)."""
     c = _verb_clause(r, COMPANY_VERBS, transitive=None)
     noun = pick(r, c.verb.comps)
-    if c.subj.noun is noun:
-        raise Reject
+    if c.subj.noun is noun or c.manner == "together":
+        raise Reject  # no "the friend ... with a friend", no "together with a friend"
     c.adjunct = ("with", noun, False)
     keys = Keys()
     en, ko, _ = render_verb(c, "decl", keys)
