@@ -59,7 +59,7 @@ def have_count(r: random.Random) -> Pair:
     question = r.random() < 0.35
     subj = subject(r, keys, question=question)
     noun = pick(r, _HAVE)
-    n = None if question else draw_n(r)
+    n = None if question else draw_n(r, 30)
     nums_en, nums_ko, k = counted(r, noun, keys, n, question)
     k_pred = keys()
     ko = subj.ko_with("topic") + [(particle(noun.ko, "subject"), k)] + nums_ko + [("있어요",
@@ -106,7 +106,7 @@ def object_count(r: random.Random) -> Pair:
     subj = pronoun_np(r, keys, question) if r.random() < 0.6 else subject(r, keys,
                                                                           question=question)
     tense = "past" if r.random() < 0.6 else "present"
-    n = None if question else draw_n(r)
+    n = None if question else draw_n(r, 20)
     nums_en, nums_ko, k = counted(r, noun, keys, n, question)
     pred, k_main, _, k_tense = pred_keys(pred_words(v.ko, tense, False, "final"), False, keys)
     time_en: list = []
@@ -131,8 +131,7 @@ def give_count(r: random.Random) -> Pair:
     keys = Keys()
     k_please = keys()
     noun = pick(r, _GIVE)
-    nums_en, nums_ko, k = counted(r, noun, keys, draw_n(r) if r.random() < 0.5 else
-                                  1 + int(r.random() * 5))
+    nums_en, nums_ko, k = counted(r, noun, keys, draw_n(r, 20))
     en = [("please", k_please), ("give", k_please), ("me", k_please)] + nums_en
     return finish(en, [(noun.ko, k)] + nums_ko + [("주세요", k_please)], ".")
 

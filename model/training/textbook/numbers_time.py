@@ -14,22 +14,24 @@ from ..hangul import particle, pred_words
 from ..lexicon import NOUNS, VERBS
 from ..render import Keys, Pair, Reject, finish, pred_keys
 from ..words import copula
-from .numbers_words import drop_subject, en_num, en_ordinal, native
+from .numbers_words import UNCOUNTED, drop_subject, en_num, en_ordinal, native, plural_only
 
 _MINUTES = (10, 15, 20, 25, 35, 40, 45, 50, 55)
-_ROUTINE = [v for v in FORM_VERBS if not v.obj_nouns or v.intr]
+# a day's routine at a clock time, and activities asked about by day of the week
+_ROUTINE = [v for v in FORM_VERBS if v.en in (
+    "get up", "wake up", "sleep", "go", "come", "come back", "leave", "study", "exercise", "work",
+    "rest", "cook", "eat", "eat out", "jog", "take a shower", "take a walk", "commute",
+    "do the dishes", "do the laundry", "shop", "read")]
+_ACTIVITY = [v for v in FORM_VERBS if v.en in (
+    "study", "learn", "practice", "exercise", "work", "go", "come", "meet", "cook", "clean",
+    "shop", "jog", "hike", "volunteer", "dance", "do the laundry", "do the dishes", "visit",
+    "teach", "review", "bake", "take a walk", "eat out", "work overtime", "read", "write")]
 _LASTING = [v for v in VERBS if v.ko in ("자다", "공부하다", "쉬다", "일하다", "수영하다",
                                          "운동하다", "걷다", "기다리다")]
 _DAYS_IN = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 _WHEN = ((("today",), "오늘", "is"), (("tomorrow",), "내일", "is"),
          (("yesterday",), "어제", "was"))
-# things with a price (money, documents, words and meals are not bought by the piece)
-_UNPRICED = {"money", "cash", "coin", "passport", "ID card", "student ID", "credit card", "word",
-             "sentence", "question", "title", "message", "email", "report", "note", "letter",
-             "story", "poem", "essay", "blog", "article", "document", "resume", "contract",
-             "breakfast", "lunch", "dinner", "text message", "receipt", "invitation", "recipe",
-             "window", "door", "sink", "bathtub", "bulletin board"}
-_PRICED = [n for n in PRICED if n.en not in _UNPRICED]
+_PRICED = [n for n in PRICED if n.en not in UNCOUNTED and not plural_only(n)]
 _ELDERS = [n for n in KIN if "kid" not in n.tags and n.en not in ("son", "daughter")] + [
     n for n in NOUNS if n.en in ("teacher",)]
 
@@ -43,13 +45,14 @@ def minutes(r: random.Random) -> Pair:
     """It is three twenty. <-> 세 시 이십 분이에요. / I get up at six forty. <-> 저는 여섯 시
     사십 분에 일어나요. / What time do you get up? <-> 당신은 몇 시에 일어나요?"""
     keys = Keys()
-    k_t = keys()
+    k_t, k_h, k_m, k_min = keys(), keys(), keys(), keys()
     hour, mins = 1 + int(r.random() * 12), pick(r, _MINUTES)
+    # hour <-> 세 시, minutes <-> 이십 분; "is" / "at" <-> the word carrying 이에요 / 에
+    ko_t = [(native(hour), k_h), ("시", k_h), (sino(mins), k_m)]
     x = r.random()
     if x < 0.35:
-        en = [("it", None), ("is", k_t), (en_num(hour), k_t), (en_num(mins), k_t)]
-        return finish(en, [(native(hour), k_t), ("시", k_t), (sino(mins), k_t), ("분이에요", k_t)],
-                      ".")
+        en = [("it", None), ("is", k_min), (en_num(hour), k_h), (en_num(mins), (k_m, k_min))]
+        return finish(en, ko_t + [("분이에요", k_min)], ".")
     question = x > 0.8
     s = subject(r, keys, question=question)
     v = pick(r, _ROUTINE)
@@ -63,9 +66,8 @@ def minutes(r: random.Random) -> Pair:
         return drop_subject(p) if s.en == [("you", s.key)] and r.random() < 0.3 else p
     form = v.s3 if s.person == "3s" else v.base
     en = s.en + [(form, (k_main, k_tense) if k_main != k_tense else k_main)] + part
-    en += [("at", k_t), (en_num(hour), k_t), (en_num(mins), k_t)]
-    ko = s.ko_with("topic") + [(native(hour), k_t), ("시", k_t), (sino(mins), k_t),
-                               ("분에", k_t)] + pred
+    en += [("at", k_min), (en_num(hour), k_h), (en_num(mins), (k_m, k_min))]
+    ko = s.ko_with("topic") + ko_t + [("분에", k_min)] + pred
     return _drop(r, finish(en, ko, "."), s.person)
 
 
@@ -77,15 +79,15 @@ def duration(r: random.Random) -> Pair:
     v = pick(r, _LASTING)
     tense = "past" if r.random() < 0.7 else "present"
     pred, k_main, _, k_tense = pred_keys(pred_words(v.ko, tense, False, "final"), False, keys)
-    k_for, k_n = keys(), keys()
+    k_for, k_n, k_u = keys(), keys(), keys()
     if r.random() < 0.6:
         n = 1 + int(r.random() * 10)
-        en_n = [(en_num(n), k_n), ("hour" if n == 1 else "hours", k_n)]
-        ko_n = [(native(n), k_n), ("시간", k_n)]
+        en_n = [(en_num(n), k_n), ("hour" if n == 1 else "hours", k_u)]
+        ko_n = [(native(n), k_n), ("시간", k_u)]
     else:
         n = 10 * (1 + int(r.random() * 5))
-        en_n = [(en_num(n), k_n), ("minutes", k_n)]
-        ko_n = [(sino(n), k_n), ("분", k_n)]
+        en_n = [(en_num(n), k_n), ("minutes", k_u)]
+        ko_n = [(sino(n), k_n), ("분", k_u)]
     form = v.past if tense == "past" else (v.s3 if s.person == "3s" else v.base)
     en = s.en + [(form, (k_main, k_tense) if k_main != k_tense else k_main),
                  ("for", k_for)] + en_n
@@ -155,7 +157,7 @@ def weekday(r: random.Random) -> Pair:
                               ("요일이에요", k_p)], "?")
     # on which day someone does something: 무슨 요일에 + the verb phrase
     s = subject(r, keys, question=True)
-    v = pick(r, FORM_VERBS)
+    v = pick(r, _ACTIVITY)
     en_o, ko_o = vp(r, v, keys, "the")
     pred, k_main, _, k_tense = pred_keys(pred_words(v.ko, "present", False, "final"), False,
                                           keys)
@@ -170,11 +172,11 @@ def age_big(r: random.Random) -> Pair:
     keys = Keys()
     noun = pick(r, _ELDERS)
     det_en, det_ko = pick(r, POSSESSIVES)
-    kd, k, k_a = keys(), keys(), keys()
+    kd, k, k_n, k_a = keys(), keys(), keys(), keys()
     n = 40 + int(r.random() * 60)
-    en = [(det_en, kd)] + [(w, k) for w in noun.toks] + [("is", k_a), (en_num(n), k_a),
+    en = [(det_en, kd)] + [(w, k) for w in noun.toks] + [("is", k_a), (en_num(n), k_n),
                                                          ("years", k_a), ("old", k_a)]
-    return finish(en, [(det_ko, kd), (particle(noun.ko, "topic"), k), (native(n), k_a),
+    return finish(en, [(det_ko, kd), (particle(noun.ko, "topic"), k), (native(n), k_n),
                        ("살이에요", k_a)], ".")
 
 
@@ -183,9 +185,9 @@ def _won(r: random.Random) -> int:
     x = r.random()
     if x < 0.2:
         return 100 * (1 + int(r.random() * 9))
-    if x < 0.7:
+    if x < 0.75:
         return 500 * (2 + int(r.random() * 18))
-    return 1000 * (10 + int(r.random() * 90))
+    return 1000 * (10 + int(r.random() * 40))
 
 
 def en_won(n: int) -> list[str]:
@@ -203,7 +205,7 @@ def price_of(r: random.Random) -> Pair:
     얼마예요?"""
     keys = Keys()
     noun = pick(r, _PRICED)
-    k, k_p = keys(), keys()
+    k, k_p, k_n = keys(), keys(), keys()
     if r.random() < 0.5 and noun.article:
         kd = keys()
         d_en, d_ko = ("this", "이") if r.random() < 0.5 else ("that", "그")
@@ -215,8 +217,8 @@ def price_of(r: random.Random) -> Pair:
         return finish([("how", k_p), ("much", k_p), ("is", k_p)] + en_s,
                       ko_s + [("얼마예요", k_p)], "?")
     n = _won(r)
-    en = en_s + [("is", k_p)] + [(w, k_p) for w in en_won(n)] + [("won", k_p)]
-    return finish(en, ko_s + [(sino(n), k_p), ("원이에요", k_p)], ".")
+    en = en_s + [("is", k_p)] + [(w, k_n) for w in en_won(n)] + [("won", k_p)]
+    return finish(en, ko_s + [(sino(n), k_n), ("원이에요", k_p)], ".")
 
 
 MAKERS: tuple = (

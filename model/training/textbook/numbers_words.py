@@ -60,14 +60,27 @@ def en_ordinal(n: int) -> str:
     return _EN_TENS[tens] + "-" + _ORDINAL[units]
 
 
-def draw_n(r: random.Random) -> int:
-    """A count: mostly small (1-10), sometimes up to 99."""
+def draw_n(r: random.Random, most: int = 99) -> int:
+    """A count: mostly small (1-10), sometimes up to most (at most 99)."""
     x = r.random()
     if x < 0.6:
         return 1 + int(r.random() * 5)
-    if x < 0.85:
+    if x < 0.88 or most <= 20:
         return 6 + int(r.random() * 15)
-    return 21 + int(r.random() * 79)
+    return 21 + int(r.random() * (most - 20))
+
+
+# things nobody counts out, buys by the piece or hands over in numbers
+UNCOUNTED = {"money", "cash", "coin", "passport", "ID card", "student ID", "credit card", "word",
+             "sentence", "question", "title", "message", "email", "report", "note", "letter",
+             "story", "poem", "essay", "blog", "article", "document", "resume", "contract",
+             "breakfast", "lunch", "dinner", "text message", "receipt", "invitation", "recipe",
+             "window", "door", "sink", "bathtub", "bulletin board", "gift", "souvenir"}
+
+
+def plural_only(noun) -> bool:
+    """Nouns English treats as plural (boots, jeans, noodles): no "The boots is ..."."""
+    return noun.en.endswith("s") and not noun.en.endswith("ss")
 
 
 def measure(r: random.Random, noun, n: int) -> tuple[str, list[str]]:
@@ -89,6 +102,8 @@ def counted(r: random.Random, noun, keys: Keys, n: int | None, question: bool = 
     """English 'three books' / 'how many books' (tokens), Korean number + counter (after the
     noun: 세 권 / 몇 권) and the noun's key; the caller puts the noun with its particle."""
     k, kn = keys(), keys()
+    if noun.en in UNCOUNTED or plural_only(noun):
+        raise Reject
     cnt, words = measure(r, noun, n or 2)
     if words:
         toks = noun.toks
@@ -96,9 +111,12 @@ def counted(r: random.Random, noun, keys: Keys, n: int | None, question: bool = 
         toks = noun.toks if n == 1 else noun.pl_toks
         if toks is None:
             raise Reject
+    # the number <-> the Korean number (and the counter when English has no measure word);
+    # "cups of" / "bottles of" <-> the counter
+    kc = keys() if words else kn
     head = [("how", kn), ("many", kn)] if question else [(en_num(n), kn)]
-    en = head + [(w, kn) for w in words] + [(w, k) for w in toks]
-    return en, [("몇" if question else native(n), kn), (cnt, kn)], k
+    en = head + [(w, kc) for w in words] + [(w, k) for w in toks]
+    return en, [("몇" if question else native(n), kn), (cnt, kc)], k
 
 
 def drop_subject(p: Pair) -> Pair:
