@@ -122,8 +122,9 @@ def experience(r: random.Random) -> Pair:
     neg = not question and r.random() < 0.35
     subj = _asker(r, keys, question)
     en_o, ko_o = _object(r, v, keys)
-    if v.en == "go" and not en_o:
-        raise Reject
+    if not en_o and (v.en == "go" or v.obj_nouns and not v.intr) or (
+            not en_o and v.en in ("eat", "drink", "read", "write", "make", "buy", "wear")):
+        raise Reject  # "Has he ever eaten?" asks about a thing: keep the object
     pp = "been" if v.en == "go" else participle(v)
     k_main, k_ever, k_have = keys(), keys(), keys()
     have = agree_have(subj.person, "present")
