@@ -198,12 +198,11 @@ def permission(r: random.Random) -> Pair:
     verb = [(v.base, k_main)] + [(w, k_main) for w in v.part]
     ko = now_ko + here_ko + ko_o + [(infinitive(v.ko) + "도", k_main), ("돼요", k_may)]
     if question:
-        ks = keys()
-        en = [("may", k_may), ("I", ks)] + verb + en_o + here_en + now_en
+        # the unsaid "I" / "you" aligns to 돼요, as a dropped subject does elsewhere
+        en = [("may", k_may), ("I", k_may)] + verb + en_o + here_en + now_en
         return finish(en, ko, "?")
     if r.random() < 0.7:
-        ks = keys()
-        en = [("you", ks), ("may", k_may)] + verb + en_o + here_en + now_en
+        en = [("you", k_may), ("may", k_may)] + verb + en_o + here_en + now_en
         return finish(en, ko, ".")
     subj = third_person(r, keys)
     en = subj.en + [("may", k_may)] + verb + en_o + here_en + now_en

@@ -37,13 +37,18 @@ COMPANY_VERBS = [v for v in VERBS if v.comps and v.pron_subj]
 def emit(r: random.Random, en: list, subj: Phrase | None, ko: list, question: bool,
          front: tuple | list = ()) -> Pair:
     """The pair, with the textbook's subject conventions: a question to "you" has no Korean
-    subject; a statement about "I" keeps 저는, or (one time in three) drops it one-way."""
+    subject; a statement about "I" keeps 저는, or (one time in three) drops it one-way. The
+    dropped "you" / "I" aligns to the last Korean word (해요, 있어요, 가요)."""
     punct = "?" if question else "."
     front = list(front)  # time words lead: 오늘 저는 ...
-    if subj is None or question and subj.person == "2":
+    if subj is None:
         return finish(en, front + ko, punct)
+    # a dropped subject aligns to the final predicate word, which carries the person
+    dropped = [(w, ko[-1][1] if k == subj.key else k) for w, k in en]
+    if question and subj.person == "2":
+        return finish(dropped, front + ko, punct)
     if not question and subj.person == "1s" and r.random() < 0.33:
-        return dataclasses.replace(finish(en, front + ko, punct), to="en")
+        return dataclasses.replace(finish(dropped, front + ko, punct), to="en")
     return finish(en, front + subj.ko_with("topic") + ko, punct)
 
 
