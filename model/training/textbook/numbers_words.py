@@ -121,7 +121,10 @@ def counted(r: random.Random, noun, keys: Keys, n: int | None, question: bool = 
 
 def drop_subject(p: Pair) -> Pair:
     """The pro-dropped Korean (first word, the 저는/당신은 topic, left out) as a one-way pair to
-    English: Korean statements without a subject mean I, questions mean you."""
+    English: Korean statements without a subject mean I, questions mean you. The English
+    subject then aligns with the predicate, the word that carries the understood subject."""
     ko = p.ko.split()[1:]
-    align = tuple((i, j - 1) for i, j in p.align if j > 0)
-    return Pair(p.en, " ".join(ko), align, to="en")
+    last = len(ko) - 1
+    subject = {i for i, j in p.align if j == 0}
+    align = {(i, j - 1) for i, j in p.align if j > 0} | {(i, last) for i in subject}
+    return Pair(p.en, " ".join(ko), tuple(sorted(align)), to="en")
