@@ -265,6 +265,8 @@ def i_dropped(r: random.Random) -> Pair:
     keys = Keys()
     c = _verb_clause(r, FORM_VERBS, transitive=None, p_neg=0.0, p_pron=1.0,
                      subj=NP(pron=PRONOUNS[0]))
+    if c.obj is not None and c.obj.pron is not None:
+        raise Reject  # no 당신을 in a textbook's pro-dropped sentence
     en, ko, k_last = render_verb(c, "decl", keys)
     k_i = next(k for w, k in en if w == "I")
     ko = [(w, k) for w, k in ko if k != k_i]  # 저는 goes
