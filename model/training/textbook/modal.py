@@ -97,7 +97,10 @@ def _asker(r: random.Random, keys: Keys, question: bool, first: bool = True) -> 
     if question:
         if r.random() < 0.7:
             return pronoun_np(r, keys, question=True) if first else third_person(r, keys)
-        return third_person(r, keys)
+        subj = third_person(r, keys)
+        if subj.en[0][0] == "my":
+            raise Reject  # one asks about your / his family, not "Has my uncle ever ...?"
+        return subj
     return subject(r, keys)
 
 
