@@ -58,7 +58,8 @@ DESCRIPTIONS: dict[str, tuple[str, str]] = {
 # the sentences (always in train); the makers produce exactly these pairs too
 TEXTBOOK_ANCHORS: list[Pair] = [
     Pair("I don't eat meat.", "저는 고기를 안 먹어요.", ((0, 0), (1, 2), (1, 3), (2, 3), (3, 1))),
-    Pair("I don't eat meat.", "고기를 안 먹어요.", ((1, 1), (1, 2), (2, 2), (3, 0)), to="en"),
+    Pair("I don't eat meat.", "고기를 안 먹어요.", ((0, 2), (1, 1), (1, 2), (2, 2), (3, 0)),
+         to="en"),
     Pair("Is there a hospital near here?", "이 근처에 병원이 있어요?",
          ((0, 3), (3, 2), (4, 1), (5, 0))),
 ]

@@ -179,11 +179,13 @@ def _subject(r: random.Random, keys: Keys):
     return s
 
 
-def _pro_drop(r: random.Random, subj, ko_subj: list) -> tuple[list, str]:
-    """Drop 저는 a third of the time: the Korean then reads as I (one-way, to="en")."""
+def _pro_drop(r: random.Random, subj, k_pred: int) -> tuple[list, str]:
+    """Drop 저는 a third of the time: the Korean then reads as I (one-way, to="en"), and "I"
+    aligns to the predicate's last word, as the polite area's pro-drop does."""
     if subj.person == "1s" and r.random() < 0.33:
+        subj.en[:] = [(w, k_pred) for w, _ in subj.en]
         return [], "en"
-    return ko_subj, ""
+    return subj.ko_with("topic"), ""
 
 
 def _time(r: random.Random, tense: str, keys: Keys) -> tuple[list, list]:
@@ -214,8 +216,8 @@ def _verb_neg(r: random.Random, adverb: str) -> Pair:
         aux = agree_do(subj.person, tense) + "n't"
     else:
         aux = "couldn't" if tense == "past" else "can't"
+    ko_s, to = _pro_drop(r, subj, k_neg[-1] if isinstance(k_neg, tuple) else k_neg)
     en = subj.en + [(aux, k_neg), (v.base, k_main)] + [(w, k_main) for w in v.part]
-    ko_s, to = _pro_drop(r, subj, subj.ko_with("topic"))
     pair = finish(en + en_c + en_t, ko_s + ko_t + ko_c + pred, ".")
     if long:
         to = "en"
@@ -263,8 +265,9 @@ def short_neg_adj(r: random.Random) -> Pair:
             if a.state:  # a feeling: 저는 is dropped both ways
                 ko_s = []
                 en = [(w, k_main if w in ("I'm", "I") else k) for w, k in en]
-            elif r.random() < 0.33:
+            elif r.random() < 0.33:  # pro-drop: one-way
                 ko_s, to = [], "en"
+                en = [(w, k_main if w in ("I'm", "I") else k) for w, k in en]
     else:
         a = pick(r, NEG_ADJ)
         if not a.pred_nouns:
@@ -313,9 +316,9 @@ def dont_have(r: random.Random) -> Pair:
     noun = pick(r, MASS_THINGS if r.random() < 0.4 else THINGS)
     k = keys()
     art = [(article(noun), None)] if noun.article else []
+    ko_s, to = _pro_drop(r, subj, k_pred)
     en = subj.en + [(agree_do(subj.person, tense) + "n't", k_pred), ("have", k_pred)]
     en += art + [(w, k) for w in noun.toks]
-    ko_s, to = _pro_drop(r, subj, subj.ko_with("topic"))
     ko = ko_s + [(particle(noun.ko, "subject"), k),
                  ("없었어요" if tense == "past" else "없어요", k_pred)]
     pair = finish(en, ko, ".")
