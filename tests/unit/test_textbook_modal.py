@@ -73,8 +73,9 @@ FORMS = {
     "modal_experience": [("eaten", "먹어 본 적이"), ("been to", "가 본 적이"),
                          ("written", "써 본 적이"), ("learned", "배워 본 적이"),
                          ("drunk", "마셔 본 적이")],
-    "modal_obligation": [("to study", "공부해야"), ("to wait for", "기다려야"),
-                         ("to help", "도와야"), ("to write", "써야"), ("to get up", "일어나야")],
+    "modal_obligation": [("(?<!not )have to study", "공부해야"), ("had to wait for", "기다려야"),
+                         ("(?<!not )have to help", "도와야"), ("(?<!not )has to write", "써야"),
+                         ("not have to go", "가지 않아도"), ("not have to write", "쓰지 않아도")],
     "modal_permission": [("sit", "앉아도 돼요"), ("drink", "마셔도 돼요"),
                          ("close", "닫아도 돼요"), ("turn off", "꺼도 돼요")],
     "modal_want_third": [("to eat", "먹고 싶어"), ("to go", "가고 싶어"),
@@ -109,7 +110,9 @@ def test_obligation_tense(pairs):
     for p in pairs["modal_obligation"]:
         past = p.en.split()[0] == "Did" or " had to " in p.en
         assert p.ko.endswith("야 했어요" + p.ko[-1]) == past, p
-        assert p.ko.endswith(("야 해요.", "야 해요?", "야 했어요.", "야 했어요?")), p
+        no_need = " not have to " in p.en
+        assert p.ko.endswith("지 않아도 돼요.") == no_need, p
+        assert no_need or p.ko.endswith(("야 해요.", "야 해요?", "야 했어요.", "야 했어요?")), p
 
 
 def test_permission_asks_for_me_and_allows_you(pairs):

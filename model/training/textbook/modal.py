@@ -146,7 +146,8 @@ def experience(r: random.Random) -> Pair:
 
 def obligation(r: random.Random) -> Pair:
     """I have to study. <-> 저는 공부해야 해요. / He had to wait. <-> 그는 기다려야 했어요. /
-    Do you have to work today? <-> 오늘 일해야 해요?"""
+    Do you have to work today? <-> 오늘 일해야 해요? / She does not have to go. <-> 그녀는 가지
+    않아도 돼요."""
     keys = Keys()
     v = pick(r, OBLIGATION_VERBS)
     question = r.random() < 0.25
@@ -161,6 +162,13 @@ def obligation(r: random.Random) -> Pair:
         kt = keys()
         word = ("yesterday", "어제") if past else pick(r, [("today", "오늘"), ("tomorrow", "내일")])
         time_en, time_ko = [(word[0], kt)], [(word[1], kt)]
+    if not question and not past and r.random() < 0.15:
+        # no need: do not have to <-> -지 않아도 돼요
+        k_not = keys()
+        en = subj.en + [(agree_do(subj.person, "present"), k_not), ("not", k_not),
+                        ("have", k_have)] + verb + en_o + time_en
+        ko = ko_o + [(lemma_stem(v.ko) + "지", k_main), ("않아도", k_not), ("돼요", k_have)]
+        return emit(r, en, subj, ko, question, front=time_ko)
     if question:
         en = [(agree_do(subj.person, "past" if past else "present"), k_have)] + subj.en
         en += [("have", k_have)] + verb + en_o + time_en
@@ -277,8 +285,9 @@ DESCRIPTIONS = {
         "Experience: have (ever / never) + past participle <-> -아/어 본 적이 있어요 / 없어요",
         "경험: -아/어 본 적이 있어요 / 없어요 (have ever, never + 과거분사)"),
     "modal_obligation": (
-        "Obligation: have to / had to + verb <-> -아/어야 해요 / 했어요",
-        "의무: -아/어야 해요 / 했어요 (have to, had to)"),
+        "Obligation: have to / had to + verb <-> -아/어야 해요 / 했어요; do not have to <-> "
+        "-지 않아도 돼요",
+        "의무: -아/어야 해요 / 했어요 (have to, had to); 불필요: -지 않아도 돼요 (do not have to)"),
     "modal_permission": (
         "Permission: May I ...? / You may ... <-> -아/어도 돼요(?)",
         "허락: -아/어도 돼요 (May I ...? / You may ...)"),
