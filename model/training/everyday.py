@@ -111,6 +111,8 @@ def possessed_np(r: random.Random, keys: Keys, nouns: list[Noun]) -> Phrase:
     """my mother <-> 제 어머니, your bag <-> 당신의 가방."""
     noun = pick(r, nouns)
     det_en, det_ko = pick(r, POSSESSIVES)
+    if noun.ko == "동생" and det_en in ("my", "your"):
+        raise Reject  # a textbook says 동생이, "my younger sibling" (textbook.polite)
     kd, k = keys(), keys()
     return Phrase([(det_en, kd)] + [(w, k) for w in noun.toks], [(det_ko, kd)], noun.ko, k, "3s")
 

@@ -61,7 +61,8 @@ SPECIAL = {"먹다": "드시다", "마시다": "드시다", "자다": "주무시
 HONOR_VERBS = [v for v in FORM_VERBS if v.imp or v.ko in SPECIAL]
 _LIVE = next(v for v in VERBS if v.en == "live" and v.ko == "살다")
 
-# kin a textbook names without 제: English adds "my" (no other table has these Korean nouns)
+# kin a textbook names without 제: English adds "my" (everyday.possessed_np leaves "my/your
+# younger sibling" to this area)
 BARE_KIN = (("younger sibling", "동생"),)
 
 
