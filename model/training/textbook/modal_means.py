@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import random
 
-from ..everyday import FORM_VERBS, PLACES_AT, Phrase, pick, subject, the_np, vp
+from ..everyday import FORM_VERBS, PLACES_AT, Phrase, pick, subject, the_np
 from ..grammar import _verb_clause  # the original clause builder, so the English is its own
 from ..hangul import has_batchim, particle, pred_words
 from ..lexicon import NOUNS, VEHICLES, VERBS, read_pairs
@@ -30,6 +30,13 @@ RANGE_VERBS = [v for v in FORM_VERBS if v.en in _RANGE]
 # verbs that take a language as their means (write in English, talk in Korean)
 _IN_LANG = ("write", "talk", "send")
 LANG_VERBS = [v for v in FORM_VERBS if v.en in _IN_LANG]
+# only what is written in a language: the letter, not the bouquet
+WRITTEN = [n for n in NOUNS if "write" in n.tags]
+BUILDINGS = [n for n in PLACES_AT if n.tags & {"p_bld", "p_city"}]
+# the means of transport a textbook goes by (버스로, 기차로), not "by elevator"
+RIDES = [n for n in VEHICLES if n.en in (
+    "bus", "train", "taxi", "subway", "plane", "ship", "car", "bicycle", "motorcycle", "boat",
+    "express bus", "KTX")]
 GO = next(v for v in VERBS if v.en == "go" and v.ko == "가다")
 COMPANY_VERBS = [v for v in VERBS if v.comps and v.pron_subj]
 
@@ -75,7 +82,14 @@ def means_language(r: random.Random) -> Pair:
     v = pick(r, LANG_VERBS)
     s = subject(r, keys)
     lang = pick(r, LANGUAGES)
-    en_o, ko_o = vp(r, v, keys, "the")
+    en_o: list = []
+    ko_o: list = []
+    if v.en != "talk":
+        nouns = [n for n in v.obj_nouns if n in WRITTEN]
+        if not nouns:
+            raise Reject
+        np = the_np(pick(r, nouns), keys)
+        en_o, ko_o = np.en, np.ko_with("object")
     past = r.random() < 0.3
     k_l = keys()
     pred, k_main, _, k_tense = pred_keys(pred_words(v.ko, "past" if past else "present", False,
@@ -103,7 +117,21 @@ def company(r: random.Random) -> Pair:
     return dataclasses.replace(finish(en, ko, "."), to="en")
 
 
-AND_VERBS = [v for v in FORM_VERBS if len(v.obj_nouns) > 1 and not v.motion]
+# verbs a textbook lists two things with (I bought bread and milk.)
+_AND = ("eat", "drink", "buy", "make", "cook", "read", "sell", "order", "bring", "wash",
+        "teach", "learn", "study", "prepare", "choose")
+AND_VERBS = [v for v in FORM_VERBS if len(v.obj_nouns) > 1 and v.en in _AND]
+
+
+def _kind(noun) -> str:
+    """The sort of thing a noun is, so that two joined nouns go together (bread and milk, not
+    lemonade and the shoe)."""
+    for kind, tags in (("food", {"food", "drink"}), ("read", {"read"}), ("lang", {"lang"}),
+                       ("clothes", {"clothes"}), ("person", {"person"}),
+                       ("animal", {"animal"})):
+        if noun.tags & tags:
+            return kind
+    return "thing"
 
 
 def coordination(r: random.Random) -> Pair:
@@ -113,7 +141,7 @@ def coordination(r: random.Random) -> Pair:
     s = subject(r, keys)
     v = pick(r, AND_VERBS)
     a, b = pick(r, v.obj_nouns), pick(r, v.obj_nouns)
-    if a is b or a.toks == b.toks:
+    if a is b or a.toks == b.toks or _kind(a) != _kind(b):
         raise Reject
     np_a, np_b = the_np(a, keys), the_np(b, keys)
     k_and = np_a.key  # "and" <-> the word carrying 와/과 (사과와), as -고 carries "and"
@@ -137,7 +165,7 @@ def range_place(r: random.Random) -> Pair:
     home to the park. <-> 그는 집에서 공원까지 갔어요."""
     keys = Keys()
     s = subject(r, keys)
-    places = CITIES if r.random() < 0.5 else PLACES_AT
+    places = CITIES if r.random() < 0.5 else BUILDINGS
     a, b = pick(r, places), pick(r, places)
     if a is b or b.en == "house":
         raise Reject
@@ -147,8 +175,8 @@ def range_place(r: random.Random) -> Pair:
     form = GO.past if tense == "past" else GO.s3 if s.person == "3s" else GO.base
     en_by: list = []
     ko_by: list = []
-    if VEHICLES and r.random() < 0.5:
-        veh = pick(r, VEHICLES)
+    if RIDES and r.random() < 0.5:
+        veh = pick(r, RIDES)
         kv = keys()
         en_by = [("by", kv)] + [(w, kv) for w in veh.toks]
         ko_by = [(particle(veh.ko, "instrument"), kv)]
@@ -159,9 +187,9 @@ def range_place(r: random.Random) -> Pair:
 
 def _moment(r: random.Random, hours: bool, after: int = 0) -> tuple[list, list, int]:
     """(English words, Korean words, index) of a day or an hour later than `after`: Monday /
-    월요일, nine o'clock / 아홉 시 (hours may wrap past twelve: from ten to two)."""
+    월요일, nine o'clock / 아홉 시 (a range runs forward: from nine to five is left out)."""
     if hours:
-        h = 1 + int(r.random() * 12)
+        h = after + 1 + int(r.random() * (12 - after))
         return [en_number(h), "o'clock"], [native(h), "시"], h
     i = after + int(r.random() * (len(DAYS) - after))
     en, ko = DAYS[i]
@@ -179,9 +207,9 @@ def range_time(r: random.Random) -> Pair:
     hours = r.random() < 0.5
     a_en, a_ko, i = _moment(r, hours)
     both = r.random() < 0.75
-    if both and not hours and i == len(DAYS):
-        raise Reject  # nothing after Sunday
-    b_en, b_ko, _ = _moment(r, hours, 0 if hours else i) if both else ([], [], 0)
+    if both and i == (12 if hours else len(DAYS)):
+        raise Reject  # nothing after Sunday or twelve o'clock
+    b_en, b_ko, _ = _moment(r, hours, i) if both else ([], [], 0)
     if a_en == b_en:
         raise Reject
     ka, kb = keys(), keys()
