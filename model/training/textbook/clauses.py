@@ -308,7 +308,8 @@ def _before_after(r: random.Random, after: bool) -> Pair:
     en_s, ko_s, k_s = subj_tokens(s, keys)
     vp1 = draw_vp(r, ACTION, p_place=0.3)
     vp2 = draw_vp(r, ACTION, p_place=0.3)
-    if vp1.verb.en == vp2.verb.en or (vp1.place is not None and vp2.place is not None):
+    if vp1.verb.en == vp2.verb.en or (vp1.place is not None and vp2.place is not None
+                                      and vp1.place[1] is vp2.place[1]):
         raise Reject
     tense = _tense(r)
     if after:

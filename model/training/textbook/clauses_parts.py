@@ -74,10 +74,13 @@ WEATHER = [(en, lemma, None) for en, lemma in WEATHER_ADJECTIVES if en in REASON
 
 # "because of" + noun: (English words, Korean noun, effects: state adjectives or actions)
 CAUSES = (
-    (("the", "exam"), "시험", ("busy", "tired")), (("homework",), "숙제", ("busy", "tired")),
-    (("work",), "일", ("busy", "tired")), (("a", "cold"), "감기", ("sick", "rest", "sleep")),
-    (("the", "rain"), "비", ("bored", "take", "watch")),
-    (("the", "snow"), "눈", ("take", "wear")), (("the", "wind"), "바람", ("cold", "wear")),
+    (("the", "exam"), "시험", ("busy", "tired", "study", "read")),
+    (("homework",), "숙제", ("busy", "tired", "study")),
+    (("work",), "일", ("busy", "tired", "take", "drink")),
+    (("a", "cold"), "감기", ("sick", "rest", "sleep", "go@hospital")),
+    (("the", "rain"), "비", ("bored", "take", "watch", "read")),
+    (("the", "snow"), "눈", ("take", "wear", "go@house")),
+    (("the", "wind"), "바람", ("cold", "wear", "close")),
 )
 
 _DOUBLE = {"run", "swim", "sit", "get", "shop", "stop", "plan", "jog", "cut", "put", "begin"}
