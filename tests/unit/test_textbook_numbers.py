@@ -127,6 +127,9 @@ def test_forms_of_each_construction():
         assert "무슨" in p.ko and p.en.startswith("What day"), p
     for p in _pairs("num_age"):
         assert p.ko.endswith("살이에요.") and p.en.endswith("years old."), p
+    for p in _pairs("num_floor"):
+        assert re.search(r"[이가] (\S+|몇) 층에 있어요[.?]$", p.ko), p
+        assert " floor." in p.en or p.en.startswith("What floor"), p
     for p in _pairs("num_price"):
         assert p.ko.endswith(("원이에요.", "얼마예요?")), p
 

@@ -221,7 +221,31 @@ def price_of(r: random.Random) -> Pair:
     return finish(en, ko_s + [(sino(n), k_n), ("원이에요", k_p)], ".")
 
 
+_INDOORS = [n for n in NOUNS if n.en in (
+    "office", "classroom", "restaurant", "cafe", "bookstore", "pharmacy", "bathroom", "library",
+    "gym", "hair salon", "convenience store", "dental clinic", "karaoke room", "coffee shop",
+    "cafeteria", "clothing store", "shoe store", "bakery")]
+
+
+def floor(r: random.Random) -> Pair:
+    """The office is on the third floor. <-> 사무실이 삼 층에 있어요. / What floor is the
+    bookstore on? <-> 서점이 몇 층에 있어요? (places take 이/가 as in everyday.exist_sentence)"""
+    keys = Keys()
+    place = pick(r, _INDOORS)
+    k, k_f, k_pred = keys(), keys(), keys()
+    en_s = [("the", None)] + [(w, k) for w in place.toks]
+    ko_s = [(particle(place.ko, "subject"), k)]
+    if r.random() < 0.25:
+        en = [("what", k_f), ("floor", k_f), ("is", k_pred)] + en_s + [("on", k_f)]
+        return finish(en, ko_s + [("몇", k_f), ("층에", k_f), ("있어요", k_pred)], "?")
+    n = 1 + int(r.random() * 15)
+    en = en_s + [("is", k_pred), ("on", k_f), ("the", None), (en_ordinal(n), k_f),
+                 ("floor", k_f)]
+    return finish(en, ko_s + [(sino(n), k_f), ("층에", k_f), ("있어요", k_pred)], ".")
+
+
 MAKERS: tuple = (
+    (0.03, "num_floor", floor),
     (0.12, "num_minutes", minutes),
     (0.10, "num_duration", duration),
     (0.10, "num_date", date),
@@ -231,6 +255,9 @@ MAKERS: tuple = (
 )
 
 DESCRIPTIONS: dict[str, tuple[str, str]] = {
+    "num_floor": ("Floors with Sino-Korean numbers + 층 (on the third floor <-> 삼 층에); "
+                  "몇 층 asks which floor.",
+                  "층: 한자어 수 + 층 (삼 층에 있어요). '몇 층'으로 물어요."),
     "num_minutes": ("Clock time with minutes: native hour + 시, Sino-Korean minutes + 분 "
                     "(세 시 이십 분); 몇 시에 asks what time.",
                     "분까지 말하는 시각: 고유어 수 + 시, 한자어 수 + 분 (세 시 이십 분). "
