@@ -169,12 +169,16 @@ def reason_so(r: random.Random) -> Pair:
     return _done(r, en, ko, k_s, drop and pron.person == "1s")
 
 
-def _request(r: random.Random, keys: Keys, first: First) -> tuple[list, list]:
-    """The second clause as "please VERB ..." (-(으)세요) or "let's VERB ..." (-(으)ㅂ시다)."""
+def _request(r: random.Random, keys: Keys, first: First,
+             me: bool = True) -> tuple[list, list]:
+    """The second clause as "please VERB ..." (-(으)세요) or "let's VERB ..." (-(으)ㅂ시다);
+    me=False: no "I" first clause ("If I am hot, let's ..." is not said)."""
     if first.subj is not None and first.subj.person == "2" and first.name in ("cold", "hot"):
         raise Reject  # 더우니까 without 당신은 is the weather's "It is hot"
     vp = action_vp(r, pick(r, REASON_ACTIONS[first.name]))
     who = first.subj.person if first.subj is not None else ""
+    if who == "1s" and not me:
+        raise Reject
     if who in ("1s", "1p") or (who == "" and r.random() < 0.35):  # I / we: a proposal
         words, head = (ko_propose(vp.verb.ko),), "let's"
     else:  # you or the weather: a request ("I am hungry, so please eat" is never said)
@@ -253,7 +257,7 @@ def condition(r: random.Random) -> Pair:
             r, first, keys, eu_form(first.lemma, "면"), "present", keep_you=False)
         if first.subj is None:
             ko_s = []
-        en2, ko2 = _request(r, keys, first)
+        en2, ko2 = _request(r, keys, first, me=False)
         return finish([("if", k_if)] + _comma(en1) + en2, ko_s + ko1 + ko2, ".")
     if x < 0.65:
         first = draw_first(r)

@@ -47,8 +47,8 @@ for _v in ACTION:
 # first clause -> second-clause actions that follow from it; "go@hospital" = go to a place
 REASON_ACTIONS: dict[str, tuple[str, ...]] = {
     "tired": ("sleep", "rest", "take", "drink", "go@house"),
-    "hungry": ("eat", "cook", "order", "buy", "go@restaurant"),
-    "thirsty": ("drink", "buy", "order"),
+    "hungry": ("eat", "cook", "order:food", "buy:food", "go@restaurant"),
+    "thirsty": ("drink", "buy:drink", "order:drink"),
     "sick": ("rest", "sleep", "go@hospital"),
     "busy": ("work", "study", "take"),
     "bored": ("watch", "read", "play", "take a walk", "listen to", "go@park"),
