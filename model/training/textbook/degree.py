@@ -244,7 +244,11 @@ def _degree(r: random.Random, en_words: tuple[str, ...], ko_word: str) -> Pair:
     k_deg = keys()
     en = en_s + [(copula(tense, _person(pron)), k_tense)] + [(w, k_deg) for w in en_words]
     en.append((a.en, k_main))
-    return finish(en, ko_s + [(ko_word, k_deg)] + pred, ".")
+    en_t: list = []
+    ko_t: list = []
+    if pron is not None and r.random() < 0.4:  # how someone felt: "I was too tired yesterday."
+        en_t, ko_t = time_pair(_pick(r, TIMES_BY_TENSE[tense]), keys)
+    return finish(en + en_t, ko_t + ko_s + [(ko_word, k_deg)] + pred, ".")
 
 
 def too(r: random.Random) -> Pair:
