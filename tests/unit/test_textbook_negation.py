@@ -12,12 +12,14 @@ from pathlib import Path
 import pytest
 
 from model.training import everyday, grammar
+from model.training.lexicon import TIME_WORDS
 from model.training.render import Keys, Pair, Reject
 from model.training.textbook import speech, speech_neg
 from model.training.textbook.speech_neg import adverb_pred, split_compound
 
 TSV = Path(__file__).resolve().parents[1] / "data" / "textbook_negation.tsv"
 NAMES = {name for _, name, _ in speech.MAKERS}
+TIME_KO = {t[1][0] for t in TIME_WORDS}
 
 
 def draw(fn, n: int, seed: int = 0) -> list[Pair]:
@@ -47,6 +49,11 @@ def test_noun_hada_verbs_put_the_adverb_before_hada():
     assert split_compound("좋아하다") is None  # -아하다: 안 좋아해요
     assert split_compound("싫어하다") is None
     assert split_compound("하다") is None
+    assert split_compound("슬퍼하다") is None
+    assert split_compound("그리워하다") is None
+    assert split_compound("구하다") is None  # one syllable: 안 구해요
+    assert split_compound("일하다") == ("일", "하다")
+    assert split_compound("샤워하다") == ("샤워", "하다")
     assert split_compound("먹다") is None
 
 
@@ -113,7 +120,8 @@ def test_conventions(samples):
     assert long_forms and all(p.to == "en" for p in long_forms)
     for p in samples["neg_dont_request"]:
         assert p.en.startswith("Don't ") and p.ko.endswith("마세요.")
-        assert p.to == ("" if p.ko.startswith("여기서 ") else "ko"), p
+        free = "여기서" in p.ko.split() or p.ko.split()[0] in TIME_KO  # here or a time
+        assert p.to == ("" if free else "ko"), p
         assert "Please" not in p.en
     for p in samples["neg_dont_have"]:
         assert p.ko.endswith(("없어요.", "없었어요.")) and p.to in ("ko", "en"), p

@@ -41,7 +41,6 @@ from ..words import agree_be, agree_do
 # ------------------------------------------------------------------------------ word lists
 
 _BY_KO = {v.ko: v for v in VERBS}
-# 안 + verb: the everyday verbs (one sense per English and Korean verb), and 'like'
 _STATIVE = {"like", "love", "hate", "want", "see", "receive", "lose", "remember", "understand",
              "find", "know"}
 
@@ -59,6 +58,7 @@ SHARED = [v for v in VERBS if v not in FORM_VERBS and v.pron_subj and v.obj
           and not (v.need_loc or v.arrive or v.motion)]
 OWN_OBJECTS = {id(v): _own_objects(v) for v in SHARED}
 SHARED = [v for v in SHARED if OWN_OBJECTS[id(v)] and v.en != "call"]  # "call cats"
+# 안 + verb: the everyday verbs (one sense per English and Korean verb), 'like' and SHARED
 NEG_VERBS = [v for v in FORM_VERBS if v.ko != "춤추다"] + [_BY_KO["좋아하다"]] + SHARED
 # 못 + verb: as 안, and swimming (수영하다; its other sense 헤엄치다 is for animals)
 CAN_VERBS = [v for v in FORM_VERBS if v.ko != "춤추다"] + SHARED + [
@@ -93,13 +93,17 @@ def article(noun: Noun) -> str:
 def split_compound(lemma: str) -> tuple[str, str] | None:
     """(noun, light verb) of a noun + 하다 verb (공부하다 -> 공부, 하다), else None.
 
-    좋아하다 / 싫어하다 are -아/어하다 verbs, not noun + 하다: 안 좋아해요.
+    좋아하다 / 슬퍼하다 / 그리워하다 are -아/어하다 verbs, not noun + 하다 (안 좋아해요), and a
+    one-syllable root is no noun either (안 구해요), except 일 and 말 (일 안 해요).
     """
     if lemma == "춤추다":
         return "춤", "추다"
-    if lemma.endswith("하다") and len(lemma) > 2 and lemma[-3] not in "아어":
-        return lemma[:-2], "하다"
-    return None
+    root = lemma[:-2]
+    if not lemma.endswith("하다") or not root or root[-1] in "아어워뻐퍼러라" and root != "샤워":
+        return None
+    if len(root) == 1 and root not in ("일", "말"):
+        return None
+    return root, "하다"
 
 
 def adverb_pred(lemma: str, adverb: str, tense: str, keys: Keys, verb: bool = True
@@ -251,8 +255,11 @@ def short_neg_adj(r: random.Random) -> Pair:
         be = "wasn't" if tense == "past" else "isn't"
         return finish([("it", None), (be, k_neg), (word, k_main)] + en_t, ko_t + pred, ".")
     to = ""
+    en_t, ko_t = [], []
     if x < 0.55:
         a = pick(r, NEG_PRON_ADJ)
+        if a.state and r.random() < 0.4:  # She wasn't busy last week.
+            en_t, ko_t = time_pair(pick(r, TIMES_BY_TENSE[tense]), keys)
         p = pick(r, [p for p in PRONOUNS if p.person != "2"])
         k_s = keys()
         pred, k_main, k_neg = adverb_pred(a.ko, "안", tense, keys, verb=False)
@@ -280,13 +287,14 @@ def short_neg_adj(r: random.Random) -> Pair:
         art = [("the", None)] if noun.article else []
         en = art + [(w, k_s) for w in noun.toks] + [(agree_be("3s", tense) + "n't", k_neg)]
         ko_s = [(particle(noun.ko, "topic"), k_s)]
-    pair = finish(en + [(a.en, k_main)], ko_s + pred, ".")
+    pair = finish(en + [(a.en, k_main)] + en_t, ko_s + ko_t + pred, ".")
     return Pair(pair.en, pair.ko, pair.align, to)
 
 
 def dont_request(r: random.Random) -> Pair:
-    """Don't drink coffee here. <-> 여기서 커피를 마시지 마세요. Without "here" the Korean is
-    the old "Please do not ..." sentence: one-way (to="ko")."""
+    """Don't drink coffee here. <-> 여기서 커피를 마시지 마세요. / Don't eat bread at night. <->
+    밤에 빵을 먹지 마세요. With neither "here" nor a time the Korean is the old "Please do not
+    ..." sentence: one-way (to="ko")."""
     keys = Keys()
     v = pick(r, DONT_VERBS)
     k_dont, k_main = keys(), keys()
@@ -294,16 +302,16 @@ def dont_request(r: random.Random) -> Pair:
     ko_o: list = []
     if v.obj and (not v.intr or r.random() < 0.7):
         en_o, ko_o = generic_object(r, v, keys)  # Don't eat cookies here.
-    here = r.random() < 0.7
     en_h: list = []
     ko_h: list = []
-    if here:
+    if r.random() < 0.6:
         k = keys()
         en_h, ko_h = [("here", k)], [("여기서", k)]
+    en_t, ko_t = _time(r, "present", keys)  # the old requests never add a time to "do not"
     en = [("don't", k_dont), (v.base, k_main)] + [(w, k_main) for w in v.part] + en_o + en_h
-    ko = ko_h + ko_o + [(lemma_stem(v.ko) + "지", k_main), ("마세요", k_dont)]
-    pair = finish(en, ko, ".")
-    return Pair(pair.en, pair.ko, pair.align, "" if here else "ko")
+    ko = ko_t + ko_h + ko_o + [(lemma_stem(v.ko) + "지", k_main), ("마세요", k_dont)]
+    pair = finish(en + en_t, ko, ".")
+    return Pair(pair.en, pair.ko, pair.align, "" if en_h or en_t else "ko")
 
 
 def dont_have(r: random.Random) -> Pair:
