@@ -160,10 +160,18 @@ def test_company_and_coordination_variants_are_one_way(pairs):
         assert " and " in p.en
 
 
+def test_direction_ro_reads_as_to_one_way(pairs):
+    for p in pairs["means_direction"]:
+        assert p.to == "en" and re.search(r"(으로|[^으]로) (가요|갔어요)\.$", p.ko), p
+        assert re.search(r" (to|home)\b", p.en), p
+    with_eu = [p for p in pairs["means_direction"] if "으로 " in p.ko]
+    assert with_eu and all(not p.ko.split()[-2].endswith("ㄹ으로") for p in with_eu)
+
+
 def test_pro_drop_pairs_read_I_and_are_one_way(pairs):
     dropped = 0
     for name, ps in pairs.items():
-        if name == "company_hago_rang":
+        if name in ("company_hago_rang", "means_direction"):
             continue
         for p in ps:
             if p.to == "en" and not re.search(r"(하고|랑) ", p.ko):

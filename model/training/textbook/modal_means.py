@@ -102,6 +102,22 @@ def means_language(r: random.Random) -> Pair:
     return emit(r, en, s, [(particle(lang.ko, "instrument"), k_l)] + ko_o + pred, False)
 
 
+def direction(r: random.Random) -> Pair:
+    """저는 공원으로 가요. -> I go to the park. / 집으로 갔어요. -> I went home. (one-way: the
+    direction (으)로 reads like 에, which stays the translation of "to" the other way)."""
+    keys = Keys()
+    s = subject(r, keys)
+    place = pick(r, CITIES + BUILDINGS + [n for n in PLACES_AT if n.en == "house"])
+    k = keys()
+    tense = "past" if r.random() < 0.3 else "present"
+    pred, k_main, _, k_tense = pred_keys(pred_words(GO.ko, tense, False, "final"), False, keys)
+    form = GO.past if tense == "past" else GO.s3 if s.person == "3s" else GO.base
+    en = s.en + [(form, (k_main, k_tense) if k_main != k_tense else k_main)]
+    en += [("home", k)] if place.en == "house" else _place_en(place, k, "to")
+    pair = emit(r, en, s, [(particle(place.ko, "direction"), k)] + pred, False)
+    return dataclasses.replace(pair, to="en")
+
+
 def company(r: random.Random) -> Pair:
     """친구하고 같이 ... / 친구랑 ... -> with a friend (one-way; the other way is 친구와)."""
     c = _verb_clause(r, COMPANY_VERBS, transitive=None)
@@ -231,6 +247,7 @@ def range_time(r: random.Random) -> Pair:
 MAKERS = (
     (0.08, "means_language", means_language),
     (0.08, "company_hago_rang", company),
+    (0.04, "means_direction", direction),
     (0.07, "noun_and", coordination),
     (0.08, "range_place", range_place),
     (0.10, "range_time", range_time),
@@ -240,6 +257,9 @@ DESCRIPTIONS = {
     "means_language": (
         "Means: in + language <-> language + (으)로 (한국어로, 영어로)",
         "수단: 언어 + (으)로 (in Korean, in English)"),
+    "means_direction": (
+        "Direction: place + (으)로 가요 -> go to + place (Korean to English; English gives 에)",
+        "방향: 장소 + (으)로 가요 -> go to (영어에서 한국어로는 에)"),
     "company_hago_rang": (
         "Company: noun + 하고 / (이)랑 <-> with + noun (Korean to English; English gives 와/과)",
         "동반: 명사 + 하고 / (이)랑 -> with (영어에서 한국어로는 와/과)"),
