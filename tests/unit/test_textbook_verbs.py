@@ -119,7 +119,8 @@ def draw():
 
 def _ko_forms(lemma: str) -> set[str]:
     return {H.lemma_stem(lemma), H.infinitive(lemma), H.prospective(lemma), H.past_stem(lemma),
-            H.eu_form(lemma, "")}
+            H.eu_form(lemma, ""), H.ko_attributive(lemma), H.ko_present_attributive(lemma),
+            H.ko_propose(lemma)[:-2]}
 
 
 def test_most_additions_appear_in_a_draw(draw):
@@ -140,3 +141,15 @@ def test_a_few_verbs_come_out_in_their_hand_checked_sentence_forms(draw):
     forms = ("올라요", "부어요", "날라요", "잠가요", "말려요", "데워요", "즐거워요", "가팔라요")
     for form in forms:
         assert form in ko, form
+
+
+def test_english_and_korean_of_a_verb_travel_together():
+    pairs = generate(20_000, seed=2)
+    by_en = {v.en: v for v in VERBS_MINE}
+    for en in ("climb", "pour", "carry", "lock", "fold", "heat", "peel", "hurry"):
+        v = by_en[en]
+        token = re.compile(rf"\b({v.base}|{v.s3}|{v.past})\b", re.IGNORECASE)
+        hits = [p for p in pairs if token.search(p.en)]
+        assert hits, en
+        for p in hits:
+            assert any(f in p.ko for f in _ko_forms(v.ko)), (en, p)
