@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from model.training.hangul import infinitive
+from model.training.hangul import infinitive, particle
 from model.training.lexicon import VERBS
 from model.training.render import Pair, Reject
 from model.training.textbook import modal, modal_means
@@ -164,8 +164,14 @@ def test_direction_ro_reads_as_to_one_way(pairs):
     for p in pairs["means_direction"]:
         assert p.to == "en" and re.search(r"(으로|[^으]로) (가요|갔어요)\.$", p.ko), p
         assert re.search(r" (to|home)\b", p.en), p
-    with_eu = [p for p in pairs["means_direction"] if "으로 " in p.ko]
-    assert with_eu and all(not p.ko.split()[-2].endswith("ㄹ으로") for p in with_eu)
+    eu = 0
+    # 으로 after a consonant other than ㄹ: 학교로, 서울로, 집으로
+    for p in pairs["means_direction"]:
+        word = p.ko.split()[-2]
+        stem = word[:-2] if word.endswith("으로") else word[:-1]
+        assert particle(stem, "direction") == word, p
+        eu += word.endswith("으로")
+    assert eu > 10
 
 
 def test_pro_drop_pairs_read_I_and_are_one_way(pairs):
