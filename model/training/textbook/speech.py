@@ -41,9 +41,11 @@ DESCRIPTIONS: dict[str, tuple[str, str]] = {
         "불가능: '못' + 동사 또는 '-지 못해요'. 저는 수영 못 해요. / 저는 수영하지 못해요. -> "
         "I can't swim. ('cannot'은 '-(으)ㄹ 수 없어요')"),
     "neg_dont_request": (
-        "Negative request -지 마세요 with Don't: Don't drink coffee here. <-> 여기서 커피를 "
-        "마시지 마세요. (Please do not ... stays as before.)",
-        "금지: '-지 마세요'. 여기서 커피를 마시지 마세요. <-> Don't drink coffee here."),
+        "Negative request -지 마세요 with Don't (with here or a time): Don't drink coffee "
+        "here. <-> 여기서 커피를 마시지 마세요. / Don't eat bread at night. <-> 밤에 빵을 먹지 "
+        "마세요. (Please do not ... stays as before.)",
+        "금지: '-지 마세요'. 여기서 커피를 마시지 마세요. <-> Don't drink coffee here. / "
+        "밤에 빵을 먹지 마세요. <-> Don't eat bread at night."),
     "neg_dont_have": (
         "Not having: don't have <-> 없어요: I don't have money. -> 저는 돈이 없어요.; "
         "without 저는 (돈이 없어요.) the Korean reads as I.",
