@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from model.training.hangul import ko_present_attributive, prospective
-from model.training.lexicon import Adjective, Noun, Pronoun, Verb
+from model.training.lexicon import ADJECTIVES, Adjective, Noun, Pronoun, Verb
 from model.training.render import Reject
 from model.training.textbook import degree, degree_modifiers
 
@@ -155,6 +155,10 @@ def test_markers_and_alignments(drawn):
             assert any(e == word and k.endswith("도") for e, k in links), p
         elif name == "degree_rel_present":
             assert any(e in ("who", "that") and k.endswith("는") for e, k in links), p
+        elif name == "degree_adj_noun":
+            # "This is a big bag." / "I have a big bag.": the adjective <-> 큰, before the noun
+            assert en[2] in ("a", "an") and (3, 1) in p.align, p
+            assert ko[1] in {a.attr_ko for a in ADJECTIVES if a.en == en[3]}, p
         elif name in ("degree_rel_past", "degree_rel_future"):
             assert "I" in en and p.ko.split()[0] != "저는", p  # "The movie I watched ..."
     assert seen == set(MAKER)

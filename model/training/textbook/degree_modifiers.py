@@ -18,8 +18,17 @@ from __future__ import annotations
 
 import random
 
-from ..hangul import ko_present_attributive, particle, pred_words, prospective
-from ..lexicon import ADJECTIVES, INTRANSITIVE, TIMES_BY_TENSE, TRANSITIVE, Noun
+from ..hangul import has_batchim, ko_present_attributive, particle, pred_words, prospective
+from ..lexicon import (
+    ADJECTIVES,
+    ATTR_FOR,
+    INTRANSITIVE,
+    NOUNS,
+    PRONOUNS,
+    TIMES_BY_TENSE,
+    TRANSITIVE,
+    Noun,
+)
 from ..render import Keys, Pair, Reject, copula, finish, time_pair
 
 
@@ -150,10 +159,40 @@ def rel_future(r: random.Random) -> Pair:
     return _rel_object(r, "future")
 
 
+# things one points at or has: count nouns with an attributive adjective ("a big bag")
+_THINGS = [n for n in NOUNS if n.article and n.pl_toks is not None and "place" not in n.tags
+           and n.tags & {"obj", "read", "food", "pet"} and ATTR_FOR[id(n)]]
+
+
+def adj_noun(r: random.Random) -> Pair:
+    """Adjective before a noun in the first-year frames: "This is a big bag." <-> "이것은 큰
+    가방이에요." ("that" <-> 그것, as the everyday grammar says it); "I have a cute dog." <->
+    "저는 귀여운 개가 있어요."."""
+    keys = Keys()
+    noun = _pick(r, _THINGS)
+    a = _pick(r, ATTR_FOR[id(noun)])
+    k_s, k_a, k_n = keys(), keys(), keys()
+    np_en = [("an" if a.en[0] in "aeiou" else "a", None), (a.en, k_a)]
+    np_en += [(w, k_n) for w in noun.toks]
+    if r.random() < 0.5:
+        this = r.random() < 0.55
+        en = [("this" if this else "that", k_s), ("is", k_n)] + np_en
+        ko = [("이것은" if this else "그것은", k_s), (a.attr_ko, k_a),
+              (noun.ko + ("이에요" if has_batchim(noun.ko) else "예요"), k_n)]
+        return finish(en, ko, ".")
+    pron = _pick(r, PRONOUNS)
+    k_v = keys()
+    en = [(pron.en, k_s), ("has" if pron.person == "3s" else "have", k_v)] + np_en
+    ko = [(particle(pron.ko, "topic"), k_s), (a.attr_ko, k_a), (particle(noun.ko, "subject"),
+                                                                k_n), ("있어요", k_v)]
+    return finish(en, ko, ".")
+
+
 MAKERS: tuple = (
     (0.10, "degree_rel_present", rel_present),
     (0.09, "degree_rel_past", rel_past),
     (0.06, "degree_rel_future", rel_future),
+    (0.05, "degree_adj_noun", adj_noun),
 )
 
 DESCRIPTIONS: dict[str, tuple[str, str]] = {
@@ -166,4 +205,7 @@ DESCRIPTIONS: dict[str, tuple[str, str]] = {
     "degree_rel_future": (
         "Noun modifier, future: verb-(으)ㄹ + noun (the book I will read tomorrow).",
         "관형형 미래: 동사-(으)ㄹ + 명사 (내일 읽을 책)."),
+    "degree_adj_noun": (
+        "Adjective before a noun: adjective-(으)ㄴ + noun (This is a big bag; I have a cute dog).",
+        "명사 앞의 형용사: 형용사-(으)ㄴ + 명사 (이것은 큰 가방이에요, 저는 귀여운 개가 있어요)."),
 }
