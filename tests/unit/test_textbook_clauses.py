@@ -141,6 +141,9 @@ def test_requests_only_with_nikka_never_with_seo() -> None:
     for p in _sample("clause_reason_nikka", 400, seed=2):
         assert p.ko.endswith(("세요.", "시다.")), p
         assert "please" in p.en.lower() or "let's" in p.en.lower(), p
+        if "please" in p.en.lower():  # asked of "you" for the weather or your state, never
+            # "I am hungry, so please eat"
+            assert re.match(r"(It|You) |Please .* because (it|you) ", p.en), p
 
 
 def test_one_way_pairs_are_pro_drop_or_because() -> None:
