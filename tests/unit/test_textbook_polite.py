@@ -79,6 +79,8 @@ def test_the_issues_sentences_come_out_both_ways():
                     ("I am hungry.", "배가 고파요."),
                     ("My younger sibling is sleeping in the room.", "동생이 방에서 자고 있어요.")}
     assert all(p.to == "" for p in polite.TEXTBOOK_ANCHORS)
+    hungry = next(p for p in polite.TEXTBOOK_ANCHORS if p.en == "I am hungry.")
+    assert set(hungry.align) == {(i, j) for i in range(3) for j in range(2)}  # 배가 too
     sleep = next(p for p in polite.TEXTBOOK_ANCHORS if p.ko.startswith("동생"))
     en, ko = sleep.en.split(), sleep.ko.split()
     assert {(en[i], ko[j]) for i, j in sleep.align} == {
@@ -139,6 +141,18 @@ def test_everyday_questions_to_you_drop_the_subject():
     assert you_q and all(p.ko.startswith("왜 ") for p in you_q)
     assert not any("당신은" in p.ko for p in _draw(everyday.copula_sentence, 3_000)
                    if p.en.endswith("?"))
+
+
+def test_my_younger_sibling_is_this_areas():
+    """everyday's possessives leave "my/your younger sibling" to 동생이 (no second Korean)."""
+    r = random.Random(1)
+    keys = Keys()
+    for _ in range(3_000):
+        try:
+            np = everyday.possessed_np(r, keys, everyday.KIN)
+        except Reject:
+            continue
+        assert not (np.head == "동생" and np.en[0][0] in ("my", "your")), np.en
 
 
 def test_i_dropped_is_one_way_and_means_i(drawn):
