@@ -146,10 +146,13 @@ def test_a_few_verbs_come_out_in_their_hand_checked_sentence_forms(draw):
 def test_english_and_korean_of_a_verb_travel_together():
     pairs = generate(20_000, seed=2)
     by_en = {v.en: v for v in VERBS_MINE}
-    for en in ("climb", "pour", "carry", "lock", "fold", "heat", "peel", "hurry"):
+    expected = {"climb": "오르다", "pour": "붓다", "carry": "나르다", "lock": "잠그다",
+                "fold": "접다", "heat": "데우다", "peel": "깎다", "hurry": "서두르다"}
+    for en, lemma in expected.items():
         v = by_en[en]
+        assert v.ko == lemma, (en, v.ko)
         token = re.compile(rf"\b({v.base}|{v.s3}|{v.past})\b", re.IGNORECASE)
         hits = [p for p in pairs if token.search(p.en)]
         assert hits, en
         for p in hits:
-            assert any(f in p.ko for f in _ko_forms(v.ko)), (en, p)
+            assert any(f in p.ko for f in _ko_forms(lemma)), (en, p)
