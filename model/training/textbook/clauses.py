@@ -160,8 +160,11 @@ def reason_so(r: random.Random) -> Pair:
                                                           seo_form(first.lemma), tense)
     en2, ko2 = _second(keys, vp, tense, pron.person)
     ko = (ko_s + ko1 if first.subj is not None else ko1 + ko_s) + ko2
-    if r.random() < 0.15:  # "I sleep because I am tired." -> Korean only
-        en = [(pron.en, k_s)] + en2 + [("because", k_conn)] + en1
+    if r.random() < 0.15:  # "I sleep because I am tired." / "Because I am tired, I sleep."
+        if r.random() < 0.5:  # -> Korean only: "so" is this ending's one English
+            en = [(pron.en, k_s)] + en2 + [("because", k_conn)] + en1
+        else:
+            en = [("because", k_conn)] + _comma(en1) + [(pron.en, k_s)] + en2
         p = finish(en, ko, ".")
         return Pair(p.en, p.ko, p.align, to="ko")
     en = _comma(en1) + [("so", k_conn), (pron.en, k_s)] + en2
@@ -200,7 +203,10 @@ def reason_nikka(r: random.Random) -> Pair:
     en2, ko2 = _request(r, keys, first)
     ko = ko_s + ko1 + ko2
     if r.random() < 0.15:  # "Please close the window because it is cold." -> Korean only
-        p = finish(en2 + [("because", k_conn)] + en1, ko, ".")
+        if r.random() < 0.5:
+            p = finish(en2 + [("because", k_conn)] + en1, ko, ".")
+        else:  # "Because it is cold, please close the window."
+            p = finish([("because", k_conn)] + _comma(en1) + en2, ko, ".")
         return Pair(p.en, p.ko, p.align, to="ko")
     return finish(_comma(en1) + [("so", k_conn)] + en2, ko, ".")
 
