@@ -144,6 +144,8 @@ def test_markers_and_alignments(drawn):
             assert word in ko and (p.to == "en") == (word == "가장"), p
             assert any(k == word and (e in ("most", "best", "worst") or e.endswith("est"))
                        for e, k in links), p
+        elif name == "degree_like_most":
+            assert en[-2:] == ["the", "most."] and ("most", "제일") in links, p
         elif name == "degree_too":
             assert ("too", "너무") in links, p
         elif name == "degree_a_little":

@@ -226,6 +226,35 @@ def superlative_gajang(r: random.Random) -> Pair:
     return _superlative(r, "가장")
 
 
+_LIKE = [v for v in OBJ_VERBS if v.en == "like"]
+
+
+def like_most(r: random.Random) -> Pair:
+    """제일 with a verb: "I like apples the most." <-> "저는 사과를 제일 좋아해요."."""
+    keys = Keys()
+    v = _pick(r, _LIKE)
+    tense = "past" if r.random() < 0.2 else "present"
+    k_s = keys()
+    if r.random() < 0.6:
+        pron = _pick(r, PRONOUNS)
+        person = pron.person
+        en_s, ko_s = [(pron.en, k_s)], [(particle(pron.ko, "topic"), k_s)]
+    else:
+        noun = _pick(r, v.subj_nouns)
+        person = "3s"
+        en_s, ko_s = _noun_en(noun, k_s), [(particle(noun.ko, "subject"), k_s)]
+    obj = _pick(r, v.obj_nouns)
+    if obj.tags & {"person", "proper", "place"}:  # "likes teachers the most" reads oddly
+        raise Reject
+    k_o, k_most = keys(), keys()
+    pred, k_main, _, k_tense = _pred(v.ko, tense, keys)
+    form = v.past if tense == "past" else v.s3 if person == "3s" else v.base
+    en = en_s + [(form, k_main)] + _noun_en(obj, k_o, generic=True) + [("the", None),
+                                                                       ("most", k_most)]
+    ko = ko_s + [(particle(obj.ko, "object"), k_o), ("제일", k_most)] + pred
+    return finish(en, ko, ".")
+
+
 def _degree(r: random.Random, en_words: tuple[str, ...], ko_word: str) -> Pair:
     """Topic + degree adverb + adjective: "The bag is too expensive." <-> "가방은 너무 비싸요."."""
     keys = Keys()
@@ -365,6 +394,7 @@ MAKERS: tuple = (
     (0.20, "degree_comparison", comparison),
     (0.10, "degree_superlative", superlative),
     (0.03, "degree_superlative_gajang", superlative_gajang),
+    (0.04, "degree_like_most", like_most),
     (0.07, "degree_too", too),
     (0.05, "degree_a_little", a_little),
     (0.07, "degree_also_subject", also_subject),
@@ -383,6 +413,9 @@ DESCRIPTIONS: dict[str, tuple[str, str]] = {
     "degree_superlative_gajang": (
         "Superlative with 가장, read as the same English as 제일 (Korean to English only).",
         "가장 + 형용사: 제일과 같은 영어로 옮겨요 (한국어에서 영어로만)."),
+    "degree_like_most": (
+        "Liking most: object + 제일 좋아해요 (I like apples the most).",
+        "제일 좋아해요: 저는 사과를 제일 좋아해요."),
     "degree_too": ("Too: 너무 + adjective.", "정도: 너무 + 형용사."),
     "degree_a_little": ("A little: 조금 + adjective.", "정도: 조금 + 형용사."),
     "degree_also_subject": (
