@@ -107,7 +107,7 @@ def test_alignments_in_range_and_content_words_aligned(samples):
 
 def test_conventions(samples):
     for p in samples["neg_short_verb"]:
-        assert re.search(r"\b(don't|doesn't|didn't)\b", p.en) and " 안 " in f" {p.ko} ", p
+        assert re.search(r"\b(don't|doesn't|didn't|won't)\b", p.en) and " 안 " in f" {p.ko} ", p
         assert "not" not in p.en.split()
     for p in samples["neg_cannot"]:
         assert re.search(r"\b(can't|couldn't)\b", p.en), p

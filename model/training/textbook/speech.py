@@ -27,7 +27,8 @@ DESCRIPTIONS: dict[str, tuple[str, str]] = {
     "neg_short_verb": (
         "Short negation: 안 before the verb (before 하다 in noun + 하다 verbs): "
         "I don't eat meat. <-> 저는 고기를 안 먹어요. / He didn't study. <-> 그는 공부 안 "
-        "했어요. A Korean statement without a subject reads as I.",
+        "했어요. / We won't go. <-> 우리는 안 갈 거예요. A Korean statement without a subject "
+        "reads as I.",
         "짧은 부정: 동사 앞에 '안'을 써요 ('명사 + 하다' 동사는 '하다' 앞에: 공부 안 해요). "
         "저는 고기를 안 먹어요. <-> I don't eat meat. 주어가 없는 평서문은 '저'로 읽어요."),
     "neg_short_adjective": (

@@ -5,7 +5,8 @@ Conventions that keep the corpus a function in each direction (the old grammar a
 "does not" <-> -지 않아요, "cannot" <-> -(으)ㄹ 수 없어요, "Please do not" <-> -지 마세요 and
 "does not have" <-> 없어요):
 
-* English contractions mark the short forms: don't / doesn't / didn't <-> 안 + verb,
+* English contractions mark the short forms: don't / doesn't / didn't / won't <-> 안 + verb
+  (won't <-> 안 + -(으)ㄹ 거예요; "will not" stays -지 않을 거예요),
   isn't / aren't / wasn't / weren't / I'm not <-> 안 + adjective, can't / couldn't <-> 못 + verb;
   a noun + 하다 verb puts the adverb before 하다 (공부 안 해요, 수영 못 해요).
 * Objects of 안 / 못 are generic: bare plurals or mass nouns ("I don't eat apples." <->
@@ -119,11 +120,11 @@ def adverb_pred(lemma: str, adverb: str, tense: str, keys: Keys, verb: bool = Tr
     if split is not None:
         noun, light = split
         k_last = keys()
-        words = [(noun, k_main), (adverb, k_neg),
-                 (pred_words(light, tense, False, "final")[0], k_last)]
+        words = [(noun, k_main), (adverb, k_neg)] + [
+            (w, k_last) for w in pred_words(light, tense, False, "final")]  # 할 거예요
         return words, (k_main, k_last), (k_neg, k_last)
     head, lemma = ("", lemma) if verb else SPLIT_ADJ.get(lemma, ("", lemma))
-    words = [(adverb, k_neg), (pred_words(lemma, tense, False, "final")[0], k_main)]
+    words = [(adverb, k_neg)] + [(w, k_main) for w in pred_words(lemma, tense, False, "final")]
     if head:  # 배가 안 고파요: hungry <-> 배가 and 고파요, isn't <-> 안 and 고파요
         k_head = keys()
         return [(head, k_head)] + words, (k_head, k_main), (k_neg, k_main)
@@ -202,10 +203,14 @@ def _time(r: random.Random, tense: str, keys: Keys) -> tuple[list, list]:
 
 
 def _verb_neg(r: random.Random, adverb: str) -> Pair:
-    """안 / 못 + verb, present or past, with its subject, object or destination and time."""
+    """안 / 못 + verb, present or past (안 also future: won't <-> 안 먹을 거예요), with its
+    subject, object or destination and time."""
     keys = Keys()
     v = pick(r, NEG_VERBS if adverb == "안" else CAN_VERBS)
-    tense = "past" if r.random() < 0.35 else "present"
+    x = r.random()
+    tense = "past" if x < 0.33 else "present"
+    if adverb == "안" and x > 0.85 and not v.no_future:
+        tense = "future"
     subj = _subject(r, keys)
     en_c, ko_c = _complement(r, v, keys)
     en_t, ko_t = _time(r, tense, keys)
@@ -216,7 +221,9 @@ def _verb_neg(r: random.Random, adverb: str) -> Pair:
                 ("못했어요" if tense == "past" else "못해요", k_neg)]
     else:
         pred, k_main, k_neg = adverb_pred(v.ko, adverb, tense, keys)
-    if adverb == "안":
+    if tense == "future":
+        aux = "won't"
+    elif adverb == "안":
         aux = agree_do(subj.person, tense) + "n't"
     else:
         aux = "couldn't" if tense == "past" else "can't"
