@@ -88,6 +88,13 @@ def _done(r: random.Random, en: list, ko: list, k_subj: int | None, is_i: bool,
     return finish(en, ko, punct)
 
 
+def _time(r: random.Random, keys: Keys, tense: str, p: float = 0.2) -> tuple[list, list]:
+    """Now and then a time word agreeing with the tense: English at the end, Korean first."""
+    if r.random() < p:
+        return time_pair(pick(r, TIMES_BY_TENSE[tense]), keys)
+    return [], []
+
+
 def _topic(keys: Keys, pron) -> tuple[list, int]:
     k = keys()
     return [(particle(pron.ko, "topic"), k)], k
@@ -123,10 +130,7 @@ def purpose(r: random.Random) -> Pair:
         en_rest, ko_p = _place_pair(("dir", pick(r, vp.verb.places)), None, keys)
     en_v, ko_v, _, _ = vp.render(keys, (eu_form(vp.verb.ko, "러"),), [("to", None)], "base",
                                  s.person, "present")
-    en_t: list = []
-    ko_t: list = []
-    if r.random() < 0.2:
-        en_t, ko_t = time_pair(pick(r, TIMES_BY_TENSE[tense]), keys)
+    en_t, ko_t = _time(r, keys, tense)
     en = en_s + en_motion + en_rest + en_v + en_t
     ko = ko_t + ko_s + ko_p + ko_v + pred
     return _done(r, en, ko, k_s, s.pron is not None and s.pron.person == "1s")
@@ -159,7 +163,9 @@ def reason_so(r: random.Random) -> Pair:
     en1, ko1, ko_s, k_conn, pron, k_s = _first_and_subject(r, first, keys,
                                                           seo_form(first.lemma), tense)
     en2, ko2 = _second(keys, vp, tense, pron.person)
-    ko = (ko_s + ko1 if first.subj is not None else ko1 + ko_s) + ko2
+    en_t, ko_t = _time(r, keys, tense)
+    en2 = en2 + en_t
+    ko = ko_t + (ko_s + ko1 if first.subj is not None else ko1 + ko_s) + ko2
     if r.random() < 0.15:  # "I sleep because I am tired." / "Because I am tired, I sleep."
         if r.random() < 0.5:  # -> Korean only: "so" is this ending's one English
             en = [(pron.en, k_s)] + en2 + [("because", k_conn)] + en1
@@ -231,8 +237,9 @@ def because_of(r: random.Random) -> Pair:
         ko2 = pred
     else:
         en2, ko2 = _second(keys, action_vp(r, effect), tense, pron.person)
-    en = [(pron.en, k_s)] + en2 + en_c
-    return _done(r, en, ko_s + ko_c + ko2, k_s, pron.person == "1s")
+    en_t, ko_t = _time(r, keys, tense)
+    en = [(pron.en, k_s)] + en2 + en_c + en_t
+    return _done(r, en, ko_t + ko_s + ko_c + ko2, k_s, pron.person == "1s")
 
 
 # ---------------------------------------------------------------------------- condition
@@ -328,8 +335,10 @@ def _before_after(r: random.Random, after: bool) -> Pair:
         words, head = (stem_of(vp1.verb.ko) + "기", "전에"), "before"
     en1, ko1, _, _ = vp1.render(keys, words, [(head, None)], "ing", s.person, "present")
     en2, ko2 = _second(keys, vp2, tense, s.person)
-    en = _comma(en1) + en_s + en2
-    return _done(r, en, ko_s + ko1 + ko2, k_s, s.pron is not None and s.pron.person == "1s")
+    en_t, ko_t = _time(r, keys, tense)
+    en = _comma(en1) + en_s + en2 + en_t
+    return _done(r, en, ko_t + ko_s + ko1 + ko2, k_s,
+                 s.pron is not None and s.pron.person == "1s")
 
 
 def after(r: random.Random) -> Pair:
@@ -370,10 +379,7 @@ def sequence(r: random.Random) -> Pair:
                                     first_tense)
     if tense == "future":
         en1 = [("will", k_will)] + [(vp1.verb.base, en1[0][1])] + en1[1:]
-    en_t: list = []
-    ko_t: list = []
-    if r.random() < 0.2:
-        en_t, ko_t = time_pair(pick(r, TIMES_BY_TENSE[tense]), keys)
+    en_t, ko_t = _time(r, keys, tense)
     en = en_s + en1 + [("and", k_and)] + en2 + en_t
     return _done(r, en, ko_t + ko_s + ko1 + ko2, k_s, s.pron is not None and s.pron.person == "1s")
 

@@ -56,13 +56,13 @@ REASON_ACTIONS: dict[str, tuple[str, ...]] = {
     "happy": ("sing", "dance", "laugh"),
     "sad": ("cry", "listen to", "call:person"),
     "lonely": ("call:person", "meet", "go@cafe"),
-    "cold": ("wear", "close", "drink", "take", "go@house"),
+    "cold": ("wear:warmcloth", "close", "drink", "take", "go@house"),
     "hot": ("open", "swim", "drink", "go@beach"),
     "full": ("take a walk", "rest", "exercise"),
     "glad": ("sing", "dance", "laugh"),
     "rain": ("take", "read", "watch", "clean", "bring"),
-    "snow": ("take", "wear", "clean", "go@house"),
-    "windy": ("wear", "close", "go@house"),
+    "snow": ("take", "wear:warmcloth", "clean", "go@house"),
+    "windy": ("wear:warmcloth", "close", "go@house"),
     "warm": ("take a walk", "exercise", "go@park", "hike"),
     "cool": ("take a walk", "exercise", "go@mountain", "hike"),
     "sunny": ("take a walk", "go@park", "go@beach", "hike"),
@@ -79,8 +79,8 @@ CAUSES = (
     (("work",), "일", ("busy", "tired", "take", "drink")),
     (("a", "cold"), "감기", ("sick", "rest", "sleep", "go@hospital")),
     (("the", "rain"), "비", ("bored", "take", "watch", "read")),
-    (("the", "snow"), "눈", ("take", "wear", "go@house")),
-    (("the", "wind"), "바람", ("cold", "wear", "close")),
+    (("the", "snow"), "눈", ("take", "wear:warmcloth", "go@house")),
+    (("the", "wind"), "바람", ("cold", "wear:warmcloth", "close")),
 )
 
 _DOUBLE = {"run", "swim", "sit", "get", "shop", "stop", "plan", "jog", "cut", "put", "begin"}
