@@ -159,8 +159,10 @@ def test_markers_and_alignments(drawn):
             assert any(e in ("who", "that") and k.endswith("는") for e, k in links), p
         elif name == "degree_adj_noun":
             # "This is a big bag." / "I have a big bag.": the adjective <-> 큰, before the noun
-            assert en[2] in ("a", "an") and (3, 1) in p.align, p
-            assert ko[1] in {a.attr_ko for a in ADJECTIVES if a.en == en[3]}, p
+            very = en[3] == "very"
+            assert en[2] in ("a", "an") and (3 + very, 1 + very) in p.align, p
+            assert ko[1 + very] in {a.attr_ko for a in ADJECTIVES if a.en == en[3 + very]}, p
+            assert not very or ("very", "아주") in links, p
         elif name in ("degree_rel_past", "degree_rel_future"):
             assert "I" in en and p.ko.split()[0] != "저는", p  # "The movie I watched ..."
     assert seen == set(MAKER)

@@ -166,25 +166,31 @@ _THINGS = [n for n in NOUNS if n.article and n.pl_toks is not None and "place" n
 
 def adj_noun(r: random.Random) -> Pair:
     """Adjective before a noun in the first-year frames: "This is a big bag." <-> "이것은 큰
-    가방이에요." ("that" <-> 그것, as the everyday grammar says it); "I have a cute dog." <->
-    "저는 귀여운 개가 있어요."."""
+    가방이에요." ("that" <-> 그것, as the everyday grammar says it); "I have a very cute dog."
+    <-> "저는 아주 귀여운 개가 있어요."."""
     keys = Keys()
     noun = _pick(r, _THINGS)
     a = _pick(r, ATTR_FOR[id(noun)])
     k_s, k_a, k_n = keys(), keys(), keys()
-    np_en = [("an" if a.en[0] in "aeiou" else "a", None), (a.en, k_a)]
+    # "very" <-> 아주, the old grammar's intensifier, also before a noun: 아주 큰 가방
+    very = r.random() < 0.25
+    k_very = keys()
+    first = "very" if very else a.en
+    np_en = [("an" if first[0] in "aeiou" else "a", None)]
+    np_en += ([("very", k_very)] if very else []) + [(a.en, k_a)]
     np_en += [(w, k_n) for w in noun.toks]
+    ko_a = ([("아주", k_very)] if very else []) + [(a.attr_ko, k_a)]
     if r.random() < 0.5:
         this = r.random() < 0.55
         en = [("this" if this else "that", k_s), ("is", k_n)] + np_en
-        ko = [("이것은" if this else "그것은", k_s), (a.attr_ko, k_a),
+        ko = [("이것은" if this else "그것은", k_s), *ko_a,
               (noun.ko + ("이에요" if has_batchim(noun.ko) else "예요"), k_n)]
         return finish(en, ko, ".")
     pron = _pick(r, PRONOUNS)
     k_v = keys()
     en = [(pron.en, k_s), ("has" if pron.person == "3s" else "have", k_v)] + np_en
-    ko = [(particle(pron.ko, "topic"), k_s), (a.attr_ko, k_a), (particle(noun.ko, "subject"),
-                                                                k_n), ("있어요", k_v)]
+    ko = [(particle(pron.ko, "topic"), k_s), *ko_a, (particle(noun.ko, "subject"), k_n),
+          ("있어요", k_v)]
     return finish(en, ko, ".")
 
 
