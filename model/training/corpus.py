@@ -340,8 +340,10 @@ VAL_FILE = "val_pairs.tsv"  # written next to a checkpoint's card.json by traini
 
 
 def write_pairs(path: str | Path, pairs: Iterable[Pair]) -> Path:
-    """Pairs as TSV: English, Korean, and the alignment as 'en-ko' index pairs."""
-    rows = ("\t".join((p.en, p.ko, " ".join(f"{e}-{k}" for e, k in p.align))) for p in pairs)
+    """Pairs as TSV: English, Korean, the alignment as 'en-ko' index pairs, and for a one-way
+    pair its direction (`Pair.to`) in a fourth column."""
+    rows = ("\t".join((p.en, p.ko, " ".join(f"{e}-{k}" for e, k in p.align))
+                      + ((p.to,) if p.to else ())) for p in pairs)
     Path(path).write_text("".join(row + "\n" for row in rows), encoding="utf-8")
     return Path(path)
 
@@ -350,9 +352,9 @@ def read_pairs_file(path: str | Path) -> list[Pair]:
     """What write_pairs wrote."""
     out = []
     for line in Path(path).read_text(encoding="utf-8").splitlines():
-        en, ko, align = line.split("\t")
+        en, ko, align, *to = line.split("\t")
         out.append(Pair(en, ko, tuple(tuple(int(i) for i in a.split("-"))
-                                      for a in align.split())))
+                                      for a in align.split()), *to))
     return out
 
 
