@@ -366,7 +366,8 @@ def sequence(r: random.Random) -> Pair:
         vp2 = draw_vp(r, [v2], p_place=0.0)
     else:
         nouns = [n for n in MEET.obj_nouns if "person" in n.tags and n.article]
-        vp1 = VP(MEET, pick(r, nouns))
+        place = ("loc", pick(r, MEET.places)) if r.random() < 0.3 else None
+        vp1 = VP(MEET, pick(r, nouns), place)  # met the friend at the cafe and ...
         vp2 = action_vp(r, pick(r, _SEQ_AFTER_MEET))
         if vp2.place is not None:
             raise Reject
