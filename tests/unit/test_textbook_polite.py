@@ -186,6 +186,9 @@ def test_constructions_mark_what_they_should(drawn):
     assert some("honorific_stay", lambda p: p.ko.endswith("계세요."))
     assert some("bare_kin", lambda p: p.en.startswith("My younger sibling is ")
                 and p.ko.startswith("동생이 ") and p.ko.endswith("고 있어요."))
+    assert some("doing_what", lambda p: (p.en, p.ko) == ("What are you doing?", "뭐 하고 있어요?"))
+    assert some("doing_what", lambda p: p.en.startswith("What is your grand")
+                and p.ko.endswith("께서 뭐 하고 계세요?"))
     # never 당신 in this area, never 제 before an elder
     for pairs in drawn.values():
         assert not any("당신" in p.ko or p.ko.startswith("제 ") for p in pairs)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import random
 
+from .. import everyday
 from ..everyday import FORM_VERBS, PLACES_AT, en_ing, pick, vp
 from ..grammar import _verb_clause
 from ..hangul import eu_form, ko_propose, lemma_stem, particle, prospective
@@ -256,6 +257,43 @@ def sibling_sentence(r: random.Random) -> Pair:
     return sibling(pick(r, BARE_KIN), v, obj, place, r.random() < 0.2, keys)
 
 
+def doing_what(r: random.Random) -> Pair:
+    """What are you doing? <-> 뭐 하고 있어요? / What is your grandmother doing now? <-> 지금
+    할머니께서 뭐 하고 계세요? / What is Minsu doing? <-> 민수는 뭐 하고 있어요?"""
+    keys = Keys()
+    k_wh, k_do, k_be = keys(), keys(), keys()
+    x = r.random()
+    aux, be = "있어요", "is"
+    if x < 0.4:  # you, dropped
+        en_s, ko_s, be = [("you", k_be)], [], "are"
+    elif x < 0.65:
+        p = pick(r, [p for p in PRONOUNS if p.person[0] == "3"])
+        ks = keys()
+        en_s, ko_s = [(p.en, ks)], [(particle(p.ko, "topic"), ks)]
+        be = "is" if p.person == "3s" else "are"
+    elif x < 0.8:
+        en_n, ko_n = pick(r, everyday.NAMES)
+        ks = keys()
+        en_s, ko_s = [(en_n, ks)], [(particle(ko_n, "topic"), ks)]
+    elif x < 0.9:
+        en_n, ko_n = pick(r, BARE_KIN)
+        ks = keys()
+        en_s = [("your", ks)] + [(w, ks) for w in en_n.split()]
+        ko_s = [(particle(ko_n, "subject"), ks)]
+    else:
+        elder = pick(r, ELDERS)
+        ks = keys()
+        en_s = [("your", ks)] + [(w, ks) for w in elder.toks]
+        ko_s, aux = [(elder.ko + "께서", ks)], "계세요"
+    en_t: list = []
+    ko_t: list = []
+    if r.random() < 0.3:
+        kt = keys()
+        en_t, ko_t = [("now", kt)], [("지금", kt)]
+    en = [("what", k_wh), (be, k_be)] + en_s + [("doing", k_do)] + en_t
+    return finish(en, ko_t + ko_s + [("뭐", k_wh), ("하고", k_do), (aux, k_be)], "?")
+
+
 # ------------------------------------------------------------------- pro-drop "I"
 
 
@@ -290,6 +328,7 @@ MAKERS = (
     (0.04, "honorific_stay", staying),
     (0.06, "bare_kin", sibling_sentence),
     (0.06, "i_dropped", i_dropped),
+    (0.03, "doing_what", doing_what),
 )
 
 DESCRIPTIONS = {
@@ -308,6 +347,8 @@ DESCRIPTIONS = {
                        "높임: 계세요 (할아버지께서 방에 계세요.)"),
     "i_dropped": ("Pro-drop: a Korean statement with no subject means I (Korean -> English)",
                   "생략: 주어 없는 문장은 '나' (고기를 먹어요. -> I eat meat.)"),
+    "doing_what": ("What are you doing? <-> 뭐 하고 있어요? (you left out; 계세요 for elders)",
+                   "질문: 뭐 하고 있어요? (지금 뭐 하고 있어요?)"),
     "bare_kin": ("Family named without 제: 동생 <-> my younger sibling, with -고 있어요",
                  "가족: 동생이 ... -고 있어요 (동생이 방에서 자고 있어요.)"),
 }
