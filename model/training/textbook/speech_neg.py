@@ -61,9 +61,12 @@ OWN_OBJECTS = {id(v): _own_objects(v) for v in SHARED}
 SHARED = [v for v in SHARED if OWN_OBJECTS[id(v)] and v.en != "call"]  # "call cats"
 # 안 + verb: the everyday verbs (one sense per English and Korean verb), 'like' and SHARED
 NEG_VERBS = [v for v in FORM_VERBS if v.ko != "춤추다"] + [_BY_KO["좋아하다"]] + SHARED
+# what happens to one rather than what one does: 못 (can't) makes no sense with these
+_INVOLUNTARY = {"fall", "shiver", "cough", "sneeze", "yawn", "faint", "fail", "vomit", "starve",
+                "rejoice", "hiccup", "succeed", "win", "sweat", "burp", "grieve", "envy"}
 # 못 + verb: as 안, and swimming (수영하다; its other sense 헤엄치다 is for animals)
-CAN_VERBS = [v for v in FORM_VERBS if v.ko != "춤추다"] + SHARED + [
-    v for v in VERBS if (v.en, v.ko) == ("swim", "수영하다")]
+CAN_VERBS = [v for v in FORM_VERBS if v.ko != "춤추다" and v.base not in _INVOLUNTARY] + (
+    SHARED + [v for v in VERBS if (v.en, v.ko) == ("swim", "수영하다")])
 # 'Don't ...': verbs the old grammar already uses in requests, one sense each, not motion
 _EN_N: dict[str, int] = {}
 _KO_N: dict[str, int] = {}
