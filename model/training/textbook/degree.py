@@ -6,7 +6,10 @@ Conventions (each English sentence has one Korean rendering and back):
 * comparison always carries 더: "The dog is bigger than the cat." <-> "개가 고양이보다 더
   커요."; "much bigger" <-> 훨씬 더, "a little bigger" <-> 조금 더; the subject takes 이/가;
 * superlative: "The dog is the biggest." <-> "개가 제일 커요."; 가장 is read one way only
-  ("개가 가장 커요." -> the same English);
+  ("개가 가장 커요." -> the same English); with a verb, "I like apples the most." <-> "저는
+  사과를 제일 좋아해요.";
+* a count-noun subject may be "this" / "that" / "that ... over there" <-> 이 / 그 / 저 as in
+  everyday.py ("This bag is too expensive." <-> "이 가방은 너무 비싸요.");
 * degree adverbs on an adjective predicate keep the old grammar's topic subject: "too" <->
   너무, "a little" <-> 조금 ("very" <-> 아주 is already the old grammar's intensifier);
 * 도 on the subject is "also" before the verb ("I also drink coffee." <-> "저도 커피를
@@ -19,7 +22,8 @@ Conventions (each English sentence has one Korean rendering and back):
 
 Alignment: a comparative or superlative word aligns with 더 / 제일 and the predicate ("bigger"
 <-> 더, 커요; "more" <-> 더, "expensive" <-> 비싸요); "than" and the second noun <-> 고양이보다;
-"also" / "too" / "only" <-> the word carrying 도 / 만; the copula <-> the predicate.
+"also" / "too" / "only" <-> the word carrying 도 / 만; the copula <-> the predicate; in a
+pro-dropped pair "I" <-> the verb.
 """
 
 from __future__ import annotations

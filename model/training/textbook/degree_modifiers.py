@@ -1,4 +1,5 @@
-"""Textbook area degree, part 2: verbs modifying nouns (-는 / -(으)ㄴ / -(으)ㄹ + noun).
+"""Textbook area degree, part 2: verbs modifying nouns (-는 / -(으)ㄴ / -(으)ㄹ + noun) and
+adjectives before nouns in first-year frames (이것은 큰 가방이에요, 저는 귀여운 개가 있어요).
 
 Each relative clause heads the subject of an adjective sentence, so the noun phrase is used as
 a first-year textbook uses it:
@@ -7,7 +8,9 @@ a first-year textbook uses it:
   친절해요." ("who" for people, "that" otherwise; a count object is a generic bare plural);
 * past, the head is what I did something to: "The movie I watched yesterday was interesting."
   <-> "어제 본 영화가 재미있었어요." (the Korean drops 제가, as a textbook does);
-* future: "The book I will read tomorrow is long." <-> "내일 읽을 책이 길어요.".
+* future: "The book I will read tomorrow is long." <-> "내일 읽을 책이 길어요.";
+* a verb whose Korean or English has two senses for one object (타다: ride / take a boat) is
+  never drawn with that object (clash), so each sentence keeps one translation.
 
 Alignment: who / that, the verb (and its particle), "I" and "will" <-> the modifying verb form
 (읽는, 본, 읽을); the object and the head noun <-> their Korean words with particles; the
