@@ -72,9 +72,17 @@ def test_noun_hada_verbs_put_the_adverb_before_hada():
     ("춥다", "안", "past", False, ["안", "추웠어요"]),
     ("바쁘다", "안", "present", False, ["안", "바빠요"]),  # 으 drops
     ("배고프다", "안", "present", False, ["배가", "안", "고파요"]),
+    ("걱정되다", "안", "present", False, ["걱정", "안", "돼요"]),
+    ("화나다", "안", "past", False, ["화", "안", "났어요"]),
 ])
 def test_adverb_predicates(lemma, adverb, tense, verb, expected):
     assert words(lemma, adverb, tense, verb) == expected
+
+
+def test_cannot_takes_only_what_one_does():
+    bases = {v.base for v in speech_neg.CAN_VERBS}
+    assert "swim" in bases and "fall" not in bases and "cough" not in bases
+    assert len(speech_neg.CAN_VERBS) == len({id(v) for v in speech_neg.CAN_VERBS})
 
 
 def test_anchors_come_out_of_the_makers(monkeypatch):

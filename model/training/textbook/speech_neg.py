@@ -110,6 +110,15 @@ def split_compound(lemma: str) -> tuple[str, str] | None:
     return root, "하다"
 
 
+def _feeling_split(lemma: str) -> tuple[str, str] | None:
+    """Feelings made of a noun + 되다 / 나다 take 안 inside too: 걱정 안 돼요, 화 안 나요."""
+    if lemma.endswith("되다") and len(lemma) > 3:
+        return lemma[:-2], "되다"
+    if lemma in ("화나다", "짜증나다"):
+        return lemma[:-2], "나다"
+    return None
+
+
 def adverb_pred(lemma: str, adverb: str, tense: str, keys: Keys, verb: bool = True
                 ) -> tuple[list, int | tuple, tuple]:
     """Korean predicate with 안 / 못 in front: [(word, key)], main keys, negation keys.
@@ -119,7 +128,7 @@ def adverb_pred(lemma: str, adverb: str, tense: str, keys: Keys, verb: bool = Tr
     and the tense-carrying last word.
     """
     k_main, k_neg = keys(), keys()
-    split = split_compound(lemma) if verb else None
+    split = split_compound(lemma) if verb else _feeling_split(lemma)
     if split is not None:
         noun, light = split
         k_last = keys()
