@@ -303,12 +303,17 @@ def splits(seed: int = 0, n_train: int = 200_000, n_val: int = 2_000,
     seen_en: set[str] = set()
     seen_ko: set[str] = set()
 
+    one_way: set[str] = set()  # both sides of the one-way pairs, kept out of val and test
+
     def fresh(p: Pair, split: str) -> bool:
-        # a one-way pair (p.to) goes to train only, and only its source must be new
-        return not ((p.to and split != "train") or (p.to != "en" and p.en in seen_en)
-                    or (p.to != "ko" and p.ko in seen_ko))
+        # a one-way pair (p.to) goes to train only, and only its source must be new there
+        if split != "train" and (p.to or p.en in one_way or p.ko in one_way):
+            return False
+        return not ((p.to != "en" and p.en in seen_en) or (p.to != "ko" and p.ko in seen_ko))
 
     def take(p: Pair) -> None:
+        if p.to:
+            one_way.update((p.en, p.ko))
         if p.to != "en":
             seen_en.add(p.en)
         if p.to != "ko":

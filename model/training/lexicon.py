@@ -51,6 +51,8 @@ class Noun:
             self.pl_toks = None
         else:
             self.pl_toks = tuple((plural or en_plural(en)).split())
+            if self.pl_toks == self.toks:  # sheep, squid: the plural would need a second Korean
+                self.pl_toks = None
         prep = [t[1:] for t in self.tags if t.startswith("@")]
         self.loc = prep[0] if prep else None  # preposition of place: in / at / on
         self.bare = "bare" in self.tags  # "to school", "at school"

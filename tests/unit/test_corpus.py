@@ -256,9 +256,9 @@ def test_selectional_restrictions(tagged):
     drinks = {n.ko for n in NOUNS if "drink" in n.tags}
     reader = re.compile(r"^The (\w+(?: \w+)??) (?:always |often |sometimes |usually )?"
                         r"(?:will |does not |did not )?reads? ")
-    for _, p in tagged:
+    for name, p in tagged:
         m = reader.match(p.en)
-        if m:
+        if m and not name.startswith("degree_rel"):  # "The receipt I will read ... is small."
             assert m.group(1).split()[-1] in people, p
         ko = p.ko.split()
         for i, word in enumerate(ko):
@@ -453,6 +453,9 @@ def test_everyday_constructions_mark_what_they_should(daily):
     assert some("age", lambda p: p.en.endswith("years old.") and "살이에요" in p.ko)
 
 
+VERB_KO = {v.ko for v in VERBS}  # 속삭였어요 is 속삭이다's past, not a copula
+
+
 def test_particles_after_the_new_nouns(daily):
     """이에요 / 예요, 이 / 가 and 은 / 는 follow the final consonant of the new nouns."""
     assert everyday.copula("학생") == "학생이에요" and everyday.copula("의사") == "의사예요"
@@ -468,7 +471,7 @@ def test_particles_after_the_new_nouns(daily):
             w = w.rstrip(".?!")
             if w.endswith(("이에요", "이었어요")):
                 assert has_batchim(w[: -3 if w.endswith("이에요") else -4]), p
-            elif w.endswith(("예요", "였어요")) and len(w) > 2:
+            elif w.endswith(("예요", "였어요")) and len(w) > 2 and w[:-3] + "이다" not in VERB_KO:
                 assert not has_batchim(w[: -2 if w.endswith("예요") else -3]), p
 
 
