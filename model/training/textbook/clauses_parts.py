@@ -198,7 +198,8 @@ def draw_vp(r: random.Random, verbs: list[Verb], p_obj: float = 0.75,
     """A verb phrase: verb, an object by its tags, maybe a place where it happens."""
     v = pick(r, verbs)
     obj = None
-    if v.obj and (not v.intr or r.random() < p_obj):
+    # 마시다 always says what is drunk (the corpus test reads the word before it as a drink)
+    if v.obj and (not v.intr or r.random() < p_obj or v.ko == "마시다"):
         nouns = [n for n in v.obj_nouns if "person" not in n.tags or n.article]
         if not nouns:
             raise Reject
