@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from model.training import everyday, everyday_wh, grammar
+from model.training.corpus import CONSTRUCTIONS
 from model.training.lexicon import ADJECTIVES, BY_EN, PRONOUNS, VERBS
 from model.training.render import NP, Clause, Keys, Pair, Reject, finish, render_adj, render_verb
 from model.training.textbook import polite
@@ -245,3 +246,4 @@ def test_textbook_sentences_file():
         assert HANGUL.search(ko) and not HANGUL.search(en), (src, ref)
         assert "당신" not in ko  # textbook Korean never says 당신
     assert len({r[1] for r in rows}) == len(rows)
+    assert {r[3] for r in rows} <= set(CONSTRUCTIONS)  # named as the corpus names them
