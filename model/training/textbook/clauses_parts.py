@@ -33,13 +33,15 @@ from ..render import NP, Keys, Reject, _np_pair, _place_pair, copula, pred_keys
 # verbs whose meaning does not suit a linked clause ("I am tired, so I know ...")
 _STATIVE = {"know", "love", "hate", "like", "want", "remember", "understand", "live", "lose",
             "find", "receive", "arrive", "leave", "fly", "build", "sell", "plant", "invite"}
-ACTION = [v for v in VERBS if v.pron_subj and v.en not in _STATIVE and v.ko != "헤엄치다"]
+# one-word Korean lemmas only: a token here is one Korean word (alignment counts words)
+ACTION = [v for v in VERBS if v.pron_subj and v.en not in _STATIVE and v.ko != "헤엄치다"
+          and " " not in v.ko]
 GO = next(v for v in VERBS if v.en == "go")
 COME = next(v for v in VERBS if v.en == "come")
 MEET = next(v for v in VERBS if v.en == "meet")
 # actions done at a place one goes to (purpose -(으)러, sequence -아/어서, "if I go to ...")
 AT_PLACE = [v for v in ACTION if v.places and not v.motion]
-STATE = {a.en: a for a in ADJECTIVES if a.state and a.pred and a.pron}
+STATE = {a.en: a for a in ADJECTIVES if a.state and a.pred and a.pron and " " not in a.ko}
 _BY_VERB_EN: dict[str, list[Verb]] = {}
 for _v in ACTION:
     _BY_VERB_EN.setdefault(_v.en, []).append(_v)
