@@ -123,6 +123,8 @@ def _proposal_maker(kind: str):
         keys = Keys()
         v = pick(r, ACT_VERBS)
         obj = vp(r, v, keys, "the")
+        if not obj[0] and not v.motion and v.places and r.random() < 0.4:
+            obj = _place_pair(("loc", pick(r, v.places)), None, keys)  # 도서관에서 공부할까요?
         together = _together(r, keys, v, 0.5 if kind in ("we", "lets") else 0.0)
         if kind == "will" and together[0]:
             raise Reject
