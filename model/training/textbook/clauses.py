@@ -2,7 +2,8 @@
 
 Conventions that keep the corpus a function each way (one English pattern per Korean ending):
 
-* purpose  -(으)러 가요/와요  <-> "go / come to PLACE to VERB" (도서관에 공부하러 가요);
+* purpose  -(으)러 가요/와요  <-> "go / come to PLACE to VERB" (도서관에 공부하러 가요; the order
+  공부하러 도서관에 가요 is read too, Korean -> English only);
 * reason   -아/어서          <-> "A, so B." with B a statement (present or past; the tense lives on
   the last Korean verb: 피곤해서 잤어요 <-> "I was tired, so I slept.");
 * reason   -(으)니까 <-> "A, so please B." / "A, so let's B." (a request or proposal;
@@ -132,6 +133,9 @@ def purpose(r: random.Random) -> Pair:
                                  s.person, "present")
     en_t, ko_t = _time(r, keys, tense)
     en = en_s + en_motion + en_rest + en_v + en_t
+    if ko_p and r.random() < 0.15:  # 친구를 만나러 카페에 가요: the other order, Korean -> English
+        p = finish(en, ko_t + ko_s + ko_v + ko_p + pred, ".")
+        return Pair(p.en, p.ko, p.align, to="en")
     ko = ko_t + ko_s + ko_p + ko_v + pred
     return _done(r, en, ko, k_s, s.pron is not None and s.pron.person == "1s")
 
