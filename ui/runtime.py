@@ -11,7 +11,7 @@ class types (benchmarks/bench_soak.py checks it; README "Limits and deployment")
     cache                   entries  bytes (pickled for st.cache_data)
     trace_cache             256      ATTN_TRACE_CACHE_MB (default 2048); the newest always kept
     load_bundle             6        one model each (the catalog's checkpoints)
-    cached_translate        24       32 MB    cached_logit_lens   32   16 MB
+    translations            24       greedy decodes    cached_logit_lens   32   16 MB
     cached_weights          64       32 MB    cached_vocab         8   16 MB
     cached_bertviz          16       48 MB    cached_head_stats   32   16 MB
     cached_ablation         32       16 MB    cached_alignment    32    8 MB
@@ -53,7 +53,6 @@ from model.analysis.inspect import head_weights
 from model.analysis.lens import logit_lens
 from model.analysis.qkmap import QKMapCache, corpus_sentences
 from model.backends import EVERYTHING, backend_for, is_translator
-from model.batch import Batch
 from model.capture import freeze, merge, nbytes
 from model.dispatch import (
     estimate_ablation,
@@ -199,30 +198,46 @@ def _cached(bundle: Bundle, key: str, lines: tuple[str, ...], targets: tuple[str
     if found is not None and found[1] >= needs:  # cached inputs never wait for the gate
         return found[0]
     missing = needs - found[1] if found is not None else needs
-    backend = backend_for(bundle)
-    # the lines are tokenized here, once: the estimate, the decode and the capture read it
-    batch = backend.encode(lines, targets, lang)
+    # on the page the greedy decode is shared with the translation and heads views: one they
+    # made already is handed in, and one made here is kept for them
+    shared = on_page and targets is None and is_translator(bundle)
+    tkey = (key, lines, lang, ablate)
+    known = translations().get(tkey) if shared else None
 
-    def run() -> Trace:
-        # on the page the greedy decode is shared with the translation and heads views
-        decoded = (cached_translate(bundle, key, lines, lang, ablate, batch)
-                   if on_page and targets is None and is_translator(bundle) else None)
-        with st.spinner(_("Running the model…")) if on_page else nullcontext():
-            trace = freeze(backend.capture(batch, missing, ablate, decoded=decoded))
-        return store.put(cache_key, trace, missing)
+    def admit(cost, work):
+        def run() -> Trace:
+            with st.spinner(_("Running the model…")) if on_page else nullcontext():
+                trace, decoded = work()
+            if decoded is not None:
+                translations().put(tkey, decoded)
+            return store.put(cache_key, freeze(trace), missing)
 
-    # its peak memory, from the shapes, is what it asks of the gate (ui/admission.py)
-    return admitted(backend.estimate(batch, missing), lambda: store.get(cache_key, needs), run)
+        # its peak memory, from the shapes, is what it asks of the gate (ui/admission.py)
+        return admitted(cost, lambda: store.get(cache_key, needs), run)
+
+    # the backend tokenizes the lines once and takes them forward to the capture
+    return backend_for(bundle).run(lines, targets, lang, missing, ablate, admit=admit,
+                                   decoded=known, decode=shared)
 
 
-@spinning(N_("Decoding step by step…"))
-@st.cache_data(max_entries=24, max_size="32MB", show_spinner=False)
-def cached_translate(_bundle: Bundle, key: str, lines: tuple[str, ...], lang: str,
-                     ablate: str, _batch: Batch | None = None) -> list:
-    """Greedy translation of the lines; `_batch`: the lines already tokenized (not hashed:
-    the lines are the key)."""
-    return translate(_bundle, _batch if _batch is not None else list(lines), lang, top_k=5,
-                     ablate=ablate)
+@st.cache_resource
+def translations() -> Lru:
+    """Greedy translations (top-5 per step) per (checkpoint, lines, language, ablation), for
+    every session: the translation, tokens and heads views and the capture's decode share
+    them."""
+    return Lru(24)
+
+
+def cached_translate(bundle: Bundle, key: str, lines: tuple[str, ...], lang: str,
+                     ablate: str) -> list:
+    """Greedy translation of the lines, kept in translations()."""
+    tkey = (key, lines, lang, ablate)
+    hit = translations().get(tkey)
+    if hit is None:
+        with st.spinner(_("Decoding step by step…")):
+            hit = translations().put(tkey, translate(bundle, list(lines), lang, top_k=5,
+                                                     ablate=ablate))
+    return hit
 
 
 @st.cache_data(max_entries=32, max_size="16MB")

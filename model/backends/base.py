@@ -10,7 +10,7 @@ to its backend class and lets each class claim a checkpoint folder.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, runtime_checkable
@@ -28,6 +28,9 @@ from ..hooks import Head
 NEED_GROUPS = ("attn", "scores", "q", "k", "v", "hidden", "logits", "norms",
                "embed", "steps", "tour")
 EVERYTHING: frozenset[str] = frozenset(NEED_GROUPS)
+# the caller's gate around a run: admit(estimate, work) calls work() once admitted (or returns
+# what the caller already has); work() -> (Trace, decoded Translations or None)
+Admit = Callable[[Estimate, Callable[[], "tuple[Trace, list[Translation] | None]"]], Any]
 
 
 @dataclass(frozen=True)
@@ -92,6 +95,15 @@ class Backend(Protocol):
     def translate(self, batch: Batch, *, max_len: int | None = None, top_k: int = 5,
                   ablate: Iterable[Head] | str = ()) -> list[Translation]:
         """Greedy translation with per-step top-k (ValueError where caps.translates is False)."""
+
+    def run(self, lines: Sequence[str], targets: Sequence[str] | None, target_lang: str | None,
+            needs: Collection[str] | None, ablate: Iterable[Head] | str, *,
+            admit: Admit, decoded: Sequence[Translation] | None = None,
+            decode: bool = False) -> Any:
+        """The typed lines' whole path, forward only: encode once, estimate, ask
+        admit(estimate, work) (the caller's gate and caches), and work() decodes (when
+        `decode` and no `decoded` is given) and captures, returning (Trace, the Translations
+        it decoded or None). Returns what admit returns."""
 
     def hook_names(self) -> list[str]:
         """Every raw hook name this model offers, in forward order (empty: groups only)."""

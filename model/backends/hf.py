@@ -16,7 +16,7 @@ from ..capture import GROUPS, Trace
 from ..checkpoint import Bundle
 from ..decode import Translation
 from ..hooks import Head
-from .base import Capabilities
+from .base import Admit, Capabilities
 
 
 class HFBackend:
@@ -99,6 +99,27 @@ class HFBackend:
     def translate(self, batch: Batch, *, max_len: int | None = None, top_k: int = 5,
                   ablate: Iterable[Head] | str = ()) -> list[Translation]:
         raise ValueError("translation needs one of this project's encoder–decoder checkpoints")
+
+    def run(self, lines: Sequence[str], targets: Sequence[str] | None, target_lang: str | None,
+            needs: Collection[str] | None, ablate: Iterable[Head] | str, *,
+            admit: Admit, decoded: Sequence[Translation] | None = None,
+            decode: bool = False) -> Any:
+        """base.Backend.run: encode, estimate, admit, capture, forward only; nothing is
+        decoded here (an encoder–decoder model generates inside its capture)."""
+        from ..hf import capture_hf
+        from ..hf.shapes import hf_dims
+
+        names = self.names(needs)
+        batch = self.encode(lines, targets, target_lang)
+        cost = estimate(hf_dims(self.bundle, batch), *groups_of(names))
+
+        def work() -> tuple[Trace, None]:
+            return capture_hf(self.bundle, list(batch.sources),
+                              list(batch.targets) if batch.targets is not None else None,
+                              target_lang=batch.target_lang, ablate=ablate, names=names,
+                              batch=batch), None
+
+        return admit(cost, work)
 
     def hook_names(self) -> list[str]:
         return []

@@ -15,7 +15,7 @@ from ..capture import GROUPS, Trace, capture_native
 from ..checkpoint import Bundle, load_native
 from ..decode import Translation, translate_native
 from ..hooks import Head, attn_prefix
-from .base import Capabilities
+from .base import Admit, Capabilities
 
 # raw hooks behind the named need groups (base.NEED_GROUPS): what the embeddings view, the
 # steps view and the tour read beyond the Trace's field groups
@@ -128,6 +128,26 @@ class LabBackend:
                              "checkpoints")
         return translate_native(self.bundle, batch, max_len=max_len, top_k=top_k,
                                 ablate=ablate)
+
+    def run(self, lines: Sequence[str], targets: Sequence[str] | None, target_lang: str | None,
+            needs: Collection[str] | None, ablate: Iterable[Head] | str, *,
+            admit: Admit, decoded: Sequence[Translation] | None = None,
+            decode: bool = False) -> Any:
+        """base.Backend.run: the lines go forward through batch, budget, decode and capture
+        and never come back here (benchmarks/lines_path.py follows them)."""
+        bundle, names = self.bundle, None if needs is None else self.names(needs)
+        batch = self.encode(lines, targets, target_lang)
+        cost = estimate(native_dims(bundle, batch), *groups_of(names))
+
+        def work() -> tuple[Trace, list[Translation] | None]:
+            fresh = None
+            if decode and decoded is None:
+                fresh = translate_native(bundle, batch, top_k=5, ablate=ablate)
+            trace = capture_native(bundle, batch, ablate=ablate, names=names,
+                                   decoded=decoded if decoded is not None else fresh)
+            return trace, fresh
+
+        return admit(cost, work)
 
     def hook_names(self) -> list[str]:
         return self.bundle.model.hook_names()

@@ -271,13 +271,17 @@ def test_each_group_recorded_once_per_input_whichever_views_open(models, monkeyp
     from model.backends import LabBackend
 
     recorded: list[tuple[tuple[str, ...], frozenset]] = []
-    real = LabBackend.capture
+    real = LabBackend.run
 
-    def counted(self, batch, needs=None, *args, **kwargs):
-        recorded.append((batch.sources, frozenset(needs)))
-        return real(self, batch, needs, *args, **kwargs)
+    def counted(self, lines, targets, lang, needs, ablate, *, admit, **kwargs):
+        def counting_admit(cost, work):
+            def recording():  # a recording happens only when the gate lets work() run
+                recorded.append((tuple(lines), frozenset(needs)))
+                return work()
+            return admit(cost, recording)
+        return real(self, lines, targets, lang, needs, ablate, admit=counting_admit, **kwargs)
 
-    monkeypatch.setattr(LabBackend, "capture", counted)
+    monkeypatch.setattr(LabBackend, "run", counted)
     st.cache_resource.clear()
     st.cache_data.clear()
     at = run_app({"view": "tokens", "text": TEXT})
@@ -302,9 +306,11 @@ def test_translation_view_decodes_once_per_input(models, monkeypatch):
     """The capture's greedy decode and the translation view's steps are one translate()."""
     from ui import runtime
 
-    # without a decode handed in, capture() decodes with model.capture's translate_native
+    # the page's capture decodes in the backend's run (and hands the result to runtime's
+    # translations); without a decode handed in, capture() decodes in model.capture
     calls = count_calls(monkeypatch, "translate", runtime,
-                        (sys.modules["model.capture"], "translate_native"))
+                        (sys.modules["model.capture"], "translate_native"),
+                        (sys.modules["model.backends.lab"], "translate_native"))
     at = run_app({"view": "translation", "text": TEXT})
     ok(at)
     assert len(calls) == 1 and calls[0] == LINES

@@ -13,7 +13,7 @@ from model.training.corpus import generate
 def tokenizer() -> Tokenizer:
     pairs = generate(400, seed=1)
     lines = [p.en for p in pairs] + [p.ko for p in pairs]
-    return Tokenizer.train(lines, vocab_size=700)
+    return Tokenizer.train(lines, vocab_size=1000)  # the 400 pairs hold ~810 characters
 
 
 def make_bundle(tokenizer: Tokenizer, **overrides) -> Bundle:
