@@ -130,7 +130,8 @@ def test_tense_lives_on_the_last_korean_verb() -> None:
         words = p.ko.split()
         conn = next(i for i, w in enumerate(words) if w.endswith("서"))
         assert not any(_past(w) for w in words[:conn + 1]), p  # never 피곤했어서
-        past = bool(re.search(r"\b(was|were|rained|snowed)\b", p.en))
+        past = bool(re.search(r"\b(was|were|rained|snowed|got|studied|exercised|worked)\b",
+                              p.en))
         assert _past(words[-1]) == past or "있" in words[-1], p
 
 
@@ -231,7 +232,7 @@ def test_chapter_sentence_is_derivable(row, monkeypatch) -> None:
     monkeypatch.setattr(cp, "pick", guided)
     monkeypatch.setattr(clauses, "pick", guided)
     r = random.Random(0)
-    for _ in range(6_000):
+    for _ in range(20_000):
         try:
             p = MAKERS[name](r)
         except Reject:

@@ -29,7 +29,7 @@ from __future__ import annotations
 import random
 
 from ..hangul import eu_form, ko_imperative, ko_propose, particle, pred_words
-from ..lexicon import TIMES_BY_TENSE
+from ..lexicon import MANNER_ADVERBS, TIMES_BY_TENSE
 from ..render import Keys, Pair, Reject, _place_pair, copula, finish, pred_keys, time_pair
 from .clauses_parts import (
     ACTION,
@@ -40,6 +40,7 @@ from .clauses_parts import (
     MEET,
     REASON_ACTIONS,
     STATE,
+    VERB_REASONS,
     VP,
     First,
     action_vp,
@@ -158,8 +159,36 @@ def _first_and_subject(r: random.Random, first: First, keys: Keys, ko_word: str,
     return en1, ko1, ko_s, k_conn, pron, k_s
 
 
+def _reason_action(r: random.Random) -> Pair:
+    """저는 열심히 운동해서 피곤했어요. <-> I exercised hard, so I was tired."""
+    keys = Keys()
+    name, manner, effects = pick(r, VERB_REASONS)
+    verbs = [v for v in ACTION if v.en == name]
+    if not verbs or manner not in MANNER_ADVERBS:
+        raise Reject
+    v, effect = verbs[0], pick(r, effects)
+    pron = subject(r)
+    tense = _tense(r, future=False)
+    ko_s, k_s = _topic(keys, pron)
+    k_conn, k_adv = keys(), keys()
+    en1 = [(pron.en, k_s), (en_verb(v, "finite", pron.person, tense), k_conn)]
+    en1 += [(w, k_conn) for w in v.part] + [(manner, k_adv)]
+    ko1 = [(MANNER_ADVERBS[manner], k_adv), (seo_form(v.ko), k_conn)]
+    if effect in STATE:
+        adj = STATE[effect]
+        pred, k_main, _, k_last = pred_keys(pred_words(adj.ko, tense, False, "final"), False,
+                                            keys)
+        en2, ko2 = [(copula(tense, pron.person), k_last), (adj.en, k_main)], pred
+    else:
+        en2, ko2 = _second(keys, action_vp(r, effect), tense, pron.person)
+    en = _comma(en1) + [("so", k_conn), (pron.en, k_s)] + en2
+    return _done(r, en, ko_s + ko1 + ko2, k_s, pron.person == "1s")
+
+
 def reason_so(r: random.Random) -> Pair:
     """저는 피곤해서 자요. <-> I am tired, so I sleep. (-아/어서, statements)"""
+    if r.random() < 0.2:  # an action as the reason (never 가다/오다/만나다: those are sequence)
+        return _reason_action(r)
     keys = Keys()
     first = draw_first(r)
     tense = _tense(r, future=False)

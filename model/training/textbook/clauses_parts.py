@@ -71,6 +71,11 @@ REASON_ACTIONS: dict[str, tuple[str, ...]] = {
     "cloudy": ("watch", "read", "go@museum"),
 }
 STATES = [a for a in STATE.values() if a.en in REASON_ACTIONS]
+# an action as the reason: verb, its manner adverb, what follows (a state or an action)
+VERB_REASONS = (
+    ("get up", "late", ("take",)), ("exercise", "hard", ("tired", "hungry", "thirsty", "rest")),
+    ("study", "hard", ("tired", "sleepy", "rest")), ("work", "late", ("tired", "sleep", "take")),
+)
 WEATHER = [(en, lemma, None) for en, lemma in WEATHER_ADJECTIVES if en in REASON_ACTIONS] + [
     (en, lemma, noun) for en, is_adj, noun, lemma in WEATHER_VERBS if en in REASON_ACTIONS]
 
