@@ -181,8 +181,9 @@ def _reason_action(r: random.Random) -> Pair:
         en2, ko2 = [(copula(tense, pron.person), k_last), (adj.en, k_main)], pred
     else:
         en2, ko2 = _second(keys, action_vp(r, effect), tense, pron.person)
-    en = _comma(en1) + [("so", k_conn), (pron.en, k_s)] + en2
-    return _done(r, en, ko_s + ko1 + ko2, k_s, pron.person == "1s")
+    en_t, ko_t = _time(r, keys, tense)
+    en = _comma(en1) + [("so", k_conn), (pron.en, k_s)] + en2 + en_t
+    return _done(r, en, ko_t + ko_s + ko1 + ko2, k_s, pron.person == "1s")
 
 
 def reason_so(r: random.Random) -> Pair:
