@@ -145,7 +145,7 @@ def _adjuncts(r: random.Random, c: Clause, budget: float, animal: bool) -> None:
             c.manner = manner
 
 
-def _verb_clause(r: random.Random, verbs: list[Verb], *, transitive: bool | None,
+def verb_clause(r: random.Random, verbs: list[Verb], *, transitive: bool | None,
                  budget: float = 1.0, questions: bool = False, p_neg: float = 0.2,
                  p_time: float = 0.3, p_pron: float = 0.3, subj: NP | None = None) -> Clause:
     c = Clause()
@@ -195,13 +195,13 @@ def _adj_clause(r: random.Random, *, questions: bool = False, p_neg: float = 0.2
 
 def transitive_pair(r: random.Random) -> Pair:
     keys = Keys()
-    en, ko, _ = render_verb(_verb_clause(r, TRANSITIVE, transitive=True), "decl", keys)
+    en, ko, _ = render_verb(verb_clause(r, TRANSITIVE, transitive=True), "decl", keys)
     return finish(en, ko, ".")
 
 
 def intransitive(r: random.Random) -> Pair:
     keys = Keys()
-    c = _verb_clause(r, INTRANSITIVE, transitive=False, budget=1.6)
+    c = verb_clause(r, INTRANSITIVE, transitive=False, budget=1.6)
     en, ko, _ = render_verb(c, "decl", keys)
     return finish(en, ko, ".")
 
@@ -267,7 +267,7 @@ def yes_no(r: random.Random) -> Pair:
     if r.random() < 0.3:
         en, ko, _ = render_adj(_adj_clause(r, questions=True), "ynq", keys)
     else:
-        c = _verb_clause(r, VERBS, transitive=None, questions=True, p_pron=0.4)
+        c = verb_clause(r, VERBS, transitive=None, questions=True, p_pron=0.4)
         en, ko, _ = render_verb(c, "ynq", keys)
     return finish(en, ko, "?")
 
@@ -276,16 +276,16 @@ def wh(r: random.Random) -> Pair:
     keys = Keys()
     x = r.random()
     if x < 0.4:
-        c = _verb_clause(r, WH_OBJ, transitive=True, questions=True, p_pron=0.4)
+        c = verb_clause(r, WH_OBJ, transitive=True, questions=True, p_pron=0.4)
         c.place = None if c.place is not None and r.random() < 0.5 else c.place
         mode = "what"
     elif x < 0.7:
-        c = _verb_clause(r, WH_WHO, transitive=None, questions=True)
+        c = verb_clause(r, WH_WHO, transitive=None, questions=True)
         mode = "who"  # the drawn subject is replaced by who (agreement: 3rd singular)
         if c.manner == "together":
             c.manner = None
     else:
-        c = _verb_clause(r, WH_WHERE, transitive=None, questions=True, p_pron=0.4)
+        c = verb_clause(r, WH_WHERE, transitive=None, questions=True, p_pron=0.4)
         c.place, c.place_adj, mode = None, None, "where"
     en, ko, _ = render_verb(c, mode, keys)
     return finish(en, ko, "?")
@@ -356,13 +356,13 @@ def compound(r: random.Random, conj: str) -> Pair:
         render = render_adj
     else:
         kw = dict(transitive=None, budget=0.5, p_time=0.0)
-        c1 = _verb_clause(r, VERBS, p_neg=0.15, **kw)
+        c1 = verb_clause(r, VERBS, p_neg=0.15, **kw)
         p_neg2 = 0.3 if conj == "but" else 0.1
         if r.random() < 0.35:  # same subject, left out in both languages
             s1 = c1.subj
-            c2 = _verb_clause(r, _verbs_for(s1), p_neg=p_neg2, subj=s1, **kw)
+            c2 = verb_clause(r, _verbs_for(s1), p_neg=p_neg2, subj=s1, **kw)
         else:
-            c2 = _verb_clause(r, VERBS, p_neg=p_neg2, **kw)
+            c2 = verb_clause(r, VERBS, p_neg=p_neg2, **kw)
         c2.elide = c1.subj.same(c2.subj)
         if c2.elide and not c1.neg and c1.verb.ko in ("가다", "오다", "만나다"):
             raise Reject  # "went to X and bought" is 가서 (textbook/clauses.py), never 가고

@@ -97,7 +97,7 @@ class NP:
         return out
 
 
-def _np_pair(np: NP, keys: Keys, kind: str, obj: bool = False) -> tuple[list, list]:
+def np_pair(np: NP, keys: Keys, kind: str, obj: bool = False) -> tuple[list, list]:
     """English and Korean tokens of a noun phrase with shared keys."""
     key = keys()
     if np.pron is not None:
@@ -156,7 +156,7 @@ def _adjunct_pair(adjunct: tuple, keys: Keys) -> tuple[list, list]:
     return en, [(particle(ko_word, "with" if kind == "with" else "instrument"), key)]
 
 
-def _place_pair(place: tuple, adj: Adjective | None, keys: Keys) -> tuple[list, list]:
+def place_pair(place: tuple, adj: Adjective | None, keys: Keys) -> tuple[list, list]:
     kind, noun = place
     key = keys()
     prep = "to" if kind == "dir" else noun.loc
@@ -210,7 +210,7 @@ def render_verb(c: Clause, mode: str, keys: Keys) -> tuple[list, list, int]:
         en_s, ko_s = [("who", k)], [("누가", k)]
     elif mode != "imp" and c.subj is not None:
         person = c.subj.person
-        en_s, ko_s = _np_pair(c.subj, keys, "topic" if c.subj.pron else "subject")
+        en_s, ko_s = np_pair(c.subj, keys, "topic" if c.subj.pron else "subject")
         if c.elide:
             en_s, ko_s = [], []
         elif drops_subject(c.subj, mode):  # "Do you eat fish?" <-> "생선을 먹어요?"
@@ -249,7 +249,7 @@ def render_verb(c: Clause, mode: str, keys: Keys) -> tuple[list, list, int]:
         en_front = [(wh_en, k)]
         ko_o = [(wh_ko, k)]
     elif c.obj is not None:
-        en_o, ko_o = _np_pair(c.obj, keys, "object", obj=True)
+        en_o, ko_o = np_pair(c.obj, keys, "object", obj=True)
     en_a: list = []
     ko_a: list = []
     if c.adjunct is not None:
@@ -261,7 +261,7 @@ def render_verb(c: Clause, mode: str, keys: Keys) -> tuple[list, list, int]:
         en_front = [("where", k)]
         ko_p = [("어디에" if v.motion or v.arrive else "어디에서", k)]
     elif c.place is not None:
-        en_p, ko_p = _place_pair(c.place, c.place_adj, keys)
+        en_p, ko_p = place_pair(c.place, c.place_adj, keys)
     en_m: list = []
     ko_m: list = []
     if c.manner is not None:
@@ -294,7 +294,7 @@ def render_adj(c: Clause, mode: str, keys: Keys) -> tuple[list, list, int]:
     a = c.adj
     ending = mode if mode in ("and", "but") else "final"
     pred, k_main, k_neg, k_tense = adj_pred(a.ko, c.tense, c.neg, ending, keys)
-    en_s, ko_s = _np_pair(c.subj, keys, "topic")
+    en_s, ko_s = np_pair(c.subj, keys, "topic")
     if drops_subject(c.subj, mode, a):  # "I am tired." <-> "피곤해요."
         en_s, ko_s = [(w, k_tense) for w, _ in en_s], []
     en_i, ko_i = _word_pair(c.intens, keys)

@@ -213,7 +213,7 @@ def _guided_pick(text: str):
         name, _, place = item.partition("@")
         if place:
             return {place}
-        verbs = cp._BY_VERB_EN.get(name.partition(":")[0], [])
+        verbs = cp.BY_VERB_EN.get(name.partition(":")[0], [])
         return set().union(*(forms(v) for v in verbs)) if verbs else {name}
 
     def pick(r: random.Random, items):

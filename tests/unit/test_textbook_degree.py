@@ -62,7 +62,7 @@ def _rigged(en: str, ko: str):
         if isinstance(x, Verb):
             return bool({x.base, x.s3, x.past} & en_words) and set(x.part) <= en_words
         if isinstance(x, Adjective):
-            forms = degree._FORMS.get(x.en, ("", ""))
+            forms = degree.FORMS.get(x.en, ("", ""))
             return bool({x.en, *forms[0].split(), *forms[1].split()} & en_words)
         if isinstance(x, Pronoun):
             return x.en.lower() in en_words or x.en_obj in en_words
@@ -116,14 +116,14 @@ def test_modifier_forms(lemma, past, future, present):
 
 
 def test_comparative_forms_cover_the_adjectives_used():
-    assert degree._FORMS["big"] == ("bigger", "biggest")
-    assert degree._FORMS["expensive"] == ("more expensive", "most expensive")
-    assert {a.en for a in degree.COMPARABLE} <= set(degree._FORMS)
+    assert degree.FORMS["big"] == ("bigger", "biggest")
+    assert degree.FORMS["expensive"] == ("more expensive", "most expensive")
+    assert {a.en for a in degree.COMPARABLE} <= set(degree.FORMS)
     assert {"big", "expensive", "delicious", "fast"} <= {a.en for a in degree.COMPARABLE}
     # a felt "hot" / "cold" never compares people ("hotter than him")
     for a in degree.COMPARABLE:
-        if a.en in degree._FELT:
-            assert not any("person" in n.tags for n in degree._comparable_nouns(a))
+        if a.en in degree.FELT:
+            assert not any("person" in n.tags for n in degree.comparable_nouns(a))
 
 
 def test_markers_and_alignments(drawn):

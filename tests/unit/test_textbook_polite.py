@@ -53,7 +53,7 @@ def drawn() -> dict[str, list[Pair]]:
     ("자다", "past", "주무셨어요"), ("읽다", "past", "읽으셨어요"), ("굽다", "present", "구우세요"),
 ])
 def test_honorific_forms(lemma, tense, form):
-    assert polite._honor(lemma, tense) == form
+    assert polite.honor(lemma, tense) == form
 
 
 @pytest.mark.parametrize("en, ko, kind, en_out, ko_out", [

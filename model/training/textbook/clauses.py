@@ -30,7 +30,7 @@ import random
 
 from ..hangul import eu_form, ko_imperative, ko_propose, particle, pred_words
 from ..lexicon import MANNER_ADVERBS, TIMES_BY_TENSE
-from ..render import Keys, Pair, Reject, _place_pair, copula, finish, pred_keys, time_pair
+from ..render import Keys, Pair, Reject, copula, finish, place_pair, pred_keys, time_pair
 from .clauses_descriptions import DESCRIPTIONS
 from .clauses_parts import (
     ACTION,
@@ -130,7 +130,7 @@ def purpose(r: random.Random) -> Pair:
     en_rest: list = []
     ko_p: list = []
     if motion is GO or r.random() < 0.7:  # a friend may come "to play", with no place
-        en_rest, ko_p = _place_pair(("dir", pick(r, vp.verb.places)), None, keys)
+        en_rest, ko_p = place_pair(("dir", pick(r, vp.verb.places)), None, keys)
     en_v, ko_v, _, _ = vp.render(keys, (eu_form(vp.verb.ko, "러"),), [("to", None)], "base",
                                  s.person, "present")
     en_t, ko_t = _time(r, keys, tense)

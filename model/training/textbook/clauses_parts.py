@@ -28,7 +28,7 @@ from ..lexicon import (
     Pronoun,
     Verb,
 )
-from ..render import NP, Keys, Reject, _np_pair, _place_pair, copula, pred_keys
+from ..render import NP, Keys, Reject, copula, np_pair, place_pair, pred_keys
 
 # verbs whose meaning does not suit a linked clause ("I am tired, so I know ...")
 _STATIVE = {"know", "love", "hate", "like", "want", "remember", "understand", "live", "lose",
@@ -42,9 +42,9 @@ MEET = next(v for v in VERBS if v.en == "meet")
 # actions done at a place one goes to (purpose -(으)러, sequence -아/어서, "if I go to ...")
 AT_PLACE = [v for v in ACTION if v.places and not v.motion]
 STATE = {a.en: a for a in ADJECTIVES if a.state and a.pred and a.pron and " " not in a.ko}
-_BY_VERB_EN: dict[str, list[Verb]] = {}
+BY_VERB_EN: dict[str, list[Verb]] = {}
 for _v in ACTION:
-    _BY_VERB_EN.setdefault(_v.en, []).append(_v)
+    BY_VERB_EN.setdefault(_v.en, []).append(_v)
 
 # first clause -> second-clause actions that follow from it; "go@hospital" = go to a place
 REASON_ACTIONS: dict[str, tuple[str, ...]] = {
@@ -149,7 +149,7 @@ def person_subject(r: random.Random) -> NP:
 
 def subj_tokens(np: NP, keys: Keys) -> tuple[list, list, int]:
     """English and Korean subject tokens (pronoun + 은/는, noun + 이/가) and their key."""
-    en, ko = _np_pair(np, keys, "topic" if np.pron is not None else "subject")
+    en, ko = np_pair(np, keys, "topic" if np.pron is not None else "subject")
     return en, ko, ko[-1][1]
 
 
@@ -189,11 +189,11 @@ class VP:
         en += [(en_verb(v, form, person, tense), one)] + [(w, k_main) for w in v.part]
         ko: list = []
         if self.obj is not None:
-            en_o, ko_o = _np_pair(NP(noun=self.obj), keys, "object", obj=True)
+            en_o, ko_o = np_pair(NP(noun=self.obj), keys, "object", obj=True)
         else:
             en_o, ko_o = [], []
         if self.place is not None:
-            en_p, ko_p = _place_pair(self.place, None, keys)
+            en_p, ko_p = place_pair(self.place, None, keys)
             ko = ko_p
         else:
             en_p = []
@@ -225,7 +225,7 @@ def action_vp(r: random.Random, spec: str) -> VP:
         name, place = spec.split("@")
         return VP(GO if name == "go" else COME, None, ("dir", BY_EN[(place, True)]))
     spec, _, tag = spec.partition(":")  # "call:person": only people are called when lonely
-    verbs = _BY_VERB_EN.get(spec)
+    verbs = BY_VERB_EN.get(spec)
     if not verbs:
         raise Reject
     vp = draw_vp(r, verbs)

@@ -39,7 +39,7 @@ from .degree_modifiers import clash
 
 # English comparative and superlative of the adjectives that compare sensibly: (comparative,
 # superlative); "more" / "most" forms are written as two words. Only these are used here.
-_FORMS: dict[str, tuple[str, str]] = {
+FORMS: dict[str, tuple[str, str]] = {
     "big": ("bigger", "biggest"), "small": ("smaller", "smallest"),
     "good": ("better", "best"), "bad": ("worse", "worst"),
     "cold": ("colder", "coldest"), "hot": ("hotter", "hottest"),
@@ -77,18 +77,18 @@ _FORMS: dict[str, tuple[str, str]] = {
 
 # feelings ("hot" 덥다, "cold" 춥다 of a person) compare badly in English ("hotter than him");
 # those adjectives compare only their non-person nouns (seasons); busy and tired compare people
-_FELT = frozenset(a.en for a in ADJECTIVES if a.state) - {"busy", "tired"}
+FELT = frozenset(a.en for a in ADJECTIVES if a.state) - {"busy", "tired"}
 
 
-def _comparable_nouns(a: Adjective) -> list[Noun]:
-    if a.en in _FELT:
+def comparable_nouns(a: Adjective) -> list[Noun]:
+    if a.en in FELT:
         return [n for n in a.pred_nouns if not n.tags & {"person", "adult", "kid"}]
     return a.pred_nouns
 
 
-COMPARABLE = [a for a in ADJECTIVES if a.pred and a.en in _FORMS and _comparable_nouns(a)]
+COMPARABLE = [a for a in ADJECTIVES if a.pred and a.en in FORMS and comparable_nouns(a)]
 # person adjectives also compare pronouns: "I am busier than you."
-PERSON_COMPARABLE = [a for a in COMPARABLE if a.pron and a.en not in _FELT]
+PERSON_COMPARABLE = [a for a in COMPARABLE if a.pron and a.en not in FELT]
 DEGREE_ADJ = [a for a in ADJECTIVES if a.pred and a.pred_nouns]
 LITTLE_ADJ = [a for a in DEGREE_ADJ if not a.state]
 # verbs for 도 / 만: a plain transitive verb (no particle such as "wait for")
@@ -138,7 +138,7 @@ def _person(pron: Pronoun | None) -> str:
 
 def _two_nouns(r: random.Random, a: Adjective) -> tuple[Noun, Noun]:
     """Two different nouns the adjective describes that share one of its tags (dog / cat)."""
-    nouns = _comparable_nouns(a)
+    nouns = comparable_nouns(a)
     first = _pick(r, nouns)
     shared = sorted(first.tags & a.tags)
     tag = _pick(r, shared)
@@ -169,7 +169,7 @@ def comparison(r: random.Random) -> Pair:
         ko_b[-1] = (second.ko + "보다", k_b)
     pred, k_main, _, k_tense = _pred(a.ko, tense, keys)
     k_more = keys()
-    comp = _FORMS[a.en][0].split()
+    comp = FORMS[a.en][0].split()
     en_adj = ([("more", k_more), (comp[1], k_main)] if len(comp) == 2
               else [(comp[0], (k_more, k_main))])
     x = r.random()
@@ -208,11 +208,11 @@ def _superlative(r: random.Random, word: str) -> Pair:
         en_s, ko_s = [(pron.en, k_s)], [(_subject_ko(pron), k_s)]
     else:
         a = _pick(r, COMPARABLE)
-        noun = _pick(r, _comparable_nouns(a))
+        noun = _pick(r, comparable_nouns(a))
         en_s, ko_s = _noun_np(r, noun, keys, "subject")
     pred, k_main, _, k_tense = _pred(a.ko, tense, keys)
     k_most = keys()
-    sup = _FORMS[a.en][1].split()
+    sup = FORMS[a.en][1].split()
     en_adj = [("the", None)] + ([("most", k_most), (sup[1], k_main)] if len(sup) == 2
                                 else [(sup[0], (k_most, k_main))])
     en = en_s + [(copula(tense, _person(pron)), k_tense)] + en_adj

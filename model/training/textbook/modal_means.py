@@ -14,7 +14,7 @@ import dataclasses
 import random
 
 from ..everyday import FORM_VERBS, PLACES_AT, Phrase, pick, subject, the_np
-from ..grammar import _verb_clause  # the original clause builder, so the English is its own
+from ..grammar import verb_clause  # the original clause builder, so the English is its own
 from ..hangul import has_batchim, particle, pred_words
 from ..lexicon import NOUNS, VEHICLES, VERBS, read_pairs
 from ..render import Keys, Pair, Reject, finish, pred_keys, render_verb
@@ -120,7 +120,7 @@ def direction(r: random.Random) -> Pair:
 
 def company(r: random.Random) -> Pair:
     """친구하고 같이 ... / 친구랑 ... -> with a friend (one-way; the other way is 친구와)."""
-    c = _verb_clause(r, COMPANY_VERBS, transitive=None)
+    c = verb_clause(r, COMPANY_VERBS, transitive=None)
     noun = pick(r, c.verb.comps)
     if c.subj.noun is noun or c.manner == "together":
         raise Reject  # no "the friend ... with a friend", no "together with a friend"

@@ -28,7 +28,7 @@ import random
 
 from .. import everyday
 from ..everyday import FORM_VERBS, PLACES_AT, en_ing, pick, vp
-from ..grammar import _verb_clause
+from ..grammar import verb_clause
 from ..hangul import eu_form, ko_propose, lemma_stem, particle, prospective
 from ..lexicon import ADJECTIVES, BY_EN, NOUNS, PRONOUNS, TIMES_BY_TENSE, VERBS, Verb
 from ..render import (
@@ -37,8 +37,8 @@ from ..render import (
     Keys,
     Pair,
     Reject,
-    _place_pair,
     finish,
+    place_pair,
     render_adj,
     render_verb,
 )
@@ -68,7 +68,7 @@ BARE_KIN = (("younger sibling", "동생"),)
 
 
 
-def _honor(lemma: str, tense: str) -> str:
+def honor(lemma: str, tense: str) -> str:
     """-(으)세요 / -(으)셨어요 of a verb, with the special honorific verbs."""
     if lemma in SPECIAL:
         stem = lemma_stem(SPECIAL[lemma])  # 드시, 주무시
@@ -124,7 +124,7 @@ def _proposal_maker(kind: str):
         v = pick(r, ACT_VERBS)
         obj = vp(r, v, keys, "the")
         if not obj[0] and not v.motion and v.places and r.random() < 0.4:
-            obj = _place_pair(("loc", pick(r, v.places)), None, keys)  # 도서관에서 공부할까요?
+            obj = place_pair(("loc", pick(r, v.places)), None, keys)  # 도서관에서 공부할까요?
         together = _together(r, keys, v, 0.5 if kind in ("we", "lets") else 0.0)
         if kind == "will" and together[0]:
             raise Reject
@@ -182,7 +182,7 @@ def honorific(noun_en: str, v: Verb, tense: str, question: bool, obj: tuple[list
         en = [("did" if tense == "past" else "does", k)] + en_s + [(v.base, k)] + rest
     else:
         en = en_s + [(v.past if tense == "past" else v.s3, k)] + rest
-    ko = ko_t + [(elder.ko + "께서", kn)] + ko_o + [(_honor(v.ko, tense), k)]
+    ko = ko_t + [(elder.ko + "께서", kn)] + ko_o + [(honor(v.ko, tense), k)]
     return finish(en, ko, "?" if question else ".")
 
 
@@ -194,7 +194,7 @@ def honorific_sentence(r: random.Random) -> Pair:
     if r.random() < 0.12:
         v, tense = _LIVE, "present"
         place = pick(r, [n for n in v.places if "proper" in n.tags])
-        en_o, ko_o = _place_pair(("loc", place), None, keys)
+        en_o, ko_o = place_pair(("loc", place), None, keys)
         obj = (en_o, ko_o)
     else:
         v = pick(r, HONOR_VERBS)
@@ -202,7 +202,7 @@ def honorific_sentence(r: random.Random) -> Pair:
         if v.ko in ("먹다", "마시다") and not obj[0]:
             raise Reject  # 드세요 alone: eat or drink?
         if not obj[0] and v.places and r.random() < 0.5:  # 방에서 주무세요
-            obj = _place_pair(("loc", pick(r, v.places)), None, keys)
+            obj = place_pair(("loc", pick(r, v.places)), None, keys)
     time = _time(r, keys, _PAST_TIMES if tense == "past" else [], 0.2 if tense == "past" else 0)
     return honorific(elder.en, v, tense, question, obj, time, keys)
 
@@ -240,7 +240,7 @@ def sibling(noun: tuple[str, str], v: Verb, obj: tuple[list, list], place: tuple
     det = "your" if question else "my"
     en_s = [(det, kn)] + [(w, kn) for w in en_n.split()]
     en_o, ko_o = obj
-    en_p, ko_p = _place_pair(("loc", place), None, keys) if place is not None else ([], [])
+    en_p, ko_p = place_pair(("loc", place), None, keys) if place is not None else ([], [])
     be = [("is", k_aux)]
     en = (be + en_s if question else en_s + be) + [(en_ing(v.base), k_main)]
     en += [(w, k_main) for w in v.part] + en_o + en_p
@@ -304,7 +304,7 @@ def i_dropped(r: random.Random) -> Pair:
     reads as "I"; English -> Korean keeps 저는 (the old grammar's pair), so only this direction
     is trained."""
     keys = Keys()
-    c = _verb_clause(r, FORM_VERBS, transitive=None, p_neg=0.0, p_pron=1.0,
+    c = verb_clause(r, FORM_VERBS, transitive=None, p_neg=0.0, p_pron=1.0,
                      subj=NP(pron=PRONOUNS[0]))
     if c.obj is not None and c.obj.pron is not None:
         raise Reject  # no 당신을 in a textbook's pro-dropped sentence
