@@ -13,9 +13,17 @@ prepositions <-> postpositions; companions, instruments and means of transport; 
 (the tense always agrees); adverbs; polite requests (`Please ...` <-> `-(으)세요`, `Please do not
 ...` <-> `-지 마세요`); two clauses joined by `and` / `but` <-> `-고` / `-지만`; plural nouns.
 
+The first-year textbook's grammar (negation with 안/못, proposals and intentions, linked
+clauses, comparison, noun modifiers, modal forms, means and ranges, honorifics, numbers with
+counters and dates) lives in the textbook/ package, one module per area, and makes 40 % of the
+corpus. A Korean statement without a subject means "I" and a question "you": such pro-dropped
+Korean is a one-way pair (Pair.to = "en"), trained Korean -> English only, so English -> Korean
+keeps one translation (저는 ...).
+
 The grammar is built so that across the whole corpus English -> Korean and Korean -> English
 are both functions (one translation per sentence, each way): count nouns always take "the"
-(Korean has no articles; companions and instruments take "a"), "you" is always 당신, only the
+(Korean has no articles; companions and instruments take "a"), "you" is 당신 in statements
+and dropped in questions (textbook pro-drop: "Do you eat fish?" <-> 생선을 먹어요?), only the
 simple present is used, English words with two Korean senses (cold: 춥다 / 차갑다, play: 놀다 /
 치다 / 하다 ...) are told apart by the noun they go with, and a past tense whose English form
 equals the present ("I read the book.") is never produced.

@@ -89,7 +89,8 @@ class Pronoun:
         return f"Pronoun({self.en!r}, {self.ko!r})"
 
 
-# person: 1s, 2, 1p, 3s, 3p (agreement class). "you" is always 당신 (singular reading only).
+# person: 1s, 2, 1p, 3s, 3p (agreement class). "you" is 당신 (singular reading only); questions
+# to "you" drop it (render.drops_subject).
 PRONOUNS = [
     Pronoun("I", "me", "저", "1s"), Pronoun("you", "you", "당신", "2"),
     Pronoun("we", "us", "우리", "1p"), Pronoun("he", "him", "그", "3s"),
