@@ -121,7 +121,7 @@ def lr_at(step: int, peak: float, warmup: int) -> float:
 
 
 def save_state(folder: Path, model, opt, step: int, epoch: int, pos: int, losses,
-               elapsed: float, commands: list[str]) -> None:
+               elapsed: float, commands: list[str], warm: dict | None = None) -> None:
     """Everything needed to resume, as safetensors + JSON."""
     folder.mkdir(parents=True, exist_ok=True)
     tensors = {f"model.{k}": v.detach().contiguous() for k, v in model.state_dict().items()}
@@ -132,7 +132,7 @@ def save_state(folder: Path, model, opt, step: int, epoch: int, pos: int, losses
     tensors["rng.torch"] = torch.get_rng_state()
     save_file(tensors, str(folder / "state.safetensors"))
     meta = {"step": step, "epoch": epoch, "pos": pos, "losses": losses[-200:], "elapsed": elapsed,
-            "commands": commands,
+            "commands": commands, "warm_start": warm,
             "param_groups": opt_state["param_groups"]}
     (folder / "state.json").write_text(json.dumps(meta), encoding="utf-8")
 
@@ -259,16 +259,24 @@ def main(argv=None) -> dict:
     train = encode_examples(tok, seeded, cfg.max_len)
     val = encode_examples(tok, examples(splits["val"]), cfg.max_len)
     model = Transformer(cfg)
+    command = "python -m model.training.train " + shlex.join(sys.argv[1:] if argv is None else argv)
+    commands = [command]
     warm = None
     if args.init_from and not (args.resume and (state_dir / "state.json").is_file()):
         warm = {"from": args.init_from, **warm_start(model, tok, args.init_from)}
+        earlier_card = Path(args.init_from) / "card.json"
+        if earlier_card.is_file():  # what the weights it starts from had been through
+            before = json.loads(earlier_card.read_text(encoding="utf-8"))
+            warm |= {k: before[k] for k in ("steps", "train_wall_time_s", "warm_start")
+                     if k in before}
+            earlier_cmds = before.get("command", [])
+            commands = [*([earlier_cmds] if isinstance(earlier_cmds, str) else earlier_cmds),
+                        command]
         print(f"warm start: {warm}", file=sys.stderr)
     model.train()
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, betas=(0.9, 0.98), eps=1e-9,
                             weight_decay=0.01)
     step, epoch, pos, losses, elapsed0 = 0, 0, 0, [], 0.0
-    command = "python -m model.training.train " + shlex.join(sys.argv[1:] if argv is None else argv)
-    commands = [command]
     if args.resume and (state_dir / "state.json").is_file():
         meta = load_state(state_dir, model, opt)
         step, epoch, pos, losses = meta["step"], meta["epoch"], meta["pos"], meta["losses"]
@@ -277,6 +285,7 @@ def main(argv=None) -> dict:
         if earlier is None and (out / "card.json").is_file():  # states written before v2
             earlier = [json.loads((out / "card.json").read_text(encoding="utf-8"))["command"]]
         commands = [*(earlier or []), command]
+        warm = meta.get("warm_start")  # a resumed warm start still began from those weights
         print(f"resumed from {state_dir} at step {step}", file=sys.stderr)
     batches = make_batches(train, args.max_tokens, random.Random(args.seed * 1000 + epoch))
     bar = tqdm(total=args.steps, initial=step, desc=args.variant, unit="step",
@@ -316,10 +325,10 @@ def main(argv=None) -> dict:
             bar.write(f"step {step}: train {np.mean(losses[-100:]):.3f}  val {vl:.3f}")
         if step % args.save_every == 0:
             save_state(state_dir, model, opt, step, epoch, pos, losses,
-                       elapsed0 + time.time() - t_start, commands)
+                       elapsed0 + time.time() - t_start, commands, warm)
     bar.close()
     wall = elapsed0 + time.time() - t_start
-    save_state(state_dir, model, opt, step, epoch, pos, losses, wall, commands)
+    save_state(state_dir, model, opt, step, epoch, pos, losses, wall, commands, warm)
     model.eval()
     n_params = sum(p.numel() for p in model.parameters())
     card = {
