@@ -395,6 +395,18 @@ def _pct(x: float) -> str:
     return f"{x:g} %"
 
 
+def _legs(card: dict) -> str:
+    """Steps and minutes of each training leg, earliest first: a warm-started card names the
+    weights it began from (card.warm_start, nested), so the chain reads 3,572 → 2,800 → …"""
+    legs, node = [(card["steps"], card["train_wall_time_s"])], card.get("warm_start")
+    while node and "steps" in node:
+        legs.append((node["steps"], node["train_wall_time_s"]))
+        node = node.get("warm_start")
+    legs.reverse()
+    return (" → ".join(f"{s:,}" for s, _ in legs) + " steps, "
+            + " + ".join(f"{t / 60:.0f}" for _, t in legs) + " min")
+
+
 def block_checkpoints(results: dict) -> str:
     """The shipped checkpoints' quality table, from their cards."""
     rows = ["| checkpoint | variant | test en→ko exact / chrF | test ko→en exact / chrF | everyday "
@@ -408,8 +420,7 @@ def block_checkpoints(results: dict) -> str:
                  for d in (m["en->ko"], m["ko->en"], ev["en->ko"], ev["ko->en"])]
         rows.append(f"| `{name}` | {VARIANTS.get(name, card.get('variant', ''))} | "
                     + " | ".join(cells) + f" | layer {best['layer']} head {best['head']}: "
-                    f"{_pct(best['agreement'])} | {card['steps']:,} steps, "
-                    f"{card['train_wall_time_s'] / 60:.0f} min |")
+                    f"{_pct(best['agreement'])} | {_legs(card)} |")
         params.append(f"`{name}` {card['parameters'] / 1e6:.2f} M")
     return ("\n".join(rows) + "\n\nParameters: " + ", ".join(params) + " (from each "
             "`checkpoints/NAME/card.json`).")
@@ -507,9 +518,9 @@ def block_tokenizers(results: dict) -> str:
         # the same pieces on the same split must give the card's figures: a measuring bug
         raise ValueError(f"{key}: the shipped row's shares {base['one_piece_share_top500']} "
                          f"differ from the card's {card} although the pieces are the same")
-    said.append(("The BPE 6,000 trained here holds the same pieces, in the same order, as the "
-                 "shipped `checkpoints/paper/tokenizer.model`" if same else
-                 "The BPE 6,000 trained here differs from the shipped "
+    said.append((f"The BPE {base['vocab_asked']:,} trained here holds the same pieces, in the "
+                 "same order, as the shipped `checkpoints/paper/tokenizer.model`" if same else
+                 f"The BPE {base['vocab_asked']:,} trained here differs from the shipped "
                  "`checkpoints/paper/tokenizer.model`")
                 + "; the cards' `tokenizer` figures for the shipped one are "
                 + " / ".join(_pct(card[c]) for c in cols) + f" (`{key}`).")
@@ -535,8 +546,39 @@ def block_examples(results: dict) -> str:
     return "Exactly right, from the cards: " + "; ".join(parts) + "."
 
 
+def block_textbook(results: dict) -> str:
+    """The hand-written first-year textbook sentences and the issue's seven sentences, per
+    card (card.textbook, written by python -m model.training.textbook_eval --write)."""
+    cards = _cards()
+    areas = sorted({a for card in cards.values() for a in card["textbook"]["areas"]})
+    head = ["| checkpoint | en→ko exact / chrF | ko→en exact / chrF | "
+            + " | ".join(f"{a} (en→ko / ko→en chrF)" for a in areas)
+            + " | the issue's seven |",
+            "|---|---|---|" + "---|" * len(areas) + "---|"]
+    for name, card in cards.items():
+        tb = card["textbook"]
+        cells = [f"{d['exact']} of {d['n']} / {d['chrf']:.1f}"
+                 for d in (tb["directions"]["en-ko"], tb["directions"]["ko-en"])]
+        cells += [" / ".join(f"{tb['areas'][a][d]['chrf']:.1f}" if d in tb["areas"][a] else "–"
+                             for d in ("en-ko", "ko-en")) for a in areas]
+        seven = tb["issue_sentences"]
+        cells.append(f"{sum(bool(x['exact']) for x in seven)} of {len(seven)}")
+        head.append(f"| `{name}` | " + " | ".join(cells) + " |")
+    n = {d: card["textbook"]["directions"][d]["n"] for d in ("en-ko", "ko-en")
+         for card in list(cards.values())[:1]}
+    conf = "; ".join(
+        f"`{name}` flags below {c['confidence']['threshold']:g}, AUROC {ev['auroc']:g} on "
+        f"{ev['sentences']} sentences outside the grammar ({ev['exact']} exact)"
+        for name, c in cards.items() for ev in [c["confidence"]["evaluation"]])
+    return ("\n".join(head) + f"\n\nOn {n['en-ko']} English and {n['ko-en']} Korean sentences "
+            "written by hand per chapter (`tests/data/textbook_*.tsv`), none in the training "
+            "split (a test checks); from each `checkpoints/NAME/card.json` (`textbook`). "
+            f"`Translation.confidence` (card `confidence`): {conf}.")
+
+
 BLOCKS: dict[str, Callable[[dict], str]] = {
     "checkpoints": block_checkpoints,
+    "textbook": block_textbook,
     "examples": block_examples,
     "alignment": block_alignment,
     "tokenizer": block_tokenizer,
@@ -585,10 +627,12 @@ MEASURED = re.compile(
 # scan, so each entry allows exactly the phrase it names.
 NOT_MEASURED: dict[str, str] = {
     r"zoomed 1\.5×|with 1\.5× larger fonts": "presenter-mode zoom, a setting",
-    r"`max_len` 520|8\.6 MB per folder": "shipped checkpoint size on disk (a file size)",
-    r"--max-minutes 50|50 minutes|59\.5 (?:more|minutes)|9\.5 more": "training time limits",
+    r"`max_len` 520|14 MB per folder": "shipped checkpoint size on disk (a file size)",
+    r"--max-minutes 50|9\.5 more|50\n?\s*minutes|59\.5 with|about 39 minutes|for 19 minutes|"
+    r"resumed to 34": "training time limits and the leg-1 stop",
     r"10 % of the pairs": "--typed-share 0.1, a setting",
-    r"are 45 % of the corpus": "corpus mixture, a setting",
+    r"are 35 % of the corpus|ones 25 %|textbook's 40 %|share of its 40 %|\((?:16|22|15|10) %\)":
+        "corpus mixture, settings",
     r"2 × source \+ 10": "decoding formula",
     r"within ±30 % of measured peaks": "test tolerance",
     r"every 0\.2 s": "queue poll interval, a setting",

@@ -37,16 +37,16 @@ def html_bodies(at) -> list[str]:
 
 @pytest.mark.parametrize("view", ["tokens", "translation"])
 def test_a_word_outside_the_lexicon_is_named_and_marked(view):
-    at = run_app({"ckpt": "paper", "view": view, "text": "The zebra is cold.", "lang": "ko"},
+    at = run_app({"ckpt": "paper", "view": view, "text": "The quokka is cold.", "lang": "ko"},
                  timeout=300)
     clean(at)
     found = notices(at)
-    assert len(found) == 1 and "zebra" in found[0] and "cold" not in found[0].split(":")[1]
+    assert len(found) == 1 and "quokka" in found[0] and "cold" not in found[0].split(":")[1]
     marked = [h for h in html_bodies(at) if "dashed" in h]
     assert len(marked) == 1
     # the dashed spans hold exactly the unknown word: its pieces (tokens) or the word itself
     inside = re.findall(r'dashed[^>]*>([^<]*)', marked[0])
-    assert "".join(inside) == ("▁zebra" if view == "tokens" else "zebra"), inside
+    assert "".join(inside) == ("▁quokka" if view == "tokens" else "quokka"), inside
 
 
 @pytest.mark.parametrize("view", ["tokens", "translation"])
@@ -60,12 +60,12 @@ def test_sentences_inside_the_lexicon_get_no_notice(view):
 
 
 def test_korean_notice():
-    at = run_app({"ckpt": "paper", "view": "tokens", "text": "오늘 zebra가 좋아요.",
+    at = run_app({"ckpt": "paper", "view": "tokens", "text": "오늘 quokka가 좋아요.",
                   "lang_ui": "ko"}, timeout=300)
     clean(at)
     found = [str(w.value).replace("\\", "") for w in at.warning if "학습 때 본 적 없는" in
              str(w.value)]
-    assert len(found) == 1 and "zebra가" in found[0]
+    assert len(found) == 1 and "quokka가" in found[0]
 
 
 def test_knows_opens_from_the_link_and_the_search_filters():

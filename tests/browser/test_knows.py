@@ -45,9 +45,9 @@ def test_knows_opens_from_its_link_and_searches(page, streamlit_server):
 
 def test_tokens_view_names_and_marks_an_unknown_word(page, streamlit_server):
     open_app(page, streamlit_server, ckpt="paper", view="tokens",
-             text=f"The zebra is cold.\n{HOSTILE}")
+             text=f"The quokka is cold.\n{HOSTILE}")
     text = main_text(page)
-    assert "Never seen in training: zebra" in text
+    assert "Never seen in training: quokka" in text
     assert "</script><img" in text  # the hostile word is named as text, not markup
     assert page.locator("img[src=x]").count() == 0
     marked = page.locator('span[title="never seen in training"]')
