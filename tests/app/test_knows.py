@@ -116,21 +116,22 @@ UNSURE = "unsure of this translation"
 
 @pytest.mark.parametrize("view", ["tokens", "translation"])
 def test_an_unsure_translation_says_so(view):
-    # 배가 고파요 ("I am hungry"): the paper model writes "The ship chooses and is hungry."
-    # with a confidence far below its calibrated threshold; 'Winter is cold.' is exact
-    at = run_app({"ckpt": "paper", "view": view, "text": "배가 고파요.", "lang": "en"},
-                 timeout=300)
+    # -(으)ㄴ/는 것 같아요 is outside the grammar: the paper model writes "My grandmother is his
+    # nice is serious." at 0.35, far below its calibrated 0.915; 'Winter is cold.' is exact
+    # (0.945). (The seed walkthrough's first sentence must never carry the notice.)
+    at = run_app({"ckpt": "paper", "view": view, "text": "할머니께서 주무시는 것 같아요.",
+                  "lang": "en"}, timeout=300)
     clean(at)
     found = [str(w.value) for w in at.warning if UNSURE in str(w.value)]
-    assert len(found) == 1 and "below the 88%" in found[0], found
-    at = run_app({"ckpt": "paper", "view": view, "text": "The cat eats fish.", "lang": "ko"},
+    assert len(found) == 1 and "below the 92%" in found[0], found
+    at = run_app({"ckpt": "paper", "view": view, "text": "겨울은 추워요.", "lang": "en"},
                  timeout=300)
     clean(at)
     assert not [w for w in at.warning if UNSURE in str(w.value)]
 
 
 def test_korean_unsure_notice():
-    at = run_app({"ckpt": "paper", "view": "translation", "text": "배가 고파요.",
+    at = run_app({"ckpt": "paper", "view": "translation", "text": "할머니께서 주무시는 것 같아요.",
                   "lang_ui": "ko"}, timeout=300)
     clean(at)
     assert any("확신" in str(w.value) for w in at.warning), [str(w.value) for w in at.warning]
