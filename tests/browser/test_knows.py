@@ -55,7 +55,7 @@ def test_tokens_view_names_and_marks_an_unknown_word(page, streamlit_server):
     marked.nth(1).wait_for(state="attached", timeout=30_000)
     assert marked.count() >= 2
     assert "".join(marked.nth(i).inner_text().split("\n")[0] for i in range(4)).startswith(
-        "▁z")
+        "▁q")
     assert page.locator(ERROR_BOX).count() == 0
 
 
