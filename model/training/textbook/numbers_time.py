@@ -121,16 +121,21 @@ def date(r: random.Random) -> Pair:
         return finish([(en_t, k_s), (be, k_d)] + en_d,
                       [(particle(ko_t, "topic"), k_s), (ko_m, k_m), (copula(ko_d, tense), k_d)],
                       ".")
+    event, en_s, ko_s = _event_subject(r, keys, k_s)
+    en = en_s + [("is", k_d), ("on", k_d)] + en_d
+    return finish(en, ko_s + [(particle(event.ko, "topic"), k_s), (ko_m, k_m),
+                              (copula(ko_d), k_d)], ".")
+
+
+def _event_subject(r: random.Random, keys: Keys, k_s: int) -> tuple:
+    """An event as a subject: (event, English tokens, Korean tokens before the event word):
+    "my birthday" <-> 제 (생일), "the party" <-> (파티)."""
     event = pick(r, EVENTS)
     if event.en == "birthday":
         det_en, det_ko = pick(r, POSSESSIVES)
         kd = keys()
-        en_s, ko_s = [(det_en, kd), ("birthday", k_s)], [(det_ko, kd)]
-    else:
-        en_s, ko_s = [("the", None)] + [(w, k_s) for w in event.toks], []
-    en = en_s + [("is", k_d), ("on", k_d)] + en_d
-    return finish(en, ko_s + [(particle(event.ko, "topic"), k_s), (ko_m, k_m),
-                              (copula(ko_d), k_d)], ".")
+        return event, [(det_en, kd), ("birthday", k_s)], [(det_ko, kd)]
+    return event, [("the", None)] + [(w, k_s) for w in event.toks], []
 
 
 def weekday(r: random.Random) -> Pair:
@@ -145,13 +150,7 @@ def weekday(r: random.Random) -> Pair:
         return finish([("what", k_wh), ("day", k_p), (be, k_p), ("it", None), (en_t, k_s)],
                       [(particle(ko_t, "topic"), k_s), ("무슨", k_wh), (ko_p, k_p)], "?")
     if x < 0.5:
-        event = pick(r, EVENTS)
-        if event.en == "birthday":
-            det_en, det_ko = pick(r, POSSESSIVES)
-            kd = keys()
-            en_s, ko_s = [(det_en, kd), ("birthday", k_s)], [(det_ko, kd)]
-        else:
-            en_s, ko_s = [("the", None)] + [(w, k_s) for w in event.toks], []
+        event, en_s, ko_s = _event_subject(r, keys, k_s)
         return finish([("what", k_wh), ("day", k_p), ("is", k_p)] + en_s,
                       ko_s + [(particle(event.ko, "topic"), k_s), ("무슨", k_wh),
                               ("요일이에요", k_p)], "?")
