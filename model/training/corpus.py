@@ -294,6 +294,23 @@ ANCHOR_PAIRS: list[Pair] = list({(p.en, p.ko, p.to): p for p in [
 
 # -------------------------------------------------------------------------------- splits
 
+# the sentences written to test the models (tests/data: the textbook sets, columns direction,
+# source, reference, construction; the confidence sets, columns source, reference): no split
+# ever draws one, so a grammar change cannot leak them into training
+HELD_OUT_DIR = Path(__file__).resolve().parents[2] / "tests" / "data"
+
+
+def held_out(folder: Path = HELD_OUT_DIR) -> frozenset[str]:
+    """Every source and reference of the hand-written test sets (empty where they are absent:
+    an installed app reads its checkpoint's val_pairs.tsv and never draws the corpus)."""
+    out: set[str] = set()
+    for path in sorted(folder.glob("textbook_*.tsv")) + sorted(folder.glob("confidence_*.tsv")):
+        cols = slice(1, 3) if path.name.startswith("textbook_") else slice(0, 2)
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip() and not line.startswith("#"):
+                out.update(c.strip() for c in line.split("\t")[cols])
+    return frozenset(out)
+
 
 def splits(seed: int = 0, n_train: int = 200_000, n_val: int = 2_000,
            n_test: int = 4_000, n_everyday: int = 1_000) -> dict[str, list[Pair]]:
@@ -305,11 +322,13 @@ def splits(seed: int = 0, n_train: int = 200_000, n_val: int = 2_000,
     every short, frequent sentence
     ("Please be careful.") lands in train, and val / test hold sentences the model never saw.
     The sizes are exact unless the grammar runs out of new pairs. The splits depend on all of
-    (seed, n_train, n_val, n_test): pass the same values when evaluating.
+    (seed, n_train, n_val, n_test) and on the held-out test sets (held_out): pass the same
+    values when evaluating.
     """
     r = random.Random(f"attention-lab-corpus-splits:{seed}")
-    seen_en: set[str] = set()
-    seen_ko: set[str] = set()
+    # the held-out test sentences count as taken, so every split skips them
+    seen_en: set[str] = set(held_out())
+    seen_ko: set[str] = set(seen_en)
 
     one_way: set[str] = set()  # both sides of the one-way pairs, kept out of val and test
 

@@ -17,7 +17,7 @@ import random
 
 from .hangul import infinitive, lemma_stem, particle, pred_words, prospective
 from .lexicon import ADJECTIVES, NOUNS, PRONOUNS, VERBS, Noun, Verb, read_pairs
-from .render import Keys, Pair, Reject, finish, pred_keys
+from .render import Keys, Pair, Reject, adj_pred, finish
 from .words import (  # noqa: F401 (re-exported: the everyday helpers live in words.py)
     COUNTER_EN,
     NUMBERS,
@@ -268,8 +268,7 @@ def demonstrative_sentence(r: random.Random) -> Pair:
     adj = pick(r, adjs)
     np = demonstrative_np(r, noun, keys)
     tense = "past" if r.random() < 0.2 else "present"
-    pred, k_main, _, k_tense = pred_keys(pred_words(adj.ko, tense, False, "final"), False,
-                                          keys)
+    pred, k_main, _, k_tense = adj_pred(adj.ko, tense, False, "final", keys)
     be = agree_be("3s", tense)
     en = np.en + [(be, k_tense), (adj.en, k_main)]
     en = _cap_question(en, question, len(np.en))

@@ -540,3 +540,20 @@ def test_pairs_file_round_trip(tmp_path):
     pairs = generate(50, seed=4)
     assert read_pairs_file(write_pairs(tmp_path / "val.tsv", pairs)) == pairs
     assert any(p.align for p in pairs)  # the alignments travel too
+
+
+def test_splits_never_draw_a_held_out_test_sentence():
+    """The textbook and confidence sets' sentences are taken before the draw: a grammar change
+    that makes one of them (안 심심해요. did, with the feeling construction) cannot put it in
+    train, and no anchor is one of them."""
+    from pathlib import Path
+
+    from model.training import corpus
+
+    held = corpus.held_out()
+    assert len(held) > 700 and "안 심심해요." in held and "I'm not bored." in held
+    assert not [p for p in corpus.ANCHOR_PAIRS if p.en in held or p.ko in held]
+    parts = corpus.splits(seed=0, n_train=20_000, n_val=200, n_test=200, n_everyday=100)
+    drawn = {s for pairs in parts.values() for p in pairs for s in (p.en, p.ko)}
+    assert not drawn & held
+    assert corpus.held_out(Path("/nonexistent")) == frozenset()

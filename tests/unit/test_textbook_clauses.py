@@ -78,6 +78,7 @@ def test_eu_form_endings_used_here(lemma: str, tail: str, expected: str) -> None
 @pytest.mark.parametrize("base, expected", [
     ("eat", "eating"), ("make", "making"), ("run", "running"), ("swim", "swimming"),
     ("see", "seeing"), ("study", "studying"), ("take", "taking"), ("sit", "sitting"),
+    ("win", "winning"),
 ])
 def test_en_ing(base: str, expected: str) -> None:
     assert cp.en_ing(base) == expected

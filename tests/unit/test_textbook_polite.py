@@ -190,9 +190,25 @@ def test_constructions_mark_what_they_should(drawn):
     assert some("doing_what", lambda p: (p.en, p.ko) == ("What are you doing?", "뭐 하고 있어요?"))
     assert some("doing_what", lambda p: p.en.startswith("What is your grand")
                 and p.ko.endswith("께서 뭐 하고 계세요?"))
+    assert some("feeling", lambda p: (p.en, p.ko) == ("I am hungry.", "배가 고파요."))
+    assert some("feeling", lambda p: (p.en, p.ko) == ("I'm not hungry.", "배가 안 고파요."))
+    assert some("feeling", lambda p: p.en.startswith("Are you ") and p.ko.endswith("요?")
+                and len(p.ko.split()) == 1)
+    assert some("body_ache", lambda p: (p.en, p.ko) == ("My stomach hurts.", "배가 아파요."))
+    assert some("body_ache", lambda p: p.en.startswith("Does your ") and p.ko.endswith("아파요?"))
+    assert some("body_ache", lambda p: " doesn't hurt." in p.en and " 안 아파요." in p.ko)
     # never 당신 in this area, never 제 before an elder
     for pairs in drawn.values():
         assert not any("당신" in p.ko or p.ko.startswith("제 ") for p in pairs)
+
+
+def test_bae_alone_is_the_stomach_and_hunger(drawn):
+    """배가 with no subject before it is never the ship: the counterweight to the lexicon's
+    배 "ship" ("배가 고파요." read as "The ship is hungry." before these two constructions)."""
+    bae = [p for name in ("feeling", "body_ache") for p in drawn[name] if p.ko.startswith("배가")]
+    assert len(bae) > 300
+    assert all("ship" not in p.en and ("hungry" in p.en or "stomach" in p.en) for p in bae)
+    assert all(p.to == "" for p in bae)  # both ways
 
 
 def test_alignments(drawn):

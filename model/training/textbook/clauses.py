@@ -28,9 +28,19 @@ from __future__ import annotations
 
 import random
 
-from ..hangul import eu_form, ko_imperative, ko_propose, particle, pred_words
+from ..hangul import eu_form, ko_imperative, ko_propose, particle
 from ..lexicon import MANNER_ADVERBS, TIMES_BY_TENSE
-from ..render import Keys, Pair, Reject, copula, finish, place_pair, pred_keys, time_pair
+from ..render import (
+    Keys,
+    Pair,
+    Reject,
+    adj_pred,
+    copula,
+    finish,
+    place_pair,
+    pred_keys,
+    time_pair,
+)
 from .clauses_descriptions import DESCRIPTIONS
 from .clauses_parts import (
     ACTION,
@@ -177,8 +187,7 @@ def _reason_action(r: random.Random) -> Pair:
     ko1 = [(MANNER_ADVERBS[manner], k_adv), (seo_form(v.ko), k_conn)]
     if effect in STATE:
         adj = STATE[effect]
-        pred, k_main, _, k_last = pred_keys(pred_words(adj.ko, tense, False, "final"), False,
-                                            keys)
+        pred, k_main, _, k_last = adj_pred(adj.ko, tense, False, "final", keys)
         en2, ko2 = [(copula(tense, pron.person), k_last), (adj.en, k_main)], pred
     else:
         en2, ko2 = _second(keys, action_vp(r, effect), tense, pron.person)
@@ -266,8 +275,7 @@ def because_of(r: random.Random) -> Pair:
     ko_c = [(noun_ko, kc), ("때문에", kb)]
     if effect in STATE:
         adj = STATE[effect]
-        pred, k_main, _, k_last = pred_keys(pred_words(adj.ko, tense, False, "final"), False,
-                                            keys)
+        pred, k_main, _, k_last = adj_pred(adj.ko, tense, False, "final", keys)
         en2 = [(copula(tense, pron.person), k_last), (adj.en, k_main)]
         ko2 = pred
     else:

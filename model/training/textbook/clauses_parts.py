@@ -29,6 +29,7 @@ from ..lexicon import (
     Verb,
 )
 from ..render import NP, Keys, Reject, copula, np_pair, place_pair, pred_keys
+from ..words import en_ing
 
 # verbs whose meaning does not suit a linked clause ("I am tired, so I know ...")
 _STATIVE = {"know", "love", "hate", "like", "want", "remember", "understand", "live", "lose",
@@ -89,20 +90,6 @@ CAUSES = (
     (("the", "snow"), "눈", ("take", "wear:warmcloth", "go@house")),
     (("the", "wind"), "바람", ("cold", "wear:warmcloth", "close")),
 )
-
-_DOUBLE = {"run", "swim", "sit", "get", "shop", "stop", "plan", "jog", "cut", "put", "begin"}
-
-
-def en_ing(base: str) -> str:
-    """English -ing form: eat -> eating, make -> making, run -> running, see -> seeing."""
-    if base in _DOUBLE:
-        return base + base[-1] + "ing"
-    if base.endswith("ie"):
-        return base[:-2] + "ying"
-    if base.endswith("e") and not base.endswith(("ee", "ye", "oe")) and len(base) > 2:
-        return base[:-1] + "ing"
-    return base + "ing"
-
 
 def past_modifier(lemma: str) -> str:
     """-(으)ㄴ of a verb (the past modifier before 후에): 먹은, 간, 만든, 들은, 도운, 지은."""

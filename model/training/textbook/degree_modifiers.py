@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import random
 
-from ..hangul import has_batchim, ko_present_attributive, particle, pred_words, prospective
+from ..hangul import has_batchim, ko_present_attributive, particle, prospective
 from ..lexicon import (
     ADJECTIVES,
     ATTR_FOR,
@@ -32,7 +32,7 @@ from ..lexicon import (
     TRANSITIVE,
     Noun,
 )
-from ..render import Keys, Pair, Reject, copula, finish, time_pair
+from ..render import Keys, Pair, Reject, adj_pred, copula, finish, time_pair
 
 
 def _pick(r: random.Random, items: list):
@@ -98,11 +98,10 @@ def _main(r: random.Random, head: Noun, tense: str, keys: Keys) -> tuple[list, l
     """Head noun with 이/가 and the adjective predicate: (en head, en predicate, ko)."""
     a = _adjective_for(r, head)
     k_h = keys()
-    words = pred_words(a.ko, tense, False, "final")
-    ks = [keys() for _ in words]
+    pred, k_main, _, k_tense = adj_pred(a.ko, tense, False, "final", keys)  # 배가 고파요
     en_head = [("the", None)] + [(w, k_h) for w in head.toks]
-    en_pred = [(copula(tense, "3s"), ks[-1]), (a.en, ks[0])]
-    return en_head, en_pred, [(particle(head.ko, "subject"), k_h)] + list(zip(words, ks))
+    en_pred = [(copula(tense, "3s"), k_tense), (a.en, k_main)]
+    return en_head, en_pred, [(particle(head.ko, "subject"), k_h)] + pred
 
 
 def rel_present(r: random.Random) -> Pair:

@@ -29,7 +29,7 @@ import random
 from .. import everyday
 from ..everyday import FORM_VERBS, PLACES_AT, en_ing, pick, vp
 from ..grammar import verb_clause
-from ..hangul import eu_form, ko_propose, lemma_stem, particle, prospective
+from ..hangul import eu_form, ko_propose, lemma_stem, particle, pred_words, prospective
 from ..lexicon import ADJECTIVES, BY_EN, NOUNS, PRONOUNS, TIMES_BY_TENSE, VERBS, Verb
 from ..render import (
     NP,
@@ -42,6 +42,7 @@ from ..render import (
     render_adj,
     render_verb,
 )
+from .speech_neg import WEATHER_KO, adverb_pred
 
 # volitional verbs a person proposes or promises (the imperative-able ones)
 ACT_VERBS = [v for v in FORM_VERBS if v.imp]
@@ -318,6 +319,62 @@ def i_dropped(r: random.Random) -> Pair:
     return Pair(p.en, p.ko, p.align, to="en")
 
 
+# feelings a person has (not the weather's 춥다 / 덥다, whose bare Korean means "it")
+_FEELINGS = [a for a in ADJECTIVES if a.state and "person" in a.tags
+             and a.ko not in WEATHER_KO]
+_HUNGRY = next(a for a in _FEELINGS if a.ko == "배고프다")
+# body parts that hurt: 배 is the stomach here, the counterweight to 배 "ship" (배가 고파요
+# read as "The ship is hungry." before this construction); 눈 (snow), 이 (this) and 다리
+# (legs only: no bridge in the lexicon) are left at that
+BODY = (("head", "머리"), ("stomach", "배"), ("leg", "다리"), ("arm", "팔"), ("foot", "발"),
+        ("hand", "손"), ("ear", "귀"), ("shoulder", "어깨"), ("knee", "무릎"), ("neck", "목"))
+
+
+def feeling(r: random.Random) -> Pair:
+    """The textbook's feelings, with the subject left out both ways: I am hungry. <-> 배가
+    고파요. / Are you tired? <-> 피곤해요? / I'm not hungry. <-> 배가 안 고파요. / I was hungry.
+    <-> 배가 고팠어요. 배고프다 is drawn most: 배가 alone must read as a stomach, not a ship."""
+    keys = Keys()
+    a = _HUNGRY if r.random() < 0.4 else pick(r, _FEELINGS)
+    tense = "past" if r.random() < 0.3 else "present"
+    if r.random() < 0.25:  # short negation, as speech_neg writes it: I'm not hungry.
+        pred, k_main, k_neg = adverb_pred(a.ko, "안", tense, keys, verb=False)
+        be = "I'm" if tense == "present" else "I"
+        en = [(be, k_main)] + ([("not", k_neg[0])] if tense == "present"
+                               else [("wasn't", k_neg)]) + [(a.en, k_main)]
+        return finish(en, pred, ".")
+    c = Clause()
+    question = r.random() < 0.35
+    c.subj = NP(pron=PRONOUNS[1] if question else PRONOUNS[0])
+    c.adj, c.tense = a, tense
+    en, ko, _ = render_adj(c, "ynq" if question else "decl", keys)
+    return finish(en, ko, "?" if question else ".")
+
+
+def body_ache(r: random.Random) -> Pair:
+    """My head hurts. <-> 머리가 아파요. / Does your stomach hurt? <-> 배가 아파요? / My leg
+    doesn't hurt. <-> 다리가 안 아파요. ("my" / "your" align to the body part)"""
+    keys = Keys()
+    en_n, ko_n = ("stomach", "배") if r.random() < 0.3 else pick(r, BODY)
+    tense = "past" if r.random() < 0.3 else "present"
+    question = r.random() < 0.3
+    neg = not question and r.random() < 0.25
+    kn, k = keys(), keys()
+    ko = [(particle(ko_n, "subject"), kn)]
+    if neg:
+        k_neg = keys()
+        ko += [("안", k_neg)]
+    ko += [(w, k) for w in pred_words("아프다", tense, False, "final")]
+    noun = [("your" if question else "my", kn), (en_n, kn)]
+    if question:
+        en = [("did" if tense == "past" else "does", k)] + noun + [("hurt", k)]
+    elif neg:
+        en = noun + [("didn't" if tense == "past" else "doesn't", (k_neg, k)), ("hurt", k)]
+    else:
+        en = noun + [("hurt" if tense == "past" else "hurts", k)]
+    return finish(en, ko, "?" if question else ".")
+
+
 # ------------------------------------------------------------------------------ tables
 
 MAKERS = (
@@ -331,6 +388,8 @@ MAKERS = (
     (0.06, "bare_kin", sibling_sentence),
     (0.06, "i_dropped", i_dropped),
     (0.03, "doing_what", doing_what),
+    (0.08, "feeling", feeling),
+    (0.05, "body_ache", body_ache),
 )
 
 DESCRIPTIONS = {
@@ -351,6 +410,11 @@ DESCRIPTIONS = {
                   "생략: 주어 없는 문장은 '나' (고기를 먹어요. -> I eat meat.)"),
     "doing_what": ("What are you doing? <-> 뭐 하고 있어요? (you left out; 계세요 for elders)",
                    "질문: 뭐 하고 있어요? (지금 뭐 하고 있어요?)"),
+    "feeling": ("Feelings with the subject left out: I am hungry. <-> 배가 고파요. / Are you "
+                "tired? <-> 피곤해요?",
+                "감정: 주어 생략 (배가 고파요. / 피곤해요? / 배가 안 고파요.)"),
+    "body_ache": ("Body parts that hurt: My head hurts. <-> 머리가 아파요. (배 is the stomach)",
+                  "아픈 곳: 머리가 아파요. / 배가 아파요? (배 = 신체)"),
     "bare_kin": ("Family named without 제: 동생 <-> my younger sibling, with -고 있어요",
                  "가족: 동생이 ... -고 있어요 (동생이 방에서 자고 있어요.)"),
 }
