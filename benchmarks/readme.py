@@ -571,8 +571,8 @@ def block_textbook(results: dict) -> str:
         f"{ev['sentences']} sentences outside the grammar ({ev['exact']} exact)"
         for name, c in cards.items() for ev in [c["confidence"]["evaluation"]])
     return ("\n".join(head) + f"\n\nOn {n['en-ko']} English and {n['ko-en']} Korean sentences "
-            "written by hand per chapter (`tests/data/textbook_*.tsv`), none in the training "
-            "split (a test checks); from each `checkpoints/NAME/card.json` (`textbook`). "
+            "written by hand per chapter (`tests/data/textbook_*.tsv`), which the corpus never "
+            "draws into any split (`corpus.held_out`; a test checks); from each `checkpoints/NAME/card.json` (`textbook`). "
             f"`Translation.confidence` (card `confidence`): {conf}.")
 
 

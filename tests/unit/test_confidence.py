@@ -86,9 +86,8 @@ def test_confidence_is_the_geometric_mean_of_a_real_translation():
     from model import load_checkpoint, translate
 
     bundle = load_checkpoint(ROOT / "checkpoints" / "paper")
-    # the seed documents' first sentence, and an out-of-grammar one it gets wrong ("The ship is
-    # too thirsty."; 배가 고파요. alone now comes out as "The ship is hungry." at 0.916, above
-    # paper's threshold of 0.915: a confident error, see issue 27's note)
+    # the seed documents' first sentence (0.945), and an out-of-grammar one it gets wrong ("The
+    # ship is too thirsty and dies." at 0.58, below paper's threshold of 0.868)
     right, wrong = translate(bundle, ["겨울은 추워요.", "배가 너무 고파서 죽겠어요."])
     assert right.text == "Winter is cold." and wrong.text != "I am so hungry I could die."
     assert right.confidence == pytest.approx(math.exp(sum(map(math.log, right.probs))

@@ -48,10 +48,9 @@ def test_shipped_checkpoint_translates(shipped):
 def test_shipped_card_figures(shipped):
     name, _, bundle, card = shipped
     metrics = card["metrics"]
-    # issue 27 asks >= 97 % exact each way; on the test split with the textbook's 40 % the
-    # v4 cards read 96.2 / 96.25 % en->ko (99.2 / 99.05 % ko->en): the floor below is what they
-    # hold, not the target, and issue 27 stays open for it
-    floor = {"en->ko": (96, 98.5), "ko->en": (99, 99.8)}
+    # issue 27 asks >= 97 % exact each way on the test split (40 % textbook constructions); the
+    # cards after leg 3 read 98.35 / 97.95 % en->ko and 99.2 / 99.35 % ko->en
+    floor = {"en->ko": (97, 99), "ko->en": (99, 99.8)}
     for direction in ("en->ko", "ko->en"):
         assert metrics[direction]["exact_match"] >= floor[direction][0], direction
         assert metrics[direction]["chrf"] >= floor[direction][1], direction
@@ -149,13 +148,14 @@ def test_shipped_textbook_figures(shipped):
 
 
 def test_shipped_issue_sentences(shipped):
-    """The seven sentences the issue quotes: six come out right; 배가 고파요. still reads 배 as
-    "ship" (a lexicon noun) on both v4 cards, which keeps issue 27 open. The card holds the
-    same outputs."""
+    """The seven sentences the issue quotes come out right both checkpoints (배가 고파요. read
+    as "The ship is hungry." until the feeling and body_ache constructions gave 배 its other
+    senses). The card holds the same outputs."""
     from model.training.textbook_eval import issue_sentences
 
     _, _, bundle, card = shipped
     found = issue_sentences(bundle)
     assert found == card["textbook"]["issue_sentences"]
+    assert len(found) == 7
     wrong = [(s["source"], s["output"]) for s in found if not s["exact"]]
-    assert wrong == [("배가 고파요.", "The ship is hungry.")], wrong
+    assert not wrong, wrong
