@@ -572,7 +572,8 @@ def block_textbook(results: dict) -> str:
         for name, c in cards.items() for ev in [c["confidence"]["evaluation"]])
     return ("\n".join(head) + f"\n\nOn {n['en-ko']} English and {n['ko-en']} Korean sentences "
             "written by hand per chapter (`tests/data/textbook_*.tsv`), which the corpus never "
-            "draws into any split (`corpus.held_out`; a test checks); from each `checkpoints/NAME/card.json` (`textbook`). "
+            "draws into any split (`corpus.held_out`; a test checks); from each "
+            "`checkpoints/NAME/card.json` (`textbook`). "
             f"`Translation.confidence` (card `confidence`): {conf}.")
 
 

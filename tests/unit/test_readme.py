@@ -120,19 +120,26 @@ def test_readme_alignment_table_matches_the_cards():
 
 
 def test_tokenizers_block_holds_the_shipped_row_to_the_card():
-    """The retrained shipped-size tokenizer has the shipped pieces, so its measured shares must
-    be the cards' figures; a shipped row that drifts from the card is refused, not printed."""
+    """Where the retrained shipped-size tokenizer has the shipped pieces, its measured shares
+    must be the cards' figures, and a shipped row that drifts from the card is refused, not
+    printed. Where it has not (the shipped one was trained on leg 2's corpus and kept for leg 3,
+    so the warm-started rows stay; leg 3's grammar draws another split), the block says so."""
     from benchmarks import readme as figures
     from benchmarks.common import load_results
 
     results = load_results()
     r = figures.part(results, "bench_tokenizers.sizes")
-    assert r["same_pieces_as_shipped"], "the retrained BPE 6,000 is not the shipped tokenizer"
     card = json.loads((ROOT / "checkpoints" / "paper" / "card.json").read_text("utf-8"))
     assert r["shipped_card"] == card["tokenizer"]
-    assert r["tokenizers"][r["shipped"]]["one_piece_share_top500"] == \
-        card["tokenizer"]["one_piece_share_top500"]
+    block = figures.render("tokenizers", results)
+    if r["same_pieces_as_shipped"]:
+        assert r["tokenizers"][r["shipped"]]["one_piece_share_top500"] == \
+            card["tokenizer"]["one_piece_share_top500"]
+        assert "holds the same pieces" in block
+    else:
+        assert "differs from the shipped" in block and "holds the same pieces" not in block
     drifted = json.loads(json.dumps(results))
+    drifted["bench_tokenizers"]["sizes"]["same_pieces_as_shipped"] = True
     drifted["bench_tokenizers"]["sizes"]["tokenizers"][r["shipped"]][
         "one_piece_share_top500"]["en_lower"] += 0.1
     with pytest.raises(ValueError, match="differ from the card"):
