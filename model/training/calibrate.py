@@ -19,20 +19,7 @@ from .. import confidence as conf
 from ..checkpoint import Bundle
 from ..dispatch import load_checkpoint, translate
 from .evaluate import chrf
-
-DATA = Path(__file__).resolve().parents[2] / "tests" / "data"
-CALIBRATION = DATA / "confidence_calibration.tsv"
-EVALUATION = DATA / "confidence_eval.tsv"
-
-
-def read_set(path: Path) -> list[tuple[str, str]]:
-    """(source, reference) rows of a TSV set; '#' lines are comments."""
-    rows = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line.strip() and not line.startswith("#"):
-            source, reference = line.split("\t")
-            rows.append((source.strip(), reference.strip()))
-    return rows
+from .testsets import CALIBRATION, EVALUATION, read_set
 
 
 def score_set(bundle: Bundle, rows: list[tuple[str, str]]) -> dict:

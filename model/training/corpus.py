@@ -103,6 +103,7 @@ from .lexicon import (
     read_table,
 )
 from .render import NP, Clause, Keys, Pair, Reject, finish
+from .testsets import held_out
 
 __all__ = [
     "ADJECTIVES", "CONSTRUCTIONS", "LEXICON", "NOUNS", "PRONOUNS", "SEED_PAIRS", "TENSES",
@@ -294,24 +295,6 @@ ANCHOR_PAIRS: list[Pair] = list({(p.en, p.ko, p.to): p for p in [
 
 # -------------------------------------------------------------------------------- splits
 
-# the sentences written to test the models (tests/data: the textbook sets, columns direction,
-# source, reference, construction; the confidence sets, columns source, reference): no split
-# ever draws one, so a grammar change cannot leak them into training
-HELD_OUT_DIR = Path(__file__).resolve().parents[2] / "tests" / "data"
-
-
-def held_out(folder: Path = HELD_OUT_DIR) -> frozenset[str]:
-    """Every source and reference of the hand-written test sets (empty where they are absent:
-    an installed app reads its checkpoint's val_pairs.tsv and never draws the corpus)."""
-    out: set[str] = set()
-    for path in sorted(folder.glob("textbook_*.tsv")) + sorted(folder.glob("confidence_*.tsv")):
-        cols = slice(1, 3) if path.name.startswith("textbook_") else slice(0, 2)
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if line.strip() and not line.startswith("#"):
-                out.update(c.strip() for c in line.split("\t")[cols])
-    return frozenset(out)
-
-
 def splits(seed: int = 0, n_train: int = 200_000, n_val: int = 2_000,
            n_test: int = 4_000, n_everyday: int = 1_000) -> dict[str, list[Pair]]:
     """Deduplicated train / val / test / everyday lists; no English or Korean string is in two.
@@ -326,7 +309,8 @@ def splits(seed: int = 0, n_train: int = 200_000, n_val: int = 2_000,
     values when evaluating.
     """
     r = random.Random(f"attention-lab-corpus-splits:{seed}")
-    # the held-out test sentences count as taken, so every split skips them
+    # the hand-written test sets' sentences (tests/data) count as taken, so no split holds one
+    # and a grammar change cannot leak them into training
     seen_en: set[str] = set(held_out())
     seen_ko: set[str] = set(seen_en)
 

@@ -14,14 +14,13 @@ from __future__ import annotations
 import argparse
 import json
 from collections import defaultdict
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..checkpoint import Bundle
 from ..dispatch import load_checkpoint, translate
 from .evaluate import chrf
+from .testsets import DIRECTIONS, Row, read_sets
 
-DIRECTIONS = {"en-ko": "ko", "ko-en": "en"}  # file direction -> target language
 # the sentences the issue quotes as failing (target language, source, reference)
 ISSUE_SENTENCES = (
     ("ko", "I don't eat meat.", "저는 고기를 안 먹어요."),
@@ -32,33 +31,6 @@ ISSUE_SENTENCES = (
     ("en", "배가 고파요.", "I am hungry."),
     ("en", "동생이 방에서 자고 있어요.", "My younger sibling is sleeping in the room."),
 )
-
-
-@dataclass(frozen=True)
-class Row:
-    """One textbook sentence: its area (file), direction, source, reference, construction."""
-
-    area: str
-    direction: str
-    source: str
-    reference: str
-    construction: str
-
-
-def read_sets(folder: str | Path = "tests/data") -> list[Row]:
-    """Every tests/data/textbook_*.tsv row; malformed rows raise ValueError naming the line."""
-    rows = []
-    for path in sorted(Path(folder).glob("textbook_*.tsv")):
-        area = path.stem.removeprefix("textbook_")
-        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            if not line.strip() or line.startswith("#"):
-                continue
-            cells = line.split("\t")
-            if len(cells) != 4 or cells[0] not in DIRECTIONS or not all(c.strip() for c in cells):
-                raise ValueError(f"{path.name}:{n}: want direction, source, reference, "
-                                 f"construction, tab-separated")
-            rows.append(Row(area, *(c.strip() for c in cells)))
-    return rows
 
 
 def _score(hyps: list[str], refs: list[str]) -> dict:

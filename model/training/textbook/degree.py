@@ -33,7 +33,7 @@ import random
 from ..everyday import demonstrative_np
 from ..hangul import particle, pred_words
 from ..lexicon import ADJECTIVES, PRONOUNS, TIMES_BY_TENSE, TRANSITIVE, Adjective, Noun, Pronoun
-from ..render import SPLIT_ADJ, Keys, Pair, Reject, copula, finish, time_pair
+from ..render import Keys, Pair, Reject, adj_pred, copula, finish, time_pair
 from . import degree_modifiers
 from .degree_modifiers import clash
 
@@ -192,10 +192,8 @@ def comparison(r: random.Random) -> Pair:
 
 
 def _pred(lemma: str, tense: str, keys: Keys) -> tuple[list, int, int, int]:
-    head, lemma = SPLIT_ADJ.get(lemma, ("", lemma))  # 배가 고파요, as render.adj_pred writes it
-    words = pred_words(lemma, tense, False, "final")
-    ks = [keys() for _ in words]
-    return [(head, ks[0])] * bool(head) + list(zip(words, ks)), ks[0], ks[0], ks[-1]
+    """A positive final predicate, verb or adjective (배가 고파요 as render.adj_pred writes it)."""
+    return adj_pred(lemma, tense, False, "final", keys)
 
 
 def _superlative(r: random.Random, word: str) -> Pair:
