@@ -144,7 +144,7 @@ def warn_unknown(words: list[str]) -> None:
     st.warning(text + "  \n" + _("The training corpus never contained these words, so "
                                  "the model has no learned meaning for them: a bad "
                                  "translation here is an unknown word, not a model error. "
-                                 "See the “What this model knows” view."), icon="🔎")
+                                 "See the “What this model knows” view."), icon=":material/search:")
 
 
 def unknown_notice(ctx: Ctx, b: int) -> list[bool] | None:
@@ -172,7 +172,7 @@ def confidence_notice(bundle: Bundle, result) -> None:
     st.warning(_("The model is unsure of this translation: confidence {c:.0%}, below the "
                  "{t:.0%} that its exactly right translations reach. The sentence probably "
                  "uses grammar or words beyond what it was trained on, so read its attention "
-                 "as a guess.").format(c=result.confidence, t=limit), icon="❓")
+                 "as a guess.").format(c=result.confidence, t=limit), icon=":material/help:")
 
 
 # --- the view ----------------------------------------------------------------------------
