@@ -123,7 +123,7 @@ def _summary(sources: list[str], heads: frozenset[Head], before: list, after: li
 
 def _hf_effect(bundle, sources: list[str], heads: frozenset[Head]) -> dict:
     """ablation_effect for a Hugging Face model (the measures in the module docstring)."""
-    from ..hf.forced import forced_batch, forced_values, greedy, hidden_change
+    from ..backends.hf.forced import forced_batch, forced_values, greedy, hidden_change
 
     fns = ablation_hooks(heads)
     before, after = greedy(bundle, sources), greedy(bundle, sources, fns)
@@ -212,7 +212,7 @@ def importance_scan(bundle, source: str, target_lang: str | None = None,
 def _hf_scan(bundle, source: str, report: Callable[[float], None], target: str | None,
              chunk: int) -> dict[str, np.ndarray]:
     """importance_scan for a Hugging Face model: one row per head plus a baseline row."""
-    from ..hf.forced import forced_batch, forced_values, greedy, hidden_change
+    from ..backends.hf.forced import forced_batch, forced_values, greedy, hidden_change
 
     if target is None and bundle.config.family == "seq2seq":
         forced = forced_batch(bundle, [source], [greedy(bundle, [source])[0].ids])

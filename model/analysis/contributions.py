@@ -230,8 +230,8 @@ def _hf_run(bundle, ids: list[int], step: int, names: list[str]) -> tuple[dict, 
 
 def _hf_direct(bundle, ids: list[int], step: int, token_id: int | None, k: int):
     """(logits at step, dla {"dec_self": (L, H)}, other terms, top tokens per head)."""
-    from ..hf.projections import output_projections
-    from ..hf.recorder import residual_points
+    from ..backends.hf.projections import output_projections
+    from ..backends.hf.recorder import residual_points
     from ..norms import head_slices
 
     model, cfg = bundle.model, bundle.config
@@ -285,7 +285,7 @@ def _hf_contributions(bundle, source: str, target: str | None, *, step: int | No
                       knockout: bool = True) -> Contributions:
     """head_contributions for a Hugging Face decoder-only model: DLA and knock-out."""
     from ..backends import capabilities
-    from ..hf.record import encode_checked
+    from ..backends.hf.record import encode_checked
 
     caps = capabilities(bundle)
     if caps.family != "decoder" or not caps.logit_attribution:

@@ -23,7 +23,7 @@ Shape legend
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
@@ -228,7 +228,7 @@ def run_ids(bundle, src: list[list[int]], tgt: list[list[int]],
             model(s_t if caps.family != "decoder" else None,
                   t_t if caps.family != "encoder" else None)
         else:
-            from ..hf.recorder import sites
+            from ..backends.hf.recorder import sites
 
             if sites(model, cfg.family) is None:
                 raise ValueError("this model's attention does not run through the lab's "
@@ -452,3 +452,26 @@ def ranked(scores: dict[str, np.ndarray], top: int | None = None
             for head in range(a.shape[1]) if np.isfinite(a[layer, head])]
     rows.sort(key=lambda r: -r[3])
     return rows[:top] if top else rows
+
+
+def chance_levels(bundle, trace: Trace) -> dict[str, dict[str, float]]:
+    """{detector: {kind: score}} of a uniform head (equal weight on every key it may see) on
+    the rows the detectors count: the typed input for previous-token, duplicate-token and sink,
+    the repeated sequence for induction; positional is 1 (a uniform row ignores the tokens).
+    Reads only the masks and shapes of those rows: no run of the model."""
+    uniform = {}
+    for kind, blocked in trace.masks.items():
+        if kind in trace.attn:
+            seen = (~blocked).astype(np.float32)  # (B, Q, K)
+            uniform[kind] = (seen / np.maximum(seen.sum(-1, keepdims=True), 1.0))[None, :, None]
+    flat = replace(trace, attn=uniform)  # (1, B, 1, Q, K): one layer, one head
+    out = {d: {k: float(a[0, 0]) for k, a in s.items()} for d, s in quick_detectors(flat).items()}
+    _, _, pre, n = induction_inputs(bundle, trace)
+    out["induction"] = {}
+    for kind in _kinds(trace, "induction"):
+        start = pre.get(_Q_SIDE[kind], 0)
+        q = np.arange(start + n, start + 2 * n)
+        out["induction"][kind] = float(np.mean(1.0 / (q + 1) if _causal(kind)
+                                               else np.full(len(q), 1.0 / (start + 2 * n))))
+    out["positional"] = dict.fromkeys(_kinds(trace, "positional"), 1.0)
+    return out

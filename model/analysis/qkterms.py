@@ -174,7 +174,7 @@ def _lab_parts(bundle, trace: Trace, kind: str, layer: int, head: int, query: in
 
 def _attention_module(bundle, kind: str, layer: int) -> tuple[str, torch.nn.Module]:
     """(path, module) of the attention that calls the lab's recorder for (kind, layer)."""
-    from ..hf.recorder import site_of, sites
+    from ..backends.hf.recorder import site_of, sites
 
     if sites(bundle.model, bundle.config.family) is None:
         raise ValueError("this model's attention does not run through the lab's recorder")
@@ -272,7 +272,7 @@ def _conv1d(conv: torch.nn.Module, cut: slice):
 
 def _rotary_terms(bundle, trace: Trace, kind: str, layer: int, head: int, query: int, key: int,
                   batch: int) -> dict[str, float]:
-    from ..hf.positions import rotary_frequencies
+    from ..backends.hf.positions import rotary_frequencies
 
     theta = rotary_frequencies(bundle.model)
     if getattr(bundle.config.hf, "attn_logit_softcapping", None):
@@ -297,7 +297,7 @@ def _rotary_terms(bundle, trace: Trace, kind: str, layer: int, head: int, query:
 
 def _t5_terms(bundle, trace: Trace, kind: str, layer: int, head: int, query: int, key: int,
               batch: int) -> dict[str, float]:
-    from ..hf.positions import t5_bias
+    from ..backends.hf.positions import t5_bias
 
     _, attn = _attention_module(bundle, kind, layer)
     scale = float(getattr(attn, "scaling", 1.0))

@@ -12,9 +12,9 @@ import weakref
 from pathlib import Path
 
 from ..checkpoint import Bundle, CheckpointError, read_json
-from ..hf.load import listed_models, resolve_model_ref  # which folders may be opened
 from .base import EVERYTHING, NEED_GROUPS, Backend, Capabilities
 from .hf import HFBackend
+from .hf.load import listed_models, resolve_model_ref  # which folders may be opened
 from .lab import LabBackend
 
 # kind -> backend class; folders are offered to each in this order, the first claim wins

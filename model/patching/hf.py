@@ -24,9 +24,9 @@ from .inputs import check_same_length, checked_step, first_difference, nothing_d
 def hf_setup(bundle, clean: str, corrupted: str, *, target: str | None, step: int | None,
              fns: dict[str, HookFn]) -> Setup:
     """Tokenise, check and decide where the metric is read; nothing patched yet."""
-    from ..hf.forced import greedy
-    from ..hf.record import device_of, encode_checked, target_lists
-    from ..hf.recorder import residual_points, sites
+    from ..backends.hf.forced import greedy
+    from ..backends.hf.record import device_of, encode_checked, target_lists
+    from ..backends.hf.recorder import residual_points, sites
 
     model, tok, cfg = bundle.model, bundle.tokenizer, bundle.config
     family = cfg.family

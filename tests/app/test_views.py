@@ -310,7 +310,7 @@ def test_translation_view_decodes_once_per_input(models, monkeypatch):
     # translations); without a decode handed in, capture() decodes in model.capture
     calls = count_calls(monkeypatch, "translate", runtime,
                         (sys.modules["model.capture"], "translate_native"),
-                        (sys.modules["model.backends.lab"], "translate_native"))
+                        (sys.modules["model.backends.lab.backend"], "translate_native"))
     at = run_app({"view": "translation", "text": TEXT})
     ok(at)
     assert len(calls) == 1 and calls[0] == LINES

@@ -13,7 +13,7 @@ import torch
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing in this file may reach the network
 
 from model import CheckpointError, capture, load_checkpoint  # noqa: E402
-from model.hf import listed_models, resolve_model_ref  # noqa: E402
+from model.backends.hf import listed_models, resolve_model_ref  # noqa: E402
 from viz.bertviz_embed import bertviz_html  # noqa: E402
 
 WORDS = ("the cat eats fish every day winter is cold . a dog runs "
@@ -312,7 +312,7 @@ def test_hub_ids_fail_fast_offline(monkeypatch):
 
 
 def test_a_hub_that_does_not_answer_times_out(monkeypatch):
-    import model.hf.load as hf
+    import model.backends.hf.load as hf
 
     monkeypatch.setenv("ATTN_ALLOW_HUB", "1")
     monkeypatch.setattr(hf, "_download", lambda ref, offline: time.sleep(5))

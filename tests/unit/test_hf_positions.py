@@ -7,7 +7,12 @@ import numpy as np
 import plotly.graph_objects as go
 import torch
 
-from model.hf.positions import position_kind, rotary_frequencies, score_by_distance, t5_bias
+from model.backends.hf.positions import (
+    position_kind,
+    rotary_frequencies,
+    score_by_distance,
+    t5_bias,
+)
 from viz import positional
 
 

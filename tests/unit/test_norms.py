@@ -18,7 +18,7 @@ import torch
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from model import capture  # noqa: E402
-from model.hf.projections import (  # noqa: E402
+from model.backends.hf.projections import (  # noqa: E402
     hf_norms,
     output_projections,
     projection_modules,

@@ -10,13 +10,13 @@ from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ..batch import Batch, padded
-from ..budget import Dims, Estimate, estimate, groups_of
-from ..capture import GROUPS, Trace
-from ..checkpoint import Bundle
-from ..decode import Translation
-from ..hooks import Head
-from .base import Admit, Capabilities
+from ...batch import Batch, padded
+from ...budget import Dims, Estimate, estimate, groups_of
+from ...capture import GROUPS, Trace
+from ...checkpoint import Bundle
+from ...decode import Translation
+from ...hooks import Head
+from ..base import Admit, Capabilities
 
 
 class HFBackend:
@@ -34,13 +34,13 @@ class HFBackend:
 
     @classmethod
     def load(cls, folder: Path, raw_config: Any) -> Bundle:
-        from ..hf import load_hf
+        from .load import load_hf
 
         return load_hf(folder)
 
     @property
     def caps(self) -> Capabilities:
-        from ..hf.capabilities import hf_capabilities
+        from .capabilities import hf_capabilities
 
         return hf_capabilities(self.bundle)
 
@@ -48,7 +48,7 @@ class HFBackend:
                target_lang: str | None = None) -> Batch:
         """The model's own tokenizer, specials included; target_lang is not used (a Hugging
         Face model translates the way it was trained)."""
-        from ..hf.record import encode_checked, encode_ids
+        from .record import encode_checked, encode_ids
 
         cfg, tok = self.bundle.config, self.bundle.tokenizer
         sources = tuple(lines)
@@ -66,7 +66,7 @@ class HFBackend:
                      targets=tuple(targets) if targets is not None else None, extra=extra)
 
     def dims(self, batch: Batch, forced: bool = False) -> Dims:
-        from ..hf.shapes import hf_dims
+        from .shapes import hf_dims
 
         if forced:
             batch = Batch(**{**vars(batch), "targets": None, "extra": {}})
@@ -89,7 +89,7 @@ class HFBackend:
                decoded: Sequence[Translation] | None = None) -> Trace:
         """capture() by concrete names (field groups), as model.capture; `decoded` is unused
         (an encoder–decoder model decodes with its own generate())."""
-        from ..hf import capture_hf
+        from .record import capture_hf
 
         return capture_hf(self.bundle, list(batch.sources),
                           list(batch.targets) if batch.targets is not None else None,
@@ -106,8 +106,8 @@ class HFBackend:
             decode: bool = False) -> Any:
         """base.Backend.run: encode, estimate, admit, capture, forward only; nothing is
         decoded here (an encoder–decoder model generates inside its capture)."""
-        from ..hf import capture_hf
-        from ..hf.shapes import hf_dims
+        from .record import capture_hf
+        from .shapes import hf_dims
 
         names = self.names(needs)
         batch = self.encode(lines, targets, target_lang)
@@ -129,16 +129,16 @@ class HFBackend:
         return [str(p) for p in tok.convert_ids_to_tokens(list(range(len(tok))))]
 
     def position_kind(self, pos_table: Any) -> str:
-        from ..hf.positions import position_kind
+        from .positions import position_kind
 
         return position_kind(self.bundle, pos_table)
 
     def rotary_frequencies(self) -> Any:
-        from ..hf.positions import rotary_frequencies
+        from .positions import rotary_frequencies
 
         return rotary_frequencies(self.bundle.model)
 
     def relative_bias(self, n: int) -> dict[str, Any]:
-        from ..hf.positions import t5_bias
+        from .positions import t5_bias
 
         return t5_bias(self.bundle.model, n)

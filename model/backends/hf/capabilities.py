@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from ..checkpoint import Bundle
+from ...checkpoint import Bundle
+from ..base import Capabilities
 
 
 def hf_capabilities(bundle: Bundle):
     """model.backends.Capabilities for a Hugging Face bundle."""
-    from ..backends.base import Capabilities
     from .positions import rotary_frequencies, t5_bias
     from .projections import projection_modules
     from .recorder import instrumented

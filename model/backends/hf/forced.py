@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import torch
 
-from ..decode import Translation
-from ..hooks import HookFn, hooks
+from ...decode import Translation
+from ...hooks import HookFn, hooks
 from .record import device_of, encode_checked, padded, target_lists
 
 CONTINUE_STEPS = 8  # tokens a decoder-only model writes after the text, shown before/after

@@ -24,8 +24,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..checkpoint import Bundle, CheckpointError, check_safetensors, read_json
-from ..settings import DEVICES, keep_hub_offline, model_entries, settings
+from ...checkpoint import Bundle, CheckpointError, check_safetensors, read_json
+from ...settings import DEVICES, keep_hub_offline, model_entries, settings
 
 keep_hub_offline()  # before transformers is imported: HF_HUB_OFFLINE=1 unless ATTN_ALLOW_HUB=1
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ..positional import score_by_distance  # noqa: F401  (pure numpy; was defined here)
+from ...positional import score_by_distance  # noqa: F401  (pure numpy; was defined here)
 
 
 def rotary_frequencies(model: torch.nn.Module) -> np.ndarray | None:

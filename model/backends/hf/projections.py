@@ -21,8 +21,8 @@ from collections.abc import Mapping
 import numpy as np
 import torch
 
-from ..hooks import Head
-from ..norms import stack_norms
+from ...hooks import Head
+from ...norms import stack_norms
 
 # module path suffix of an attention output projection; group 1 names the attention module
 _PATTERNS = (

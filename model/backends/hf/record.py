@@ -16,10 +16,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..capture import GROUPS, Trace
-from ..checkpoint import Bundle
-from ..decode import checked_heads
-from ..hooks import Head, ablation_hooks, attn_prefix, buffers, hooks
+from ...capture import GROUPS, Trace
+from ...checkpoint import Bundle
+from ...decode import checked_heads
+from ...hooks import Head, ablation_hooks, attn_prefix, buffers, hooks
 from .load import POS_NAMES
 from .projections import hf_norms
 from .recorder import Sites, sites, watch_masks

@@ -37,7 +37,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..hooks import HookPoint, active_hooks, attn_prefix
+from ...hooks import HookPoint, active_hooks, attn_prefix
 
 NAME = "lab_record"
 POINTS = ("hook_q", "hook_k", "hook_v", "hook_scores", "hook_probs", "hook_context")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..budget import Dims
+from ...budget import Dims
 from .record import skips_logits  # logits_to_keep: one logit row when none are recorded
 
 

@@ -9,13 +9,13 @@ from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ..batch import Batch, target_langs
-from ..budget import Dims, Estimate, estimate, groups_of, native_dims
-from ..capture import GROUPS, Trace, capture_native
-from ..checkpoint import Bundle, load_native
-from ..decode import Translation, translate_native
-from ..hooks import Head, attn_prefix
-from .base import Admit, Capabilities
+from ...batch import Batch, target_langs
+from ...budget import Dims, Estimate, estimate, groups_of, native_dims
+from ...capture import GROUPS, Trace, capture_native
+from ...checkpoint import Bundle, load_native
+from ...decode import Translation, translate_native
+from ...hooks import Head, attn_prefix
+from ..base import Admit, Capabilities
 
 # raw hooks behind the named need groups (base.NEED_GROUPS): what the embeddings view, the
 # steps view and the tour read beyond the Trace's field groups
