@@ -26,7 +26,7 @@ from ui.download import trace_download
 from ui.i18n import _
 from ui.runtime import cached_capture, recapture
 from ui.sidebar import checkpoint_ui, input_ui, preset_buttons, sentence_ui, share_ui
-from ui.state import head_state, link_params, seed, url_once, write_url
+from ui.state import detector_state, head_state, link_params, seed, url_once, write_url
 from ui.text import md
 from ui.views import VIEWS, view_label, view_needs
 
@@ -101,6 +101,7 @@ def main() -> None:
         view = st.radio(_("View"), list(VIEWS), key="view", horizontal=True,
                         format_func=view_label, label_visibility="collapsed")
     head_state(bundle, url, notes)
+    detector_state(url, notes)
     lines, input_notes = clean_input(inputs["text"])
     notes.warnings += [md(n) for n in input_notes]
     targets = None

@@ -6,6 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from model import Bundle
+from model.analysis.detectors import DETECTORS
 from ui.context import Notes
 from ui.i18n import _, browser_lang
 from ui.text import md
@@ -76,6 +77,20 @@ def head_state(bundle: Bundle, url: dict[str, str], notes: Notes) -> None:
         state["head"] = 0
 
 
+def detector_state(url: dict[str, str], notes: Notes) -> None:
+    """detector= from the link: opens Heads › Detectors on that detector; an unknown value is
+    a note and the default detector."""
+    if "detector" not in url:
+        return
+    value = url["detector"]
+    st.session_state["heads_part"] = "detectors"
+    if value in DETECTORS:
+        st.session_state["det_detector"] = value
+    else:
+        notes.warnings.append(_("Unknown detector {value} in the link; showing {name}.").format(
+            value=md(repr(value[:80])), name=DETECTORS[0]))
+
+
 def write_url(params: dict[str, str]) -> None:
     """Put the page state into the address bar (only when it changed)."""
     current = {k: st.query_params[k] for k in st.query_params}
@@ -98,6 +113,8 @@ def link_params(name: str, inputs: dict, view: str) -> dict[str, str]:
         params["corrupt"] = corrupt  # ui/views/patch.py's corrupted sentence
     if view == "tour" and "tour_step" in state:  # the tour's step, 1-based in the link
         params["step"] = str(int(state["tour_step"]) + 1)
+    if view == "heads" and state.get("heads_part") == "detectors":  # ui/views/heads/detectors
+        params["detector"] = str(state.get("det_detector", DETECTORS[0]))
     if state.get("attn_measure") == "norms":  # ui/views/measure.py's toggle, off by default
         params["measure"] = "norms"
     if state.get("present"):  # presenter mode stays on in the link

@@ -29,35 +29,62 @@ DETECTOR_DEFINITIONS = {
 }
 
 
-def ranked_rows(scores: dict[str, np.ndarray], top: int | None = None) -> list[dict]:
-    """Table rows (attention, layer, head, score), highest score first; NaN left out."""
+def ranked_rows(scores: dict[str, np.ndarray], top: int | None = None,
+                chance: dict[str, float] | None = None) -> list[dict]:
+    """Table rows (attention, layer, head[, chance], score), highest score first; NaN left out.
+    chance: per kind, what a uniform head scores on the same rows (model.analysis.detectors.
+    chance_levels), shown beside each score."""
     rows = [(kind, layer, head, float(a[layer, head]))
             for kind, a in scores.items() for layer in range(a.shape[0])
             for head in range(a.shape[1]) if np.isfinite(a[layer, head])]
     rows.sort(key=lambda r: -r[3])
     rows = rows[:top] if top else rows
-    return [{_("attention"): kind_name(k), _("layer"): layer, _("head"): head,
-             _("score"): round(s, 3), "_head": (k, layer, head)} for k, layer, head, s in rows]
+    out = []
+    for k, layer, head, s in rows:
+        row = {_("attention"): kind_name(k), _("layer"): layer, _("head"): head}
+        if chance is not None:
+            level = chance.get(k)
+            row[_("chance (uniform head)")] = (round(level, 3) if level is not None
+                                                and np.isfinite(level) else None)
+        out.append({**row, _("score"): round(s, 3), "_head": (k, layer, head)})
+    return out
 
 
-def detector_heatmap(scores: np.ndarray, kind: str, detector: str) -> go.Figure:
-    """One kind's (L, H) scores of one detector on a fixed 0..1 scale, the value in each cell.
+def is_empty(scores: np.ndarray) -> bool:
+    """True when no head has a score: the detector counted no row of this input for the kind
+    (a heat map of it would be an empty frame)."""
+    return not np.isfinite(np.asarray(scores, dtype=np.float64)).any()
+
+
+def chance_note(chance: float | None) -> str:
+    """', chance 0.143' for a label, '' when there is no chance level."""
+    if chance is None or not np.isfinite(chance):
+        return ""
+    return _(", chance {level:.3f}").format(level=chance)
+
+
+def detector_heatmap(scores: np.ndarray, kind: str, detector: str,
+                     chance: float | None = None) -> go.Figure:
+    """One kind's (L, H) scores of one detector on a fixed 0..1 scale, the value in each cell;
+    the title gives the chance level (a uniform head's score) when known.
     meta names the kind and detector, so a clicked cell names its head."""
     z = np.asarray(scores, dtype=np.float64)
     if z.ndim != 2:
         raise ValueError(f"expected a (layers, heads) array, got shape {z.shape}")
     n_l, n_h = z.shape
     name = _(DETECTOR_NAMES.get(detector, detector))
-    hover = f"{kind} " + _("layer") + " %{y} " + _("head") + " %{x}"
+    hover = kind_name(kind) + " " + _("layer") + " %{y} " + _("head") + " %{x}"
     fig = go.Figure(go.Heatmap(
         z=z, x=np.arange(n_h), y=np.arange(n_l), colorscale=SEQUENTIAL[0], zmin=0.0, zmax=1.0,
         colorbar_title=name, text=cell_text(z), texttemplate="%{text}" if z.size <= 400 else "",
         hovertemplate=hover + f"<br>{name} %{{z:.3f}}<extra></extra>"))
     definition = plotly_text(_(DETECTOR_DEFINITIONS[detector])) \
         if detector in DETECTOR_DEFINITIONS else ""
-    style(fig, f"{kind_name(kind)}: {name}<br><sup>{definition}</sup>", _("head"), _("layer"),
-          height=max(220, 110 + min(36, 480 // max(n_l, 1)) * n_l))
+    level = plotly_text(_("chance (uniform head) {level:.3f}").format(level=chance)) + "; " \
+        if chance is not None and np.isfinite(chance) else ""
+    style(fig, f"{kind_name(kind)}: {name}<br><sup>{level}{definition}</sup>", _("head"),
+          _("layer"), height=max(220, 110 + min(36, 480 // max(n_l, 1)) * n_l))
     fig.update_xaxes(dtick=1 if n_h <= 16 else None)
     fig.update_yaxes(dtick=1 if n_l <= 16 else None, autorange="reversed")
-    fig.update_layout(meta={"kind": kind, "detector": detector})
+    fig.update_layout(meta={"kind": kind, "detector": detector, "chance": chance})
     return fig

@@ -8,6 +8,7 @@ import streamlit as st
 from model.analysis.detectors import (
     DETECTORS,
     QUICK,
+    chance_levels,
     detect_heads,
     estimate_detectors,
     quick_detectors,
@@ -19,7 +20,7 @@ from ui.context import Ctx, trace_key
 from ui.i18n import _
 from ui.runtime import result_get, result_put, val_split
 from ui.state import seed
-from ui.text import md
+from ui.text import KIND_LABELS, md
 from viz import detectors as viz_detectors
 
 SINK_PAIRS = 32  # validation pairs (both directions) added to the sink average
@@ -80,6 +81,31 @@ def _sink_button(ctx: Ctx) -> dict | None:
     return found
 
 
+def _chance(ctx: Ctx) -> dict:
+    """What a uniform head scores on the same rows, per detector and kind, kept per input."""
+    key = ("det_chance", *trace_key(ctx))
+    found = result_get(key)
+    if found is None:
+        found = chance_levels(ctx.bundle, ctx.trace)
+        result_put(key, found)
+    return found
+
+
+def _new_detector() -> None:
+    """Another detector: its own ranking, so the picker starts again at its strongest head."""
+    st.session_state.pop("det_open_head", None)
+
+
+def _empty_note(detector: str, kind: str) -> str:
+    label = KIND_LABELS.get(kind, kind)
+    if detector == "duplicate_token":
+        return _("{kind}: no query of this input has another copy of its own token among the "
+                 "keys it sees, so there is nothing to score. Type a sentence that repeats a "
+                 "word (“the cat saw the cat”) to see this detector.").format(kind=label)
+    return _("{kind}: this detector counted no query of this input, so there is nothing to "
+             "score.").format(kind=label)
+
+
 def render(ctx: Ctx) -> None:
     t = ctx.trace
     if not t.attn:
@@ -88,7 +114,7 @@ def render(ctx: Ctx) -> None:
     names = viz_detectors.DETECTOR_NAMES
     seed("det_detector", "previous_token")
     detector = st.radio(_("Detector"), list(DETECTORS), key="det_detector", horizontal=True,
-                        format_func=lambda d: _(names[d]))
+                        format_func=lambda d: _(names[d]), on_change=_new_detector)
     st.caption(md(_(viz_detectors.DETECTOR_DEFINITIONS[detector])))
     if detector in QUICK:
         scores = dict(_quick(ctx)[detector])
@@ -108,23 +134,34 @@ def render(ctx: Ctx) -> None:
     if not scores:
         st.info(_("This detector does not apply to this model's attention kinds."))
         return
-    rows = viz_detectors.ranked_rows(scores)
+    chance = _chance(ctx).get(detector, {})
+    rows = viz_detectors.ranked_rows(scores, chance=chance)
     shown = [{k: v for k, v in r.items() if k != "_head"} for r in rows]
-    st.dataframe(shown[:20], hide_index=True, use_container_width=True)
+    st.caption(_("Chance: what a head that spreads its attention evenly over the keys it may "
+                 "see would score on the same rows. A score near it says nothing about the "
+                 "head."))
+    if shown:
+        st.dataframe(shown[:20], hide_index=True, use_container_width=True)
     picks = [r["_head"] for r in rows]
-    st.markdown(_("**Open a head** in the attention view"))
     if st.session_state.get("det_open_head") in picks:
         # written back so the page shows this detector's score: the browser keeps a keyed
         # selectbox's old label (the previous detector's score) while the value still fits
         st.session_state["det_open_head"] = st.session_state["det_open_head"]
-    c1, c2 = st.columns([3, 1], vertical_alignment="bottom")
-    head = c1.selectbox(_("Head (ranked)"), picks, key="det_open_head",
-                        format_func=lambda h: f"{h[0]} · " + _("layer {layer}").format(layer=h[1])
-                        + " · " + _("head {head}").format(head=h[2])
-                        + f" · {scores[h[0]][h[1], h[2]]:.3f}")
-    c2.button(_("Open in the attention view"), key="det_open", on_click=goto,
-              args=("attention", head))
+    if picks:
+        st.markdown(_("**Open a head** in the attention view"))
+        c1, c2 = st.columns([3, 1], vertical_alignment="bottom")
+        head = c1.selectbox(
+            _("Head (ranked)"), picks, key="det_open_head",
+            format_func=lambda h: KIND_LABELS.get(h[0], h[0]) + " · "
+            + _("layer {layer}").format(layer=h[1]) + " · " + _("head {head}").format(head=h[2])
+            + f" · {scores[h[0]][h[1], h[2]]:.3f}" + viz_detectors.chance_note(chance.get(h[0])))
+        c2.button(_("Open in the attention view"), key="det_open", on_click=goto,
+                  args=("attention", head))
     cols = st.columns(min(2, len(scores)))
     for i, (kind, z) in enumerate(scores.items()):
         with cols[i % len(cols)]:
-            chart(viz_detectors.detector_heatmap(z, kind, detector), ctx, key=f"det_map_{kind}")
+            if viz_detectors.is_empty(z):
+                st.info(_empty_note(detector, kind))
+                continue
+            chart(viz_detectors.detector_heatmap(z, kind, detector, chance.get(kind)), ctx,
+                  key=f"det_map_{kind}")
