@@ -21,6 +21,7 @@ from ..capture import Trace
 from ..checkpoint import Bundle
 from ..decode import Translation
 from ..hooks import Head
+from ..pairs import Setup
 
 # Hook groups a view may need: the Trace's field groups (model.capture.GROUPS) and named sets
 # of raw hooks that only some backends have ("embed": token and position terms; "steps":
@@ -104,6 +105,13 @@ class Backend(Protocol):
         admit(estimate, work) (the caller's gate and caches), and work() decodes (when
         `decode` and no `decoded` is given) and captures, returning (Trace, the Translations
         it decoded or None). Returns what admit returns."""
+
+    def patch_setup(self, clean: str, corrupted: str, *, target: str | None,
+                    step: int | None, target_lang: str | None,
+                    ablate: frozenset[Head]) -> Setup:
+        """A clean/corrupted pair ready for model.patching: tokenized once and checked (same
+        piece counts, something differs), the metric's position chosen, and a `run(which,
+        grad)` that feeds rows of either input with the hooks in force (model/pairs.py)."""
 
     def hook_names(self) -> list[str]:
         """Every raw hook name this model offers, in forward order (empty: groups only)."""

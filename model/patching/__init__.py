@@ -27,11 +27,11 @@ import torch
 from ..checkpoint import Bundle
 from ..decode import checked_heads
 from ..hooks import Head, ablation_hooks
+from ..pairs import Setup
 from .core import (
     SIDE_OF,
     Patch,
     Progress,
-    Setup,
     attribution_values,
     exact_effects,
     grad_forward,
@@ -69,21 +69,14 @@ class Patching:
 
 def _setup(bundle: Bundle, clean: str, corrupted: str, target, step, target_lang,
            heads: frozenset[Head]) -> Setup:
-    from ..backends import capabilities
+    from ..backends import backend_for
 
     if not isinstance(clean, str) or not isinstance(corrupted, str):
         raise ValueError("clean and corrupted are one sentence each (a string)")
     if not clean.strip() or not corrupted.strip():
         raise ValueError("type a clean and a corrupted sentence")
-    if capabilities(bundle).lab:
-        from .lab import lab_setup
-
-        return lab_setup(bundle, clean, corrupted, target=target, step=step,
-                         target_lang=target_lang, ablate=heads)
-    from .hf import hf_setup
-
-    return hf_setup(bundle, clean, corrupted, target=target, step=step,
-                    fns=ablation_hooks(heads))
+    return backend_for(bundle).patch_setup(clean, corrupted, target=target, step=step,
+                                           target_lang=target_lang, ablate=heads)
 
 
 def _metric(setup: Setup, clean_out: torch.Tensor, corr_out: torch.Tensor,

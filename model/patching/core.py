@@ -6,23 +6,24 @@ Shape legend
     n  positions of one side ("enc": source, "dec": decoder input)
     Q  query positions of one attention kind (the side its queries come from)
 
-A Setup (lab.py, hf.py) knows how to run the clean or the corrupted input R times with hook
-functions attached and return a readout per row (logits at the metric's position, or the
-pooled last hidden state of an encoder-only model). Hook names are the lab model's:
-`{prefix}.hook_context` (R, H, Q, Dh) per attention block, `{stack}.layers.{i}.hook_resid_pre`
-and the last block's `hook_resid_post` (R, n, D); Hugging Face models get the same names from
-model/hf/recorder.py. attn_out of block (kind, l) at position p is patched as every head's
-context at p: the block's output there is W_O·context + b with b the same in both runs.
+A Setup (model/pairs.py; each backend's `patch_setup` makes it) knows how to run the clean or
+the corrupted input R times with hook functions attached and return a readout per row (logits
+at the metric's position, or the pooled last hidden state of an encoder-only model). Hook
+names are the lab model's: `{prefix}.hook_context` (R, H, Q, Dh) per attention block,
+`{stack}.layers.{i}.hook_resid_pre` and the last block's `hook_resid_post` (R, n, D); Hugging
+Face models get the same names from model/backends/hf/recorder.py. attn_out of block (kind, l)
+at position p is patched as every head's context at p: the block's output there is
+W_O·context + b with b the same in both runs.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 
 import torch
 
 from ..hooks import HookFn, attn_prefix, hooks
+from ..pairs import Setup
 
 Progress = Callable[[float], None] | None
 # what one patched row copies from the clean run: (part, name-ish key, index, position)
@@ -33,30 +34,6 @@ Progress = Callable[[float], None] | None
 Patch = tuple[str, str, int, "int | None"]
 SIDE_OF = {"enc_self": "enc", "dec_self": "dec", "cross": "dec"}  # side of the queries
 STACK = {"enc": "encoder", "dec": "decoder"}
-
-
-@dataclass
-class Setup:
-    """One clean/corrupted pair made ready to run by a model-specific builder."""
-
-    run: Callable[[Sequence[str], bool], torch.Tensor]  # (which input per row, grad) ->
-    # (R, X) readout; a row is "clean" or "corrupted"
-    kinds: dict[str, int]  # attention kind -> layers
-    sides: dict[str, int]  # "enc"/"dec" -> blocks L
-    lengths: dict[str, int]  # side -> positions n
-    n_heads: int
-    clean_ids: list[int]
-    corrupted_ids: list[int]
-    position: int  # decoder position of the metric; -1 for an encoder-only model
-    pieces: dict[str, list[str]] = field(default_factory=dict)  # side -> pieces on the axis
-    outputs: tuple[str, str] = ("", "")  # what the model writes for clean and corrupted
-    step: int | None = None
-    corrupted_pieces: dict[str, list[str]] = field(default_factory=dict)
-    lm: bool = True  # readout is logits (metric: answer − wrong); else a pooled state
-    id_to_piece: Callable[[int], str] = str
-    token_id: Callable[[str], int] | None = None  # a typed answer/wrong piece -> its id
-    never: tuple[int, ...] = ()  # ids the model never writes (pad, bos, language tags)
-    prefix: bool = False  # blocks before a chunk's first patched one may run on one row
 
 
 def context_name(kind: str, layer: int) -> str:

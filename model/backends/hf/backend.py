@@ -15,7 +15,8 @@ from ...budget import Dims, Estimate, estimate, groups_of
 from ...capture import GROUPS, Trace
 from ...checkpoint import Bundle
 from ...decode import Translation
-from ...hooks import Head
+from ...hooks import Head, ablation_hooks
+from ...pairs import Setup
 from ..base import Admit, Capabilities
 
 
@@ -99,6 +100,16 @@ class HFBackend:
     def translate(self, batch: Batch, *, max_len: int | None = None, top_k: int = 5,
                   ablate: Iterable[Head] | str = ()) -> list[Translation]:
         raise ValueError("translation needs one of this project's encoder–decoder checkpoints")
+
+    def patch_setup(self, clean: str, corrupted: str, *, target: str | None,
+                    step: int | None, target_lang: str | None,
+                    ablate: frozenset[Head]) -> Setup:
+        """A clean/corrupted pair ready for model.patching (see hf/patching.py);
+        target_lang is not used."""
+        from .patching import hf_setup
+
+        return hf_setup(self.bundle, clean, corrupted, target=target, step=step,
+                        fns=ablation_hooks(ablate))
 
     def run(self, lines: Sequence[str], targets: Sequence[str] | None, target_lang: str | None,
             needs: Collection[str] | None, ablate: Iterable[Head] | str, *,

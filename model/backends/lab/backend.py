@@ -15,6 +15,7 @@ from ...capture import GROUPS, Trace, capture_native
 from ...checkpoint import Bundle, load_native
 from ...decode import Translation, translate_native
 from ...hooks import Head, attn_prefix
+from ...pairs import Setup
 from ..base import Admit, Capabilities
 
 # raw hooks behind the named need groups (base.NEED_GROUPS): what the embeddings view, the
@@ -128,6 +129,15 @@ class LabBackend:
                              "checkpoints")
         return translate_native(self.bundle, batch, max_len=max_len, top_k=top_k,
                                 ablate=ablate)
+
+    def patch_setup(self, clean: str, corrupted: str, *, target: str | None,
+                    step: int | None, target_lang: str | None,
+                    ablate: frozenset[Head]) -> Setup:
+        """A clean/corrupted pair ready for model.patching (see lab/patching.py)."""
+        from .patching import lab_setup
+
+        return lab_setup(self, clean, corrupted, target=target, step=step,
+                         target_lang=target_lang, ablate=ablate)
 
     def run(self, lines: Sequence[str], targets: Sequence[str] | None, target_lang: str | None,
             needs: Collection[str] | None, ablate: Iterable[Head] | str, *,

@@ -1,8 +1,39 @@
-"""Checks and choices shared by the lab and Hugging Face setups: equal piece counts, the step."""
+"""A clean/corrupted pair made ready to run (Setup), and the checks every backend's
+`patch_setup` shares: equal piece counts, nothing differing, the decoder step.
+
+model/patching runs a Setup; each backend (model/backends/*/patching.py) builds one.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import torch
+
+
+@dataclass
+class Setup:
+    """One clean/corrupted pair made ready to run by a backend's patch_setup."""
+
+    run: Callable[[Sequence[str], bool], torch.Tensor]  # (which input per row, grad) ->
+    # (R, X) readout; a row is "clean" or "corrupted"
+    kinds: dict[str, int]  # attention kind -> layers
+    sides: dict[str, int]  # "enc"/"dec" -> blocks L
+    lengths: dict[str, int]  # side -> positions n
+    n_heads: int
+    clean_ids: list[int]
+    corrupted_ids: list[int]
+    position: int  # decoder position of the metric; -1 for an encoder-only model
+    pieces: dict[str, list[str]] = field(default_factory=dict)  # side -> pieces on the axis
+    outputs: tuple[str, str] = ("", "")  # what the model writes for clean and corrupted
+    step: int | None = None
+    corrupted_pieces: dict[str, list[str]] = field(default_factory=dict)
+    lm: bool = True  # readout is logits (metric: answer − wrong); else a pooled state
+    id_to_piece: Callable[[int], str] = str
+    token_id: Callable[[str], int] | None = None  # a typed answer/wrong piece -> its id
+    never: tuple[int, ...] = ()  # ids the model never writes (pad, bos, language tags)
+    prefix: bool = False  # blocks before a chunk's first patched one may run on one row
 
 
 def check_same_length(clean: Sequence[int], corrupted: Sequence[int],

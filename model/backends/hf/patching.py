@@ -16,18 +16,16 @@ from collections.abc import Sequence
 
 import torch
 
-from ..hooks import HookFn
-from .core import Setup
-from .inputs import check_same_length, checked_step, first_difference, nothing_differs
+from ...hooks import HookFn
+from ...pairs import Setup, check_same_length, checked_step, first_difference, nothing_differs
+from .forced import greedy
+from .record import device_of, encode_checked, target_lists
+from .recorder import residual_points, sites
 
 
 def hf_setup(bundle, clean: str, corrupted: str, *, target: str | None, step: int | None,
              fns: dict[str, HookFn]) -> Setup:
     """Tokenise, check and decide where the metric is read; nothing patched yet."""
-    from ..backends.hf.forced import greedy
-    from ..backends.hf.record import device_of, encode_checked, target_lists
-    from ..backends.hf.recorder import residual_points, sites
-
     model, tok, cfg = bundle.model, bundle.tokenizer, bundle.config
     family = cfg.family
     found = sites(model, family)

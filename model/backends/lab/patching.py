@@ -12,16 +12,15 @@ from collections.abc import Sequence
 
 import torch
 
-from ..decode import target_langs
-from ..dispatch import translate
-from ..hooks import Head
-from .core import Setup
-from .inputs import check_same_length, checked_step, first_difference, nothing_differs
+from ...decode import target_langs
+from ...hooks import Head
+from ...pairs import Setup, check_same_length, checked_step, first_difference, nothing_differs
 
 
-def lab_setup(bundle, clean: str, corrupted: str, *, target: str | None, step: int | None,
+def lab_setup(backend, clean: str, corrupted: str, *, target: str | None, step: int | None,
               target_lang: str | None, ablate: frozenset[Head]) -> Setup:
     """Tokenise, check and decide where the metric is read; nothing patched yet."""
+    bundle = backend.bundle
     model, tok, cfg = bundle.model, bundle.tokenizer, bundle.config
     if model.training:
         model.eval()
@@ -43,7 +42,7 @@ def lab_setup(bundle, clean: str, corrupted: str, *, target: str | None, step: i
     if has_dec:
         sides["dec"] = len(model.decoder.layers)
     if has_enc and has_dec:
-        done = translate(bundle, [clean, corrupted], lang, ablate=ablate)
+        done = backend.translate(backend.encode([clean, corrupted], None, lang), ablate=ablate)
         body = done[0].ids if target is None else tok.encode(target)
         body = list(body)[: limit - 1]
         chosen = checked_step(step, first_difference(done[0].ids, done[1].ids), len(body))
