@@ -1,0 +1,93 @@
+"""Finish a training run into the shipped folder: chosen snapshots, and the card's figures.
+
+    python -m model.training.lm.ship --out checkpoints/lm --work run/lm --keep 20
+
+Snapshots: of every probe's fp16 weights in --work, keep --keep, spread over the run and
+denser around the phase change (where the best induction score rises most), always the first
+and the last. Then measure the card (figures.py) on the folder through the lab's API and
+write card.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import time
+from pathlib import Path
+
+import numpy as np
+
+from .history import read_history
+
+
+def choose(steps: list[int], phase: int | None, keep: int) -> list[int]:
+    """keep steps: half evenly over the run, half nearest the phase change; first and last."""
+    steps = sorted(steps)
+    if len(steps) <= keep:
+        return steps
+    chosen = {steps[0], steps[-1]}
+    even = np.linspace(0, len(steps) - 1, keep // 2).round().astype(int)
+    chosen.update(steps[i] for i in even)
+    if phase is not None:
+        for s in sorted(steps, key=lambda s: abs(s - phase)):
+            if len(chosen) >= keep:
+                break
+            chosen.add(s)
+    rest = [s for s in steps if s not in chosen]
+    while len(chosen) < keep and rest:  # fill evenly from what is left
+        chosen.add(rest.pop(len(rest) // 2))
+    return sorted(chosen)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--out", default="checkpoints/lm")
+    p.add_argument("--work", default="run/lm")
+    p.add_argument("--keep", type=int, default=20)
+    p.add_argument("--threads", type=int, default=1)
+    a = p.parse_args(argv)
+    import torch
+
+    torch.set_num_threads(a.threads)
+    out, work = Path(a.out), Path(a.work)
+    history = read_history(out)
+    if history is None:
+        raise SystemExit(f"{out}/training/log.jsonl is missing: train first")
+    phase = history.phase_change()
+    available = {int(f.stem.split("_")[1]): f for f in work.glob("step_*.safetensors")}
+    keep = choose(list(available), phase, a.keep)
+    snaps = out / "snapshots"
+    shutil.rmtree(snaps, ignore_errors=True)
+    snaps.mkdir()
+    for step in keep:
+        shutil.copyfile(available[step], snaps / available[step].name)
+    from ...dispatch import load_checkpoint
+    from .figures import measure
+
+    t0 = time.time()
+    figures = measure(load_checkpoint(str(out)))
+    last = -1
+    log = [json.loads(x) for x in (out / "training" / "log.jsonl").read_text().splitlines()]
+    card = {
+        "description": "A 2-layer Llama-class language model trained in this project on running "
+                       "English and Korean text from the textbook grammar, with repeated "
+                       "random-token rows; induction and previous-token heads form in it.",
+        "training": {
+            "command": "python -m model.training.lm.train --out checkpoints/lm --work run/lm "
+                       "&& python -m model.training.lm.ship --out checkpoints/lm --work run/lm",
+            "steps": int(history.steps[last]), "tokens": int(log[-1]["tokens"]),
+            "seconds": float(log[-1]["seconds"]), "phase_change_step": phase,
+            "snapshots": keep,
+            "final_probe": {k: log[-1][k] for k in ("val_loss", "icl")},
+        },
+        "figures": figures,
+        "measured_in_seconds": round(time.time() - t0, 1),
+    }
+    (out / "card.json").write_text(json.dumps(card, indent=1, ensure_ascii=False) + "\n")
+    print(json.dumps({k: v for k, v in figures.items() if k != "detectors"}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,187 @@
+"""Train the lab's small language model: a 2-layer Llama-class decoder with rotary positions.
+
+    python -m model.training.lm.train --out checkpoints/lm --minutes 75
+
+Writes a plain Hugging Face folder (config.json, model.safetensors, tokenizer files) that
+`AutoModelForCausalLM` / `AutoTokenizer` open with no project code, plus
+    training/log.jsonl     one line per probe: step, losses, icl, per-head scores
+    training/train.log     what the run printed
+    snapshots/step_NNNNNN.safetensors   fp16 weights at chosen steps (same config)
+
+Why Llama-class: rotary positions make "attend one back" a fixed rotation any head can learn
+early, so the previous-token head that induction needs forms fast; it also runs the lab's
+rotary and grouped-kv paths on trained weights. Two layers: the classic setting in which an
+induction head (layer 1) composes with a previous-token head (layer 0).
+
+Shape legend
+    B rows per step   T context (256)   V vocabulary (2,048)   L layers   H heads
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from . import probes, text, vocab
+
+CONTEXT = 256
+ARCH = dict(vocab_size=2048, hidden_size=192, intermediate_size=512, num_hidden_layers=2,
+            num_attention_heads=6, num_key_value_heads=3, max_position_embeddings=CONTEXT,
+            rope_theta=10000.0, rms_norm_eps=1e-5, tie_word_embeddings=True,
+            bos_token_id=0, eos_token_id=1, pad_token_id=3)
+
+
+class Rows:
+    """Training rows of CONTEXT + 1 ids: packed paragraphs, or a random run repeated."""
+
+    def __init__(self, tokenizer, seed: int, random_share: float = text.RANDOM_SHARE):
+        self.tok, self.r = tokenizer, random.Random(seed)
+        self.paras = text.paragraphs(seed)
+        self.random_share = random_share
+        self.first = len(vocab.SPECIALS)
+
+    def natural(self) -> list[int]:
+        """<s> paragraph </s> paragraph ... cut to CONTEXT + 1."""
+        ids = [0]
+        while len(ids) < CONTEXT + 1:
+            ids += self.tok(next(self.paras), add_special_tokens=False)["input_ids"] + [1]
+        return ids[:CONTEXT + 1]
+
+    def repeated(self) -> list[int]:
+        """<s> then one random run of 8..64 pieces, repeated to the end."""
+        n = self.r.randint(8, 64)
+        run = [self.r.randrange(self.first, self.tok.vocab_size) for _ in range(n)]
+        return ([0] + run * (CONTEXT // n + 2))[:CONTEXT + 1]
+
+    def batch(self, rows: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """(B, T + 1) ids and (B,) whether each row is random."""
+        kinds = [self.r.random() < self.random_share for _ in range(rows)]
+        ids = [self.repeated() if k else self.natural() for k in kinds]
+        return torch.tensor(ids), torch.tensor(kinds)
+
+
+def lr_at(step: int, steps: int, peak: float, warmup: int) -> float:
+    """Linear warmup, then cosine down to a tenth of the peak."""
+    if step < warmup:
+        return peak * (step + 1) / warmup
+    t = min(1.0, (step - warmup) / max(1, steps - warmup))
+    return peak * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * t)))
+
+
+@torch.no_grad()
+def probe(model, val: torch.Tensor, rep: torch.Tensor) -> dict:
+    """Held-out loss, icl and the per-head scores, with eager attention."""
+    model.eval()
+    model.set_attn_implementation("eager")
+    losses = probes.token_losses(model, val)
+    scores = probes.text_scores(model, val[:8, :129])
+    scores["induction"] = probes.induction_scores(model, rep)
+    model.set_attn_implementation("sdpa")
+    model.train()
+    return {"val_loss": float(losses.mean()), "icl": probes.icl_score(losses),
+            **{k: np.round(v, 4).tolist() for k, v in scores.items()}}
+
+
+def save_snapshot(model, path: Path) -> None:
+    """fp16 weights, tied embedding once."""
+    from safetensors.torch import save_file
+    state = {k: v.detach().to(torch.float16).contiguous() for k, v in model.state_dict().items()
+             if k != "lm_head.weight"}
+    save_file(state, str(path))
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--out", default="checkpoints/lm")
+    p.add_argument("--work", default="run/lm", help="every snapshot goes here first")
+    p.add_argument("--steps", type=int, default=6000)
+    p.add_argument("--minutes", type=float, default=0, help="stop early after this long")
+    p.add_argument("--batch", type=int, default=16)
+    p.add_argument("--lr", type=float, default=2e-3)
+    p.add_argument("--warmup", type=int, default=150)
+    p.add_argument("--every", type=int, default=100, help="probe and snapshot every N steps")
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--hidden", type=int, default=ARCH["hidden_size"])
+    p.add_argument("--random-share", type=float, default=text.RANDOM_SHARE)
+    a = p.parse_args(argv)
+    torch.set_num_threads(a.threads)
+    torch.manual_seed(a.seed)
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    out, work = Path(a.out), Path(a.work)
+    (out / "training").mkdir(parents=True, exist_ok=True)
+    work.mkdir(parents=True, exist_ok=True)
+    logf = open(out / "training" / "log.jsonl", "w")
+    printed = open(out / "training" / "train.log", "w")
+
+    def say(msg: str) -> None:
+        print(msg, flush=True)
+        printed.write(msg + "\n")
+        printed.flush()
+
+    t0 = time.time()
+    paras = text.paragraphs(a.seed + 1_000)
+    tok = vocab.train_tokenizer((next(paras) for _ in range(20_000)), ARCH["vocab_size"])
+    vocab.save(tok, out)
+    say(f"tokenizer: {tok.vocab_size} pieces in {time.time() - t0:.0f} s")
+
+    cfg = LlamaConfig(**{**ARCH, "hidden_size": a.hidden, "vocab_size": tok.vocab_size})
+    model = LlamaForCausalLM(cfg)
+    model.set_attn_implementation("sdpa")
+    n_params = sum(p.numel() for p in model.parameters())
+    say(f"model: {n_params:,} parameters; {json.dumps(ARCH)}")
+    rows = Rows(tok, a.seed, a.random_share)
+    val = torch.tensor([Rows(tok, 999, 0.0).natural() for _ in range(32)])
+    rep = probes.random_repeats(tok.vocab_size, 16, seed=7)
+    decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
+    other = [p for n, p in model.named_parameters() if p.dim() < 2]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.05},
+                             {"params": other, "weight_decay": 0.0}],
+                            lr=a.lr, betas=(0.9, 0.95))
+    start = time.time()
+    recent: list[tuple[float, float]] = []
+    for step in range(a.steps + 1):
+        if step % a.every == 0 or step == a.steps:
+            rec = {"step": step, "seconds": round(time.time() - start, 1),
+                   "tokens": step * a.batch * CONTEXT, **probe(model, val, rep)}
+            if recent:
+                nat = [x for x, r in recent if not r]
+                ran = [x for x, r in recent if r]
+                rec["train_loss_text"] = round(float(np.mean(nat)), 4) if nat else None
+                rec["train_loss_random"] = round(float(np.mean(ran)), 4) if ran else None
+            recent = []
+            logf.write(json.dumps(rec) + "\n")
+            logf.flush()
+            save_snapshot(model, work / f"step_{step:06d}.safetensors")
+            say(f"step {step:5d} {rec['seconds']:6.0f}s val {rec['val_loss']:.3f} "
+                f"icl {rec['icl']:+.3f} ind {np.max(rec['induction']):.2f} "
+                f"prev {np.max(rec['previous_token']):.2f} sink {np.max(rec['sink']):.2f}")
+            if step == a.steps or (a.minutes and time.time() - start > a.minutes * 60):
+                break
+        ids, kinds = rows.batch(a.batch)
+        for g in opt.param_groups:
+            g["lr"] = lr_at(step, a.steps, a.lr, a.warmup)
+        logits = model(input_ids=ids[:, :-1]).logits
+        loss_rows = torch.nn.functional.cross_entropy(
+            logits.transpose(1, 2), ids[:, 1:], reduction="none").mean(dim=1)
+        loss = loss_rows.mean()
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        recent += [(float(x), bool(k)) for x, k in zip(loss_rows.detach(), kinds)]
+    model.save_pretrained(str(out))
+    say(f"done: {step} steps, {time.time() - start:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
