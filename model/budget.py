@@ -22,10 +22,10 @@ from .decode import default_max_steps
 F32 = 4
 MB = 2**20
 GROUPS_QUAD = ("attn", "scores", "norms")  # (L, B, H, Q, K) per kind
-# The lab's forward keeps, per attention call, `masked` (always) plus scores and
-# softmax-then-mask outputs when no recorder slab takes them (MultiHeadAttention.forward).
-NATIVE_TRANSIENT_QUADS = 1
-HF_HIDDEN_COPIES, HF_TRANSIENT_QUADS = 2, 1  # see estimate()
+# Every forward keeps, per attention call, one (B, H, Q, K) beyond the recorded ones (the
+# lab's `masked`, the recorder's scores + additive mask); how many more it keeps is the
+# backend's, in Dims' forward-cost fields.
+TRANSIENT_QUADS = 1
 ACTIVATION_ROWS = 6  # (B, n, D)-sized temporaries alive in one layer (residual, norm, W_O out…)
 
 @dataclass(frozen=True)
@@ -43,13 +43,19 @@ class Dims:
     vocab: int
     kv_heads: int = 0  # 0: as many as heads
     max_len: int = 0  # rows of the position table
-    family: str = "native"  # "native" or a Hugging Face family ("encoder", "decoder", "seq2seq")
     decode_steps: int = 0  # greedy steps run before the capture (0: targets given)
     logit_rows: int = -1  # positions given logits (-1: the target positions)
     # the forward computes one logit row when logits are not recorded (transformers'
     # logits_to_keep, model/hf/record.py); otherwise all logit_rows, recorded or not
     lm_trim: bool = False
     logit_copies: int = 1  # (B, n, V) tensors alive at once at the LM head (2: a bias added)
+    # how the backend's forward spends memory beyond the Trace (each backend's forward_costs;
+    # the defaults are the lab's: model/transformer.py's MultiHeadAttention.forward)
+    attn_copies: int = 2  # (B, H, Q, K) temporaries when attn is not recorded (lab: softmax's
+    # output and the masked probabilities, unless a recorder slab takes them)
+    float_masks: bool = False  # a float mask (B, 1, Q, K) per kind alive during the forward
+    hidden_copies: int = 1  # copies of the hidden states alive when the capture ends
+    lm_head: bool = False  # the LM head's (B, n, V) output is computed whether recorded or not
 
     def qk(self, kind: str) -> tuple[int, int]:
         """(Q, K) positions of one attention kind."""
@@ -163,19 +169,14 @@ def estimate(d: Dims, groups: Collection[str], raw: Sequence[str] = ()) -> Estim
     quad = _largest_quad(d)
     acts = ACTIVATION_ROWS * _rows(d) * max(d.d_model, d.d_ff) * F32
     lm_head = 0
-    if d.family == "native":
-        # MultiHeadAttention.forward: `masked` always; scores, and softmax's output and the
-        # masked probabilities, unless a recorder slab takes them (HookPoint.buffer)
-        extra = NATIVE_TRANSIENT_QUADS + ("scores" not in groups) + 2 * ("attn" not in groups)
-    else:
-        # model/hf/recorder.py: scores + the additive mask makes one more (B, H, Q, K), and
-        # scores and softmax's output are their own tensors unless a slab takes them; the
-        # family's 4D float mask (B, 1, Q, K) per kind; output_hidden_states returns every
-        # layer's hidden state, stacked into the Trace afterwards (two copies at the end)
-        extra = HF_TRANSIENT_QUADS + ("scores" not in groups) + ("attn" not in groups)
+    # scores, and the attention's probabilities, are their own tensors unless a recorder slab
+    # takes them (HookPoint.buffer); the backend says how many copies of the latter it keeps
+    extra = TRANSIENT_QUADS + ("scores" not in groups) + d.attn_copies * ("attn" not in groups)
+    if d.float_masks:
         acts += sum(d.batch * q * k * F32 for q, k in map(d.qk, d.layers))
-        if "hidden" in parts:
-            parts["hidden (model's copy)"] = parts["hidden"] * (HF_HIDDEN_COPIES - 1)
+    if d.hidden_copies > 1 and "hidden" in parts:
+        parts["hidden (model's copy)"] = parts["hidden"] * (d.hidden_copies - 1)
+    if d.lm_head:
         rows = d.tgt if d.logit_rows < 0 else d.logit_rows
         if "logits" not in groups and not d.lm_trim and rows:
             # the LM head's (B, n, V) output, computed anyway and held by the model's output

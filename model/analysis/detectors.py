@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import torch
 
-from ..backends import capabilities
+from ..backends import backend_for, capabilities
 from ..budget import Estimate, estimate
 from ..capture import Trace
 from ..hooks import ablation_hooks, attn_prefix, hooks
@@ -199,7 +199,8 @@ def run_ids(bundle, src: list[list[int]], tgt: list[list[int]],
     """Attention of the model on given token ids (no text, no tokenizer): a Trace holding attn
     and masks only, tokens as ids. src is empty for decoder-only models, tgt for encoder-only.
     Rows are padded on the right with pad_id (masked out, as capture does)."""
-    caps = capabilities(bundle)
+    backend = backend_for(bundle)
+    caps = backend.caps
     model, cfg = bundle.model, bundle.config
     n = len(src) or len(tgt)
     src_ids, src_len = _pad_rows(src, cfg.pad_id) if src else (np.zeros((n, 0), np.int64),
@@ -224,22 +225,7 @@ def run_ids(bundle, src: list[list[int]], tgt: list[list[int]],
     t_m = torch.from_numpy(np.arange(tgt_ids.shape[1])[None] < tgt_len[:, None]).long().to(device)
     with torch.inference_mode(), hooks(ablation_hooks(frozenset(ablate))), \
             hooks(dict.fromkeys(names, keep)):
-        if caps.lab:
-            model(s_t if caps.family != "decoder" else None,
-                  t_t if caps.family != "encoder" else None)
-        else:
-            from ..backends.hf.recorder import sites
-
-            if sites(model, cfg.family) is None:
-                raise ValueError("this model's attention does not run through the lab's "
-                                 "recorder, so the detectors that run it cannot be computed")
-            if caps.family == "seq2seq":
-                model(input_ids=s_t, attention_mask=s_m, decoder_input_ids=t_t,
-                      decoder_attention_mask=t_m, use_cache=False)
-            elif caps.family == "decoder":
-                model(input_ids=t_t, attention_mask=t_m, use_cache=False)
-            else:
-                model(input_ids=s_t, attention_mask=s_m)
+        backend.forward(s_t, s_m, t_t, t_m)
     attn = {k: np.stack([got[k][i] for i in range(len(got[k]))]) for k in kinds if got[k]}
     masks = {}
     s_pad = np.arange(src_ids.shape[1])[None] >= src_len[:, None]  # (B, S)
@@ -261,16 +247,9 @@ def run_ids(bundle, src: list[list[int]], tgt: list[list[int]],
                  pad_id=cfg.pad_id, ablate=frozenset(ablate))
 
 
-def _vocab_pieces(bundle) -> list[str]:
-    tok = bundle.tokenizer
-    if capabilities(bundle).lab:
-        return tok.ids_to_pieces(list(range(tok.vocab_size)))
-    return [str(p) for p in tok.convert_ids_to_tokens(list(range(len(tok))))]
-
-
 def _plain_ids(bundle) -> np.ndarray:
     """Ids of ordinary pieces (no marker, no pad), within the model's embedding table."""
-    pieces = _vocab_pieces(bundle)
+    pieces = backend_for(bundle).vocabulary()
     limit = min(len(pieces), int(bundle.config.vocab_size))
     ok = [i for i in range(limit) if i != bundle.config.pad_id and not is_special(pieces[i])]
     return np.array(ok, np.int64)
@@ -355,7 +334,7 @@ def estimate_detectors(bundle, trace: Trace) -> Estimate:
         dims = Dims(batch=batch, src=s, tgt=t, layers={k: bundle.n_layers(k) for k in caps.kinds},
                     heads=cfg.n_heads, d_head=cfg.d_model // cfg.n_heads, d_model=cfg.d_model,
                     d_ff=d_ff, vocab=int(cfg.vocab_size), max_len=int(cfg.max_len),
-                    family="native" if caps.lab else cfg.family)
+                    **backend_for(bundle).forward_costs)
         est = estimate(dims, {"attn"})
         best = est if best is None or est.bytes > best.bytes else best
     return best

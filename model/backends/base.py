@@ -60,6 +60,7 @@ class Backend(Protocol):
 
     kind: ClassVar[str]  # the Bundle.kind it serves; only model/backends/ reads it
     lab: ClassVar[bool]  # one of this project's own models (Capabilities.lab, known at once)
+    forward_costs: ClassVar[dict]  # budget.Dims fields: how its forward spends memory
     bundle: Bundle
 
     @classmethod
@@ -112,6 +113,12 @@ class Backend(Protocol):
         """A clean/corrupted pair ready for model.patching: tokenized once and checked (same
         piece counts, something differs), the metric's position chosen, and a `run(which,
         grad)` that feeds rows of either input with the hooks in force (model/pairs.py)."""
+
+    def forward(self, src: Any, src_mask: Any, tgt: Any, tgt_mask: Any) -> Any:
+        """One forward on given ids, torch (B, S) source and (B, T) decoder input on the
+        model's device (either side (B, 0) where the model has none), with their masks (1 = a
+        real token), under the hooks the caller installed (model.hooks); the output is the
+        model's own. The analyses that run the model on ids, not text, go through this."""
 
     def hook_names(self) -> list[str]:
         """Every raw hook name this model offers, in forward order (empty: groups only)."""

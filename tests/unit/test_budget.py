@@ -16,6 +16,7 @@ import time
 import pytest
 
 from model import capture
+from model.backends.hf.shapes import FORWARD_COSTS
 from model.budget import (
     MB,
     Busy,
@@ -173,20 +174,20 @@ def test_hf_parts_by_hand_kv_heads_and_unrecorded_logits():
     """Hugging Face k/v are stored at Hkv heads; logits the forward computes count whether or
     not they are recorded, unless it computes one row (logits_to_keep)."""
     gqa = Dims(batch=2, src=0, tgt=16, layers={"dec_self": 3}, heads=8, kv_heads=2, d_head=32,
-               d_model=256, d_ff=688, vocab=32000, family="decoder", lm_trim=True)
+               d_model=256, d_ff=688, vocab=32000, lm_trim=True, **FORWARD_COSTS)
     parts = estimate(gqa, {"q", "k", "v"}).parts
     assert parts["q"] == 3 * 2 * 8 * 16 * 32 * 4
     assert parts["k"] == parts["v"] == 3 * 2 * 2 * 16 * 32 * 4  # 2 kv heads, not 8
     assert "logits (unrecorded)" not in estimate(gqa, {"attn"}).parts
     seq2seq = Dims(batch=2, src=10, tgt=7, layers={"enc_self": 2, "dec_self": 2, "cross": 2},
-                   heads=4, d_head=32, d_model=128, d_ff=512, vocab=8000, family="seq2seq")
+                   heads=4, d_head=32, d_model=128, d_ff=512, vocab=8000, **FORWARD_COSTS)
     attn = estimate(seq2seq, {"attn"}).parts
     assert attn["logits (unrecorded)"] == 2 * 7 * 8000 * 4
     recorded = estimate(seq2seq, {"attn", "logits"}).parts
     assert recorded["logits"] == 2 * 7 * 8000 * 4 and "logits (unrecorded)" not in recorded
     # an encoder without a language-model head has no logits at all
     bare = Dims(batch=2, src=10, tgt=0, layers={"enc_self": 2}, heads=4, d_head=32,
-                d_model=128, d_ff=512, vocab=8000, family="encoder", logit_rows=0)
+                d_model=128, d_ff=512, vocab=8000, logit_rows=0, **FORWARD_COSTS)
     assert not any("logits" in k for k in estimate(bare, {"attn"}).parts)
 
 

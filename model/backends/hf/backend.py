@@ -18,6 +18,7 @@ from ...decode import Translation
 from ...hooks import Head, ablation_hooks
 from ...pairs import Setup
 from ..base import Admit, Capabilities
+from .shapes import FORWARD_COSTS
 
 
 class HFBackend:
@@ -25,6 +26,7 @@ class HFBackend:
 
     kind: ClassVar[str] = "hf"
     lab: ClassVar[bool] = False
+    forward_costs: ClassVar[dict] = FORWARD_COSTS
 
     def __init__(self, bundle: Bundle) -> None:
         self.bundle = bundle
@@ -131,6 +133,23 @@ class HFBackend:
                               batch=batch), None
 
         return admit(cost, work)
+
+    def forward(self, src: Any, src_mask: Any, tgt: Any, tgt_mask: Any) -> Any:
+        """One forward on given ids (B, S) / (B, T) and their masks (1 = a real token) under
+        the caller's hooks, through the recorder (ValueError if the model's attention does not
+        run through it)."""
+        from .recorder import sites
+
+        model, family = self.bundle.model, self.bundle.config.family
+        if sites(model, family) is None:
+            raise ValueError("this model's attention does not run through the lab's "
+                             "recorder, so the detectors that run it cannot be computed")
+        if family == "seq2seq":
+            return model(input_ids=src, attention_mask=src_mask, decoder_input_ids=tgt,
+                         decoder_attention_mask=tgt_mask, use_cache=False)
+        if family == "decoder":
+            return model(input_ids=tgt, attention_mask=tgt_mask, use_cache=False)
+        return model(input_ids=src, attention_mask=src_mask)
 
     def hook_names(self) -> list[str]:
         return []

@@ -5,6 +5,12 @@ from __future__ import annotations
 from ...budget import Dims
 from .record import skips_logits  # logits_to_keep: one logit row when none are recorded
 
+# how a recorded Hugging Face forward spends memory beyond the Trace (budget.Dims): the
+# recorder's softmax output is one (B, H, Q, K) unless a slab takes it; the family's 4D float
+# mask per kind; output_hidden_states returns every layer's hidden state, stacked into the
+# Trace afterwards (two copies at the end); the LM head runs whether logits are recorded or not
+FORWARD_COSTS = {"attn_copies": 1, "float_masks": True, "hidden_copies": 2, "lm_head": True}
+
 
 def hf_dims(bundle, batch) -> Dims:
     """Dims of capture_hf on a model.batch.Batch (tokenized by the recorder's own encode_ids, so
@@ -33,7 +39,7 @@ def hf_dims(bundle, batch) -> Dims:
     return Dims(batch=len(texts), src=src, tgt=tgt,
                 layers={k: bundle.n_layers(k) for k in bundle.kinds}, heads=cfg.n_heads,
                 d_head=int(d_head), d_model=cfg.d_model, d_ff=int(d_ff), vocab=cfg.vocab_size,
-                kv_heads=int(kv), max_len=cfg.max_len, family=cfg.family, logit_rows=rows,
+                kv_heads=int(kv), max_len=cfg.max_len, logit_rows=rows, **FORWARD_COSTS,
                 lm_trim=skips_logits(bundle.model),
                 # BART/Marian add final_logits_bias after the LM head: two (B, n, V) at once
                 logit_copies=1 + (getattr(bundle.model, "final_logits_bias", None) is not None))

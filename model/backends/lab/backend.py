@@ -31,6 +31,7 @@ class LabBackend:
 
     kind: ClassVar[str] = "native"
     lab: ClassVar[bool] = True
+    forward_costs: ClassVar[dict] = {}  # budget.Dims' defaults are this forward's
 
     def __init__(self, bundle: Bundle) -> None:
         self.bundle = bundle
@@ -158,6 +159,13 @@ class LabBackend:
             return trace, fresh
 
         return admit(cost, work)
+
+    def forward(self, src: Any, src_mask: Any, tgt: Any, tgt_mask: Any) -> Any:
+        """One forward on given ids (B, S) / (B, T) under the caller's hooks; the lab's model
+        masks pad_id itself, so the masks are not read."""
+        model = self.bundle.model
+        return model(src if model.encoder is not None else None,
+                     tgt if model.decoder is not None else None)
 
     def hook_names(self) -> list[str]:
         return self.bundle.model.hook_names()
