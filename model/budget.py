@@ -211,7 +211,7 @@ ROW_SUM_BYTES = 8 + 1 + 8 + 8  # per attention cell in _row_sums: float64, attn 
 def _plain_forward(d: Dims) -> int:
     """A forward that records nothing (ablation hooks only) at its worst moment: one attention
     call's four (B, H, Q, K) beside (B, n, D) activations, a feed-forward's (B, n, F) ones, or
-    the output's log-probabilities (ablation._token_logprobs); these phases never overlap."""
+    the output's log-probabilities (a backend's forced_values); these phases never overlap."""
     attn = PLAIN_QUADS * _largest_quad(d) + ACTIVATION_ROWS * _rows(d) * d.d_model * F32
     rows = d.tgt if d.logit_rows < 0 else d.logit_rows
     masks = sum(d.batch * q * k for q, k in map(d.qk, d.layers))

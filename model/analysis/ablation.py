@@ -3,11 +3,12 @@
 Heads are addressed as (kind, layer, head); ablation zeroes a head's context before the output
 projection (`...hook_context`), and the loss is teacher-forced on the un-ablated translation.
 
-Hugging Face models are knocked out at the same hook names (model/hf/recorder.py), and the
-"loss" follows what the model does (model/hf/forced.py): decoder-only models, the mean NLL of
-each next token of the typed text; encoder–decoder models, the mean NLL of their un-ablated
-greedy output; encoder-only models (no LM head), the mean relative change of the last hidden
-states, ‖h_after − h_before‖ / ‖h_before‖ (before = 0). `measure` in the results says which.
+Written once against the backend (Backend.greedy, forced, forced_values; model/forced.py):
+every backend knocks heads out at the same hook names, and the "loss" follows what the model
+does: decoder-only models, the mean NLL of each next token of the typed text; encoder–decoder
+models, the mean NLL of their un-ablated greedy output; encoder-only models (no LM head), the
+mean relative change of the last hidden states, ‖h_after − h_before‖ / ‖h_before‖ (before =
+0). `measure` in the results says which.
 """
 
 from __future__ import annotations
@@ -17,41 +18,21 @@ from collections.abc import Callable, Iterable, Sequence
 import numpy as np
 import torch
 
-from ..backends import capabilities
-from ..decode import checked_heads, source_batch, target_langs
-from ..dispatch import translate
-from ..hooks import Head, HookFn, ablation_hooks, attn_prefix, format_ablate, hooks
+from ..backends import backend_for
+from ..decode import checked_heads
+from ..forced import hidden_change
+from ..hooks import Head, HookFn, ablation_hooks, attn_prefix, format_ablate
 
 Progress = Callable[[float], None] | None
 
 
-def is_native(bundle, what: str) -> bool:
-    """True for the lab's own encoder–decoder, False for a Hugging Face model."""
-    caps = capabilities(bundle)
-    if not caps.lab:
-        return False
-    if not caps.translates:
+def teacher_forced(bundle, what: str):
+    """The bundle's backend, where ablation's forced runs exist (not on the lab's encoder-only
+    or decoder-only shapes)."""
+    backend = backend_for(bundle)
+    if not backend.caps.teacher_forced:
         raise ValueError(f"{what} needs one of this project's encoder–decoder checkpoints")
-    return True
-
-
-def _forced(bundle, ids: Sequence[int]) -> tuple[list[int], list[int]]:
-    """Decoder input [bos] + ids and output ids + [eos], within the position table."""
-    limit = bundle.config.max_len - 1
-    body = list(ids)[: limit - 1]
-    return [bundle.tokenizer.bos_id, *body], [*body, bundle.tokenizer.eos_id]
-
-
-def _token_logprobs(bundle, src: torch.Tensor, tgt_in: torch.Tensor, tgt_out: torch.Tensor,
-                    fns: dict[str, HookFn]) -> torch.Tensor:
-    """(B, T) float64 log-probability of each output id (0 at pad), with hooks attached."""
-    model = bundle.model
-    model.eval()  # idempotent; the cached model is always in eval mode
-    with torch.inference_mode(), hooks(fns):
-        logits = model(src, tgt_in)  # (B, T, V)
-    logp = torch.log_softmax(logits.double(), dim=-1)
-    picked = logp.gather(-1, tgt_out.unsqueeze(-1)).squeeze(-1)  # (B, T)
-    return picked.masked_fill(tgt_out.eq(bundle.config.pad_id), 0.0)
+    return backend
 
 
 def ablation_effect(bundle, sources: Sequence[str] | str, ablate: Iterable[Head] | str,
@@ -67,36 +48,18 @@ def ablation_effect(bundle, sources: Sequence[str] | str, ablate: Iterable[Head]
         sources = [sources]
     sources = list(sources)
     heads = checked_heads(bundle, ablate)
-    if not is_native(bundle, "ablation"):
-        return _hf_effect(bundle, sources, heads)
-    before = translate(bundle, sources, target_lang)
-    after = translate(bundle, sources, target_lang, ablate=heads)
-    langs = target_langs(bundle, sources, target_lang)
-    src, _, _ = source_batch(bundle, sources, langs)
-    forced = [_forced(bundle, t.ids) for t in before]
-    tok = bundle.tokenizer
-    tgt_in = torch.from_numpy(tok.pad([f[0] for f in forced]))
-    tgt_out = torch.from_numpy(tok.pad([f[1] for f in forced]))
-    lp_before = _token_logprobs(bundle, src, tgt_in, tgt_out, {}).numpy()
-    lp_after = _token_logprobs(bundle, src, tgt_in, tgt_out, ablation_hooks(heads)).numpy()
-    lens = [len(f[1]) for f in forced]
-    per = {name: [lp[b, :n].copy() for b, n in enumerate(lens)]
-           for name, lp in (("before", lp_before), ("after", lp_after))}
-    change = [a - b for a, b in zip(per["after"], per["before"])]
-    n_tok = sum(lens)
-    loss_before = float(-lp_before.sum() / n_tok)
-    loss_after = float(-lp_after.sum() / n_tok)
-    return {
-        "sources": sources, "ablate": heads, "ablate_spec": format_ablate(heads),
-        "before": before, "after": after,
-        "changed": [a.text != b.text for a, b in zip(after, before)],
-        "tokens": [tok.ids_to_pieces(f[1]) for f in forced],
-        "logp_before": per["before"], "logp_after": per["after"], "logp_change": change,
-        "sentence_loss_before": [float(-x.mean()) for x in per["before"]],
-        "sentence_loss_after": [float(-x.mean()) for x in per["after"]],
-        "loss_before": loss_before, "loss_after": loss_after,
-        "loss_change": loss_after - loss_before, "measure": "logp",
-    }
+    backend = teacher_forced(bundle, "ablation")
+    fns = ablation_hooks(heads)
+    before = backend.greedy(sources, target_lang)
+    after = backend.greedy(sources, target_lang, ablate=heads)
+    forced = backend.forced(sources, target_lang, outputs=[t.ids for t in before])
+    lens = [len(t) for t in forced.tokens]
+    base, gone = backend.forced_values(forced, {}), backend.forced_values(forced, fns)
+    if forced.measure == "hidden":  # before: no change; after: minus the relative change
+        base, gone = torch.zeros(forced.valid.shape, dtype=torch.float64), -hidden_change(
+            base, gone, forced.valid)
+    return _summary(sources, heads, before, after, forced.tokens, base.numpy(), gone.numpy(),
+                    lens, forced.measure)
 
 
 def _summary(sources: list[str], heads: frozenset[Head], before: list, after: list,
@@ -119,22 +82,6 @@ def _summary(sources: list[str], heads: frozenset[Head], before: list, after: li
         "loss_before": loss_before, "loss_after": loss_after,
         "loss_change": loss_after - loss_before, "measure": measure,
     }
-
-
-def _hf_effect(bundle, sources: list[str], heads: frozenset[Head]) -> dict:
-    """ablation_effect for a Hugging Face model (the measures in the module docstring)."""
-    from ..backends.hf.forced import forced_batch, forced_values, greedy, hidden_change
-
-    fns = ablation_hooks(heads)
-    before, after = greedy(bundle, sources), greedy(bundle, sources, fns)
-    forced = forced_batch(bundle, sources, [t.ids for t in before])
-    lens = [len(t) for t in forced.tokens]
-    base, gone = forced_values(bundle, forced, {}), forced_values(bundle, forced, fns)
-    if forced.measure == "hidden":  # before: no change; after: minus the relative change
-        base, gone = torch.zeros(forced.valid.shape, dtype=torch.float64), -hidden_change(
-            base, gone, forced.valid)
-    return _summary(sources, heads, before, after, forced.tokens, base.numpy(), gone.numpy(),
-                    lens, forced.measure)
 
 
 def all_heads(bundle) -> list[Head]:
@@ -182,42 +129,9 @@ def importance_scan(bundle, source: str, target_lang: str | None = None,
     """
     report = progress or (lambda _f: None)
     report(0.0)
-    if not is_native(bundle, "the importance scan"):
-        return _hf_scan(bundle, source, report, target, max(1, chunk))
-    langs = target_langs(bundle, [source], target_lang)
-    src, _, _ = source_batch(bundle, [source], langs)
-    if target is None:
-        tgt_in, tgt_out = _forced(bundle, translate(bundle, [source], target_lang)[0].ids)
-    else:
-        tgt_in, tgt_out = bundle.tokenizer.target_ids(target, bundle.config.max_len - 1)
-    report(0.2)
-    heads = all_heads(bundle)
-    rows: list[Head | None] = [None, *heads]
-    t_in, t_out = torch.tensor([tgt_in]), torch.tensor([tgt_out])
-    losses: list[float] = []
+    backend = teacher_forced(bundle, "the importance scan")
     chunk = max(1, chunk)
-    for start in range(0, len(rows), chunk):
-        part = rows[start:start + chunk]
-        n = len(part)
-        lp = _token_logprobs(bundle, src.repeat(n, 1), t_in.repeat(n, 1), t_out.repeat(n, 1),
-                             row_ablation_hooks(part))
-        losses += (-lp.mean(-1)).tolist()
-        report(0.2 + 0.8 * min(1.0, (start + n) / len(rows)))
-    out = {kind: np.zeros((bundle.n_layers(kind), bundle.config.n_heads)) for kind in bundle.kinds}
-    for (kind, layer, h), loss in zip(heads, losses[1:]):
-        out[kind][layer, h] = loss - losses[0]
-    return out
-
-
-def _hf_scan(bundle, source: str, report: Callable[[float], None], target: str | None,
-             chunk: int) -> dict[str, np.ndarray]:
-    """importance_scan for a Hugging Face model: one row per head plus a baseline row."""
-    from ..backends.hf.forced import forced_batch, forced_values, greedy, hidden_change
-
-    if target is None and bundle.config.family == "seq2seq":
-        forced = forced_batch(bundle, [source], [greedy(bundle, [source])[0].ids])
-    else:
-        forced = forced_batch(bundle, [source], target=target)
+    forced = backend.forced([source], target_lang, target=target)
     report(0.2)
     heads = all_heads(bundle)
     rows: list[Head | None] = [None, *heads]
@@ -225,7 +139,7 @@ def _hf_scan(bundle, source: str, report: Callable[[float], None], target: str |
     base = None
     for start in range(0, len(rows), chunk):
         part = rows[start:start + chunk]
-        values = forced_values(bundle, forced.repeat(len(part)), row_ablation_hooks(part))
+        values = backend.forced_values(forced.repeat(len(part)), row_ablation_hooks(part))
         valid = forced.valid.cpu().repeat(len(part), 1)
         n_tok = max(1, int(forced.valid.sum()))
         if forced.measure == "hidden":

@@ -20,7 +20,8 @@ from ..budget import Dims, Estimate
 from ..capture import Trace
 from ..checkpoint import Bundle
 from ..decode import Translation
-from ..hooks import Head
+from ..forced import Forced, StepAttribution
+from ..hooks import Head, HookFn
 from ..pairs import Setup
 
 # Hook groups a view may need: the Trace's field groups (model.capture.GROUPS) and named sets
@@ -52,6 +53,7 @@ class Capabilities:
     activation: str = ""  # the FFN's activation where the model says ("gelu", "relu"…)
     d_ff: int = 0  # the FFN's hidden width where known (0: unknown)
     weighted_norms: bool = False  # ‖α·f(x)‖ computable: each layer's output projection known
+    teacher_forced: bool = True  # greedy/forced/forced_values run: ablation, the scan
 
 
 @runtime_checkable
@@ -119,6 +121,33 @@ class Backend(Protocol):
         model's device (either side (B, 0) where the model has none), with their masks (1 = a
         real token), under the hooks the caller installed (model.hooks); the output is the
         model's own. The analyses that run the model on ids, not text, go through this."""
+
+    def greedy(self, sources: Sequence[str], target_lang: str | None = None,
+               ablate: Iterable[Head] | str = ()) -> list[Translation]:
+        """What the model writes for each source by itself (translation, continuation, or
+        nothing), with heads knocked out: the before/after of ablation."""
+
+    def forced(self, sources: Sequence[str], target_lang: str | None = None, *,
+               outputs: Sequence[Sequence[int]] | None = None,
+               target: str | None = None) -> Forced:
+        """The teacher-forced batch (model.forced.Forced) that ablation, the importance scan
+        and the knock-out score: `outputs` are greedy() ids to force, `target` a text (one
+        sentence); neither: what the model writes by itself."""
+
+    def forced_values(self, forced: Forced, fns: dict[str, HookFn]) -> Any:
+        """(B, T) float64 log-probability of each output id (0 where not valid), or for
+        forced.measure "hidden" the (B, T, D) last hidden states; hooks `fns` attached."""
+
+    def attribution(self, source: str, target: str | None, target_lang: str | None,
+                    step: int | None, token_id: int | None, k: int) -> StepAttribution:
+        """One decoder step of one sentence explained (model.forced.StepAttribution): its
+        logits, the one-row input `step_logits` knocks heads out on, and the direct logit
+        attribution per head where caps.logit_attribution (ValueError where the model cannot
+        explain a step at all)."""
+
+    def step_logits(self, inputs: dict[str, Any], step: int, fns: dict[str, HookFn]) -> Any:
+        """float64 numpy (R, V): logits at `step` of R rows of attribution().inputs, with the
+        hooks `fns` attached (the knock-out sweep)."""
 
     def hook_names(self) -> list[str]:
         """Every raw hook name this model offers, in forward order (empty: groups only)."""

@@ -12,7 +12,8 @@ import torch
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from model import capture, load_checkpoint  # noqa: E402
-from model.analysis.contributions import final_norm, head_contributions  # noqa: E402
+from model.analysis.contributions import head_contributions  # noqa: E402
+from model.backends.hf.contributions import final_norm  # noqa: E402
 from model.backends.hf.projections import projection_modules  # noqa: E402
 from model.hooks import attn_prefix, hooks  # noqa: E402
 from tests.unit.test_hf import make_tokenizer  # noqa: E402

@@ -15,7 +15,8 @@ from ...budget import Dims, Estimate, estimate, groups_of
 from ...capture import GROUPS, Trace
 from ...checkpoint import Bundle
 from ...decode import Translation
-from ...hooks import Head, ablation_hooks
+from ...forced import Forced, StepAttribution
+from ...hooks import Head, HookFn, ablation_hooks
 from ...pairs import Setup
 from ..base import Admit, Capabilities
 from .shapes import FORWARD_COSTS
@@ -150,6 +151,51 @@ class HFBackend:
         if family == "decoder":
             return model(input_ids=tgt, attention_mask=tgt_mask, use_cache=False)
         return model(input_ids=src, attention_mask=src_mask)
+
+    def greedy(self, sources: Sequence[str], target_lang: str | None = None,
+               ablate: Iterable[Head] | str = ()) -> list[Translation]:
+        """What the model writes: an encoder–decoder its greedy output, a decoder-only model a
+        few greedy tokens after the text, an encoder-only model nothing (hf/forced.py)."""
+        from .forced import greedy
+
+        return greedy(self.bundle, list(sources), ablation_hooks(ablate))
+
+    def forced(self, sources: Sequence[str], target_lang: str | None = None, *,
+               outputs: Sequence[Sequence[int]] | None = None,
+               target: str | None = None) -> Forced:
+        """model.forced.Forced: the next tokens of the text (decoder-only), the given outputs
+        or target (encoder–decoder; neither: its greedy output), the last hidden states
+        (encoder-only)."""
+        from .forced import forced_batch, greedy
+
+        sources = list(sources)
+        if outputs is None and target is None and self.bundle.config.family == "seq2seq":
+            outputs = [t.ids for t in greedy(self.bundle, sources)]
+        return forced_batch(self.bundle, sources, outputs, target)
+
+    def forced_values(self, forced: Forced, fns: dict[str, HookFn]) -> Any:
+        from .forced import forced_values
+
+        return forced_values(self.bundle, forced, fns)
+
+    def attribution(self, source: str, target: str | None, target_lang: str | None,
+                    step: int | None, token_id: int | None, k: int) -> StepAttribution:
+        """One step of a pre-LN decoder-only model explained (hf/contributions.py)."""
+        from .contributions import attribution
+
+        return attribution(self, source, target, target_lang, step, token_id, k)
+
+    def step_logits(self, inputs: dict[str, Any], step: int, fns: dict[str, HookFn]) -> Any:
+        """float64 (R, V) logits at `step` of the rows `inputs` ({"input_ids"}), hooks on."""
+        import torch
+
+        from ...hooks import hooks
+
+        batch = inputs["input_ids"]
+        with torch.inference_mode(), hooks(fns):
+            out = self.bundle.model(input_ids=batch, attention_mask=torch.ones_like(batch),
+                                    use_cache=False)
+        return out.logits[:, step].double().cpu().numpy()
 
     def hook_names(self) -> list[str]:
         return []

@@ -11,33 +11,15 @@ Heads are knocked out by hooks at `...hook_context` (recorder.py), the lab model
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import torch
 
 from ...decode import Translation
+from ...forced import Forced
 from ...hooks import HookFn, hooks
 from .record import device_of, encode_checked, padded, target_lists
 
 CONTINUE_STEPS = 8  # tokens a decoder-only model writes after the text, shown before/after
-
-
-@dataclass(frozen=True)
-class Forced:
-    """One batch to score: model inputs, the ids read at each output position, and which
-    output positions are real (B, T)."""
-
-    inputs: dict[str, torch.Tensor]
-    out_ids: torch.Tensor  # int64 (B, T)
-    valid: torch.Tensor  # bool (B, T)
-    tokens: list[list[str]]  # the pieces scored per sentence (valid positions only)
-    measure: str  # "logp" or "hidden"
-
-    def repeat(self, n: int) -> Forced:
-        """The same batch (of one sentence) n times, for one ablation per row."""
-        return Forced({k: v.repeat(n, 1) for k, v in self.inputs.items()},
-                      self.out_ids.repeat(n, 1), self.valid.repeat(n, 1), self.tokens * n,
-                      self.measure)
 
 
 def measure(bundle) -> str:
@@ -120,10 +102,3 @@ def forced_values(bundle, forced: Forced, fns: dict[str, HookFn]) -> torch.Tenso
     logp = torch.log_softmax(out.logits.to("cpu", torch.float64), dim=-1)  # (B, T, V)
     picked = logp.gather(-1, forced.out_ids.cpu().unsqueeze(-1)).squeeze(-1)  # (B, T)
     return picked.masked_fill(~forced.valid.cpu(), 0.0)
-
-
-def hidden_change(before: torch.Tensor, after: torch.Tensor, valid: torch.Tensor
-                  ) -> torch.Tensor:
-    """(B, T) ‖after − before‖ / ‖before‖ per token (0 where not valid)."""
-    change = (after - before).norm(dim=-1) / before.norm(dim=-1).clamp_min(1e-12)
-    return change.masked_fill(~valid.cpu(), 0.0)

@@ -9,12 +9,15 @@ from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
+import torch
+
 from ...batch import Batch, target_langs
 from ...budget import Dims, Estimate, estimate, groups_of, native_dims
 from ...capture import GROUPS, Trace, capture_native
 from ...checkpoint import Bundle, load_native
 from ...decode import Translation, translate_native
-from ...hooks import Head, attn_prefix
+from ...forced import Forced, StepAttribution
+from ...hooks import Head, HookFn, attn_prefix, hooks
 from ...pairs import Setup
 from ..base import Admit, Capabilities
 
@@ -54,7 +57,8 @@ class LabBackend:
             positional=cfg.pos_encoding, norm=cfg.norm, grouped_kv=False, head_outputs=True,
             ablates="cross" in bundle.kinds,
             logit_attribution=cfg.norm == "pre" and cfg.n_dec_layers > 0,
-            raw_hooks=True, activation=cfg.activation, d_ff=cfg.d_ff, weighted_norms=True)
+            raw_hooks=True, activation=cfg.activation, d_ff=cfg.d_ff, weighted_norms=True,
+            teacher_forced="cross" in bundle.kinds)
 
     def encode(self, lines: Sequence[str], targets: Sequence[str] | None = None,
                target_lang: str | None = None) -> Batch:
@@ -166,6 +170,38 @@ class LabBackend:
         model = self.bundle.model
         return model(src if model.encoder is not None else None,
                      tgt if model.decoder is not None else None)
+
+    def greedy(self, sources: Sequence[str], target_lang: str | None = None,
+               ablate: Iterable[Head] | str = ()) -> list[Translation]:
+        """What the model writes for each source: its greedy translation."""
+        return self.translate(self.encode(sources, None, target_lang), ablate=ablate)
+
+    def forced(self, sources: Sequence[str], target_lang: str | None = None, *,
+               outputs: Sequence[Sequence[int]] | None = None,
+               target: str | None = None) -> Forced:
+        """model.forced.Forced on the translation ids `outputs` (None: its own translation)
+        or a target text (lab/forced.py)."""
+        from .forced import forced_batch
+
+        return forced_batch(self, sources, target_lang, outputs, target)
+
+    def forced_values(self, forced: Forced, fns: dict[str, HookFn]) -> Any:
+        from .forced import forced_values
+
+        return forced_values(self.bundle, forced, fns)
+
+    def attribution(self, source: str, target: str | None, target_lang: str | None,
+                    step: int | None, token_id: int | None, k: int) -> StepAttribution:
+        """One decoder step explained: logits, the knock-out input, DLA where pre-LN."""
+        from .contributions import attribution
+
+        return attribution(self, source, target, target_lang, step, token_id, k)
+
+    def step_logits(self, inputs: dict[str, Any], step: int, fns: dict[str, HookFn]) -> Any:
+        """float64 (R, V) logits at `step` of the rows `inputs` ({"src", "tgt"}), hooks on."""
+        with torch.inference_mode(), hooks(fns):
+            out = self.bundle.model(inputs["src"], inputs["tgt"])  # (R, T, V)
+        return out[:, step].double().numpy()
 
     def hook_names(self) -> list[str]:
         return self.bundle.model.hook_names()
