@@ -90,7 +90,10 @@ def test_hugging_face_decoder_only(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     at = run_app({"ckpt": "gpt2-12", "view": "patch", "text": "the cat eats fish every day .",
                   "corrupt": "the dog eats fish every day ."}, timeout=120)
-    assert not at.exception and not at.error and not at.warning, texts(at.warning)
+    assert not at.exception and not at.error, texts(at.error)
+    # a random model's two runs differ by a few thousandths: the page says the effects mean
+    # little (issue 39), and says nothing else
+    assert [w for w in at.warning if "differ by only" not in str(w.value)] == []
     assert "the next token after the text" in texts(at.markdown)
     figs = charts(at)
     assert [t["name"] for t in figs[0]["data"]] == ["dec_self"]

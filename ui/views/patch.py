@@ -3,7 +3,10 @@
 The clean sentence is the sidebar's (the link's `text=`), the corrupted one this view's box
 (the link's `corrupt=`). The result (model.patching.patch) is kept for every session per
 checkpoint, inputs and method; a sweep runs once the admission gate admits it, with a progress
-bar, and a rerun (new text, another click) stops it between batches.
+bar, and a rerun (new text, another click) stops it between batches. An exact sweep estimated
+over ui/cost.ASK_SECONDS waits for a button that shows the estimate; the attribution (one
+backward) is shown meanwhile. Before any run, both inputs are tokenized once to say where one
+was cut and which word keeps the two from lining up piece by piece (ui/pieces.py).
 """
 
 from __future__ import annotations
@@ -14,14 +17,16 @@ import streamlit as st
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_run_yield_check
 
 from model.backends import capabilities
+from model.dispatch import encode
 from model.patching import PARTS, estimate_patch, patch
+from ui import cost, pieces
 from ui.admission import admitted, or_warning
 from ui.common import chart, goto, progress_bar
 from ui.context import Ctx
 from ui.i18n import N_, _
 from ui.runtime import result_get, result_put
 from ui.state import seed, url_value
-from ui.text import md
+from ui.text import KIND_LABELS, md
 from viz import patch as viz_patch
 
 # minimal pairs that translate differently on the shipped checkpoints (clean, corrupted)
@@ -36,6 +41,10 @@ PRESETS = (
 METHODS = {"exact": N_("exact (one patched run per cell)"),
            "attribution": N_("attribution (gradient estimate: 2 forwards + 1 backward)")}
 TOP = 12  # heads offered by the picker, strongest first
+# below this clean − corrupted gap (logits) a normalised effect divides noise by almost nothing:
+# a gap of 0.06 drew heads at ±0.86 "recovered"; a whole logit is the least that reads safely
+MIN_GAP = 1.0
+CHUNK = 32  # patched copies per forward (model.patching.patch's default)
 
 
 def _use_pair(clean: str, corrupted: str) -> None:
@@ -70,20 +79,97 @@ def render(ctx: Ctx) -> None:
                               key="patch_corrupt")
     method = st.radio(_("Method"), list(METHODS), key="patch_method", horizontal=True,
                       format_func=lambda m: _(METHODS[m]))
+    lang = ctx.lang if caps.translates else None
+    if clean.strip() and corrupted.strip() and not _lined_up(ctx, clean, corrupted, lang):
+        return
     key = ("patch", ctx.key, clean, corrupted, ctx.lang, ctx.ablate, method)
     found = result_get(key)
+    if found is None and method == "exact":
+        secs = _exact_seconds(ctx, clean, lang)
+        if cost.asks_first(secs) and not st.button(
+                _("Run exact patching (about {s:.0f} s)").format(s=secs), key="patch_go"):
+            st.caption(_("Exact patching runs the corrupted sentence once per patched cell: "
+                         "about {s:.0f} s here, so it waits for the button. The attribution "
+                         "estimate (two forwards and one backward) is shown meanwhile.")
+                       .format(s=secs))
+            method, key = "attribution", key[:-1] + ("attribution",)
+            found = result_get(key)
     if found is None:
-        try:
-            found = or_warning(lambda: admitted(estimate_patch(ctx.bundle, clean),
-                                                lambda: result_get(key),
-                                                lambda: _run(ctx, clean, corrupted, method, key)))
-        except ValueError as exc:  # unequal pieces, nothing differs, a bad step or token
-            st.warning(_("These two sentences cannot be patched: {reason}").format(
-                reason=md(str(exc))))
-            return
+        found = _admitted_run(ctx, clean, corrupted, method, key)
         if found is None:
             return
     _show(ctx, *found)
+
+
+def _admitted_run(ctx: Ctx, clean: str, corrupted: str, method: str, key: tuple):
+    """The run through the admission gate; None once a refusal or a ValueError is shown."""
+    try:
+        return or_warning(lambda: admitted(estimate_patch(ctx.bundle, clean),
+                                           lambda: result_get(key),
+                                           lambda: _run(ctx, clean, corrupted, method, key)))
+    except ValueError as exc:  # unequal pieces, nothing differs, a bad step or token
+        st.warning(_("These two sentences cannot be patched: {reason}").format(
+            reason=md(str(exc))))
+        return None
+
+
+def _lined_up(ctx: Ctx, clean: str, corrupted: str, lang: str | None) -> bool:
+    """Tokenize both (no model run): say where an input was cut, and which words keep the two
+    from lining up piece by piece (False: nothing to run)."""
+    try:
+        pair = encode(ctx.bundle, [clean, corrupted], target_lang=lang)
+    except ValueError:
+        return True  # patch() says what is wrong, in its own words
+    for which, text, kept, cut in zip((_("clean"), _("corrupted")), (clean, corrupted),
+                                      pair.pieces, pair.cuts):
+        if cut:
+            st.warning(_("The {which} sentence ({chars:,} characters) is longer than the "
+                         "model's positions: it was cut to {n} pieces, after “{tail}”, and the "
+                         "{cut:,} pieces after that are left out of the patching.").format(
+                which=which, chars=len(text), n=len(kept), tail=md(pieces.tail(kept)),
+                cut=cut))
+    found = pieces.mismatches(pair.pieces[0], pair.pieces[1], clean, corrupted)
+    if not found:
+        return True
+    st.warning(_("These two sentences cannot be patched: they must have the same number of "
+                 "pieces, and the clean one has {a} where the corrupted one has {b}. {why} "
+                 "Change one word for one word of as many pieces.").format(
+        a=len(pair.pieces[0]), b=len(pair.pieces[1]),
+        why=" ".join(_mismatch_text(m) for m in found)))
+    return False
+
+
+def _word(w: pieces.Word) -> str:
+    return _("“{word}” (pieces: {pieces})").format(word=md(w.text),
+                                                   pieces=md(" ".join(w.pieces)))
+
+
+def _mismatch_text(m: pieces.Mismatch) -> str:
+    left, right = ", ".join(map(_word, m.clean)), ", ".join(map(_word, m.corrupted))
+    if not m.clean:
+        return _("The corrupted sentence adds {words}.").format(words=right)
+    if not m.corrupted:
+        return _("The corrupted sentence leaves out {words}.").format(words=left)
+    return _("The corrupted sentence has {right} where the clean one has {left}.").format(
+        right=right, left=left)
+
+
+def _exact_seconds(ctx: Ctx, clean: str, lang: str | None) -> float:
+    """The exact sweep's time from the admission estimate's shapes: one corrupted copy per
+    patched cell (heads, attention outputs, residual positions), CHUNK per forward."""
+    dims = estimate_patch(ctx.bundle, clean, chunk=CHUNK).dims
+    if dims is None:
+        return 0.0
+    bundle = ctx.bundle
+    n = {"enc_self": dims.src, "dec_self": dims.tgt, "cross": dims.tgt}
+    parts = _parts(ctx, "exact")
+    rows = 2 + sum(bundle.n_layers(k) * bundle.config.n_heads for k in bundle.kinds)
+    if "attn_out" in parts:
+        rows += sum(bundle.n_layers(k) * n[k] for k in bundle.kinds)
+    if "resid" in parts:
+        rows += sum((bundle.n_layers(k) + 1) * n[k] for k in ("enc_self", "dec_self")
+                    if k in bundle.kinds)
+    return cost.sweep_seconds(dims, rows, extra_passes=2)
 
 
 def _run(ctx: Ctx, clean: str, corrupted: str, method: str, key: tuple) -> tuple:
@@ -98,11 +184,13 @@ def _run(ctx: Ctx, clean: str, corrupted: str, method: str, key: tuple) -> tuple
 
     start = time.monotonic()
     lang = ctx.lang if capabilities(ctx.bundle).translates else None
-    result = patch(ctx.bundle, clean, corrupted, method=method, ablate=ctx.ablate,
-                   target_lang=lang, progress=report, parts=_parts(ctx, method))
+    try:
+        result = patch(ctx.bundle, clean, corrupted, method=method, ablate=ctx.ablate,
+                       target_lang=lang, progress=report, parts=_parts(ctx, method))
+    finally:  # the bar is shown only while the work runs: never above a refusal
+        bar.empty()
     found = (result, time.monotonic() - start)
     result_put(key, found)
-    bar.empty()
     return found
 
 
@@ -135,6 +223,12 @@ def _show(ctx: Ctx, p, seconds: float) -> None:
                       "the direction from the corrupted run to the clean one: clean "
                       "{clean:.3f}, corrupted {corrupted:.3f}.").format(
             clean=p.clean_metric, corrupted=p.corrupted_metric))
+    gap = p.clean_metric - p.corrupted_metric
+    if p.metric == "logit_diff" and abs(gap) < MIN_GAP:
+        st.warning(_("The clean and corrupted runs differ by only {gap:+.3f} in this metric. "
+                     "Every effect below is divided by that gap, so noise reads as a large "
+                     "effect: these numbers mean little. Choose a pair whose outputs differ "
+                     "more.").format(gap=gap))
     st.caption(_("{method}, {s:.2f} s.").format(method=_(METHODS[p.method]), s=seconds))
     chart(viz_patch.heads_figure(p), ctx, key="patch_heads")
     _picker(ctx, p, caps.kinds)
@@ -169,7 +263,7 @@ def _picker(ctx: Ctx, p, kinds: tuple[str, ...]) -> None:
     chosen = left.selectbox(
         _("Head to open"), options, key="patch_pick",
         format_func=lambda t: _("{kind} layer {layer} head {head}: {value:+.3f}").format(
-            kind=t[0], layer=t[1], head=t[2], value=values[t]))
+            kind=KIND_LABELS.get(t[0], t[0]), layer=t[1], head=t[2], value=values[t]))
     right.button(_("Open in the attention view"), key="patch_goto", on_click=goto,
                  args=("attention", chosen))
 
