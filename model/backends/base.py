@@ -149,6 +149,12 @@ class Backend(Protocol):
         """float64 numpy (R, V): logits at `step` of R rows of attribution().inputs, with the
         hooks `fns` attached (the knock-out sweep)."""
 
+    def qk_terms(self, trace: Trace, kind: str, layer: int, head: int, query: int, key: int,
+                 batch: int = 0) -> dict[str, float]:
+        """{term: value} adding up to trace.scores[kind][layer, batch, head, query, key], the
+        terms chosen by how the model knows positions (indices already checked; ValueError
+        where no decomposition exists). model/qkparts.py holds the shared algebra."""
+
     def hook_names(self) -> list[str]:
         """Every raw hook name this model offers, in forward order (empty: groups only)."""
 

@@ -197,6 +197,13 @@ class HFBackend:
                                     use_cache=False)
         return out.logits[:, step].double().cpu().numpy()
 
+    def qk_terms(self, trace: Trace, kind: str, layer: int, head: int, query: int, key: int,
+                 batch: int = 0) -> dict[str, float]:
+        """One recorded score split into terms that add up to it (model.analysis.qkterms)."""
+        from .qkterms import qk_terms
+
+        return qk_terms(self, trace, kind, layer, head, query, key, batch)
+
     def hook_names(self) -> list[str]:
         return []
 

@@ -203,6 +203,13 @@ class LabBackend:
             out = self.bundle.model(inputs["src"], inputs["tgt"])  # (R, T, V)
         return out[:, step].double().numpy()
 
+    def qk_terms(self, trace: Trace, kind: str, layer: int, head: int, query: int, key: int,
+                 batch: int = 0) -> dict[str, float]:
+        """One recorded score split into terms that add up to it (model.analysis.qkterms)."""
+        from .qkterms import qk_terms
+
+        return qk_terms(self.bundle, trace, kind, layer, head, query, key, batch)
+
     def hook_names(self) -> list[str]:
         return self.bundle.model.hook_names()
 
