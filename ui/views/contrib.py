@@ -7,6 +7,8 @@ import streamlit as st
 
 from model.analysis.contributions import Contributions
 from model.backends import capabilities
+from model.dispatch import estimate_scan
+from ui import cost
 from ui.admission import refusal
 from ui.common import chart, head_picker, is_translator
 from ui.context import Ctx
@@ -16,12 +18,14 @@ from ui.state import seed, sticky
 from ui.text import md
 from viz import contributions as viz_contrib
 
+SWEEP_CHUNK = 64  # knock-out copies per forward (head_contributions' chunk)
+
 
 def applies(bundle) -> str | None:
     """The lab's own encoder–decoders, and decoder-only Hugging Face models whose logit is a
     sum of per-head parts (pre-LN, attention through the recorder)."""
-    if is_translator(bundle) or (not capabilities(bundle).lab
-                                 and capabilities(bundle).logit_attribution):
+    caps = capabilities(bundle)
+    if is_translator(bundle) or (caps.teacher_forced and caps.logit_attribution):
         return None
     return _("Head contributions to a predicted token are computed for this project's "
              "encoder–decoder checkpoints and for pre-LN decoder-only Hugging Face models "
@@ -36,23 +40,17 @@ def _contributions(ctx: Ctx, source: str, target: str | None, step: int,
                                 knockout=knockout)
 
 
-# knock-out rows × tokens × layers run without asking: GPT-2-small (145 rows, 12 layers) up to
-# ~570 tokens, 32 × 32 heads up to ~30 tokens. Measured on one CPU thread, 80 × 64 heads
-# (5,121 rows) on 6 tokens took 33 s: such sweeps wait for a button (the attribution is one pass)
-SWEEP_BUDGET = 1_000_000
-
-
 def _sweep_rows(bundle) -> int:
     """Rows of the knock-out sweep: every head of every kind, plus the untouched one."""
     return sum(bundle.n_layers(k) for k in bundle.kinds) * bundle.config.n_heads + 1
 
 
-def _asks_first(ctx: Ctx, n_t: int) -> bool:
-    """True when the knock-out sweep is too long to start on opening: a Hugging Face model (its
-    direct attribution always applies) with more rows × tokens × layers than SWEEP_BUDGET."""
-    layers = max(ctx.bundle.n_layers(k) for k in ctx.bundle.kinds)
-    return (not is_translator(ctx.bundle)
-            and _sweep_rows(ctx.bundle) * n_t * layers > SWEEP_BUDGET)
+def _sweep_seconds(ctx: Ctx, source: str) -> float:
+    """The knock-out sweep's time from the admission estimate's shapes (ui/cost.py): heads + 1
+    teacher-forced copies of the sentence, 64 per forward."""
+    dims = estimate_scan(ctx.bundle, source, ctx.lang if is_translator(ctx.bundle) else None,
+                         chunk=SWEEP_CHUNK).dims
+    return 0.0 if dims is None else cost.sweep_seconds(dims, _sweep_rows(ctx.bundle))
 
 
 def render(ctx: Ctx) -> None:
@@ -72,14 +70,22 @@ def render(ctx: Ctx) -> None:
     source = ctx.lines[ctx.b]
     target = ctx.targets[ctx.b] if ctx.targets else None
     wanted = ("contrib_sweep", ctx.key, source, int(step))
-    asks = _asks_first(ctx, n_t)
+    secs = _sweep_seconds(ctx, source)
+    asks = cost.asks_first(secs)
     if asks and st.session_state.get("contrib_sweep") != wanted:
-        st.caption(_("{rows:,} heads × {n} tokens: the knock-out of every head is a long sweep "
-                     "here, so only the direct attribution (one pass) is shown until you start "
-                     "it.").format(rows=_sweep_rows(ctx.bundle) - 1, n=n_t))
-        if st.button(_("Knock out every head ({rows:,} forward rows)").format(
-                rows=_sweep_rows(ctx.bundle)), key="contrib_sweep_go"):
+        dla = capabilities(ctx.bundle).logit_attribution
+        st.caption((_("{rows:,} heads × {n} tokens: knocking out every head takes about "
+                      "{s:.0f} s here, so only the direct logit attribution (one pass) is shown "
+                      "until you start it.") if dla else
+                    _("{rows:,} heads × {n} tokens: knocking out every head takes about "
+                      "{s:.0f} s here, and this model has no direct logit attribution to show "
+                      "meanwhile: start it with the button.")).format(
+            rows=_sweep_rows(ctx.bundle) - 1, n=n_t, s=secs))
+        if st.button(_("Knock out every head (about {s:.0f} s)").format(s=secs),
+                     key="contrib_sweep_go"):
             st.session_state["contrib_sweep"] = wanted
+        elif not dla:
+            return
     full = not asks or st.session_state.get("contrib_sweep") == wanted
     try:
         c = _contributions(ctx, source, target, int(step), knockout=full)
