@@ -52,12 +52,22 @@ def _use_pair(clean: str, corrupted: str) -> None:
     st.session_state["patch_corrupt"] = corrupted
 
 
-def _default_corrupt(clean: str) -> str:
+def presets(bundle) -> tuple[tuple[str, str], ...]:
+    """The model card's own minimal pairs (card.json "patch_presets"), else the translators'."""
+    own = bundle.card.get("patch_presets")
+    if isinstance(own, list) and own and all(
+            isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) for x in p)
+            for p in own):
+        return tuple((c, r) for c, r in own)
+    return PRESETS
+
+
+def _default_corrupt(clean: str, pairs: tuple[tuple[str, str], ...]) -> str:
     """The link's corrupt=, else the preset partner of the clean sentence, else the clean one."""
     linked = url_value("corrupt")
     if linked is not None:
         return linked
-    return next((r for c, r in PRESETS if c == clean), clean)
+    return next((r for c, r in pairs if c == clean), clean)
 
 
 def render(ctx: Ctx) -> None:
@@ -67,12 +77,13 @@ def render(ctx: Ctx) -> None:
                   "model's attention does not run through the lab's recorder."))
         return
     clean = ctx.lines[ctx.b]
-    seed("patch_corrupt", _default_corrupt(clean))
+    pairs = presets(ctx.bundle)
+    seed("patch_corrupt", _default_corrupt(clean, pairs))
     st.caption(_("Run the corrupted sentence, copy one activation from the clean run into it, "
                  "and see how much of the clean answer comes back: 0 = the corrupted run, "
                  "1 = the clean run. The clean sentence is the one in the sidebar."))
     with st.expander(_("Minimal pairs")):
-        for i, (c, r) in enumerate(PRESETS):
+        for i, (c, r) in enumerate(pairs):
             st.button(f"{c} → {r}", key=f"patch_preset_{i}", on_click=_use_pair, args=(c, r))
     st.markdown(_("**Clean:** {text}").format(text=md(clean)))
     corrupted = st.text_input(_("Corrupted sentence (same number of pieces)"),
