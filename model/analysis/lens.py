@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from ..backends import capabilities
+from ..backends import backend_for
 
 
 @torch.inference_mode()
@@ -13,19 +13,18 @@ def logit_lens(bundle, trace, b: int, k: int = 5) -> dict:
 
     Returns {"layers": [0..L], "tokens": decoder input pieces,
              "top": [layer][position] -> [(piece, prob), …]}. Layer 0 is the embedding sum;
-    pre-LN models apply their final LayerNorm first, as the real output does.
+    pre-LN models apply their final LayerNorm first, as the real output does (Backend.unembed).
     """
-    if not capabilities(bundle).lab or "dec" not in trace.hidden:
+    backend = backend_for(bundle)
+    if not backend.caps.logit_lens or "dec" not in trace.hidden:
         raise ValueError("the logit lens needs this project's encoder–decoder and a decoder trace")
-    model, tok = bundle.model, bundle.tokenizer
     tokens = trace.tgt_tokens[b]
     # a copy: the Trace's arrays are read-only, and torch warns on wrapping one (L+1, T, D)
     hidden = torch.tensor(trace.hidden["dec"][:, b, : len(tokens)])
-    norm = model.decoder.final_norm
-    states = norm(hidden) if norm is not None else hidden  # (L+1, T, D)
-    probs = torch.softmax(model.project(states), dim=-1)  # (L+1, T, V)
+    probs = torch.softmax(backend.unembed(hidden), dim=-1)  # (L+1, T, V)
     p_top, i_top = probs.topk(k, dim=-1)
-    top = [[[(tok.id_to_piece(int(i)), float(p)) for p, i in zip(p_row, i_row, strict=True)]
+    pieces = backend.vocabulary()
+    top = [[[(pieces[int(i)], float(p)) for p, i in zip(p_row, i_row, strict=True)]
             for p_row, i_row in zip(p_layer, i_layer, strict=True)]
            for p_layer, i_layer in zip(p_top, i_top, strict=True)]
     return {"layers": list(range(hidden.shape[0])), "tokens": list(tokens), "top": top}

@@ -76,7 +76,7 @@ def load_folder(folder: str | Path) -> Bundle:
     raise CheckpointError(folder / "config.json", "no model kind of this lab reads this config")
 
 
-def is_lab(bundle: Bundle) -> bool:
+def trained_here(bundle: Bundle) -> bool:
     """One of this project's own models (trained on its corpus), from the backend class alone:
     no capability is computed, so it answers for a bundle that is only a description."""
     return _class(bundle).lab
@@ -88,5 +88,5 @@ def is_translator(bundle: Bundle) -> bool:
 
 
 __all__ = ["EVERYTHING", "NEED_GROUPS", "REGISTRY", "Backend", "Capabilities", "HFBackend",
-           "LabBackend", "backend_for", "capabilities", "is_lab", "is_translator", "listed_models",
-           "load_folder", "resolve_model_ref"]
+           "LabBackend", "backend_for", "capabilities", "is_translator", "listed_models",
+           "load_folder", "resolve_model_ref", "trained_here"]

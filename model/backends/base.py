@@ -54,6 +54,7 @@ class Capabilities:
     d_ff: int = 0  # the FFN's hidden width where known (0: unknown)
     weighted_norms: bool = False  # ‖α·f(x)‖ computable: each layer's output projection known
     teacher_forced: bool = True  # greedy/forced/forced_values run: ablation, the scan
+    logit_lens: bool = False  # unembed() reads every decoder layer out (the logit lens)
 
 
 @runtime_checkable
@@ -154,6 +155,15 @@ class Backend(Protocol):
         """{term: value} adding up to trace.scores[kind][layer, batch, head, query, key], the
         terms chosen by how the model knows positions (indices already checked; ValueError
         where no decomposition exists). model/qkparts.py holds the shared algebra."""
+
+    def head_weights(self, kind: str, layer: int) -> dict[str, Any]:
+        """W_Q, W_K, W_V, W_O (D, D) in the x @ W convention and b_Q … b_O (D,) of one block,
+        float32 copies (the steps view; ValueError where caps.raw_hooks is False)."""
+
+    def unembed(self, states: Any) -> Any:
+        """(…, D) torch residual states -> (…, V) logits through the final norm and the
+        unembedding, as the model's own output (the logit lens; ValueError where
+        caps.logit_lens is False)."""
 
     def hook_names(self) -> list[str]:
         """Every raw hook name this model offers, in forward order (empty: groups only)."""

@@ -18,8 +18,8 @@ from model.backends import (
     LabBackend,
     backend_for,
     capabilities,
-    is_lab,
     is_translator,
+    trained_here,
 )
 from model.batch import Batch
 
@@ -133,8 +133,9 @@ def test_the_registry_picks_the_backend_and_each_keeps_the_contract(shipped):
     assert set(REGISTRY) == {LabBackend.kind, HFBackend.kind}
     from model import Bundle
 
-    assert is_lab(shipped["paper"])  # from the class alone, even for a model-less description:
-    assert not is_lab(Bundle(model=None, tokenizer=None, config=None, kind="hf"))
+    # from the class alone, even for a model-less description:
+    assert trained_here(shipped["paper"])
+    assert not trained_here(Bundle(model=None, tokenizer=None, config=None, kind="hf"))
     for cls in REGISTRY.values():  # every method of the protocol, on every backend
         missing = [m for m in ("claims", "load", "caps", "encode", "dims", "estimate", "names",
                                "capture", "translate", "hook_names", "vocabulary",

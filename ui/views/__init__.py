@@ -54,7 +54,7 @@ def translates(bundle: Bundle) -> str | None:
     caps = capabilities(bundle)
     what = {"decoder": N_("a decoder-only model continues text rather than translating"),
             "encoder": N_("an encoder-only model writes no text")}.get(
-        caps.family if not caps.lab else "", N_("its decoding is transformers' generate()"))
+        caps.family if caps.teacher_forced else "", N_("its decoding is transformers' generate()"))
     return _("Step-by-step translation (top-k at each step, with that step's cross-attention) "
              "is drawn for this project's encoder–decoder checkpoints; {what}. The heads view's "
              "“Knock out heads” shows what this model writes with and without heads.").format(

@@ -27,7 +27,7 @@ def render(ctx: Ctx) -> None:
     chart(viz_embeddings.norms_by_layer(t, side, ctx.b), ctx)
     chart(viz_embeddings.layer_change(t, side, ctx.b), ctx)
     if side == "dec":
-        if not capabilities(ctx.bundle).lab:  # the lens reads the lab's decoder norm and head
+        if not capabilities(ctx.bundle).logit_lens:  # the backend reads every layer out
             st.info(_("The logit lens is not available for this model."))
         else:
             # refused by the admission gate: a warning here, the other charts stay

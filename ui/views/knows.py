@@ -13,7 +13,7 @@ import unicodedata
 import streamlit as st
 
 from model import Bundle
-from model.backends import is_lab
+from model.backends import trained_here
 from model.confidence import threshold
 from model.tokenizer import is_special
 from model.training.knowledge import unknown_flags, unknown_list
@@ -117,7 +117,7 @@ def filter_knowledge(k: dict, query: str) -> dict:
 
 def known_words(ctx: Ctx) -> frozenset[str] | None:
     """The checkpoint's corpus word set, or None (Hugging Face, or no corpus_words.txt)."""
-    if not is_lab(ctx.bundle):  # trained on other text than this project's corpus
+    if not trained_here(ctx.bundle):  # trained on other text than this project's corpus
         return None
     found = key_folder(ctx.key)
     return corpus_words(*found) if found is not None else None
@@ -179,7 +179,7 @@ def confidence_notice(bundle: Bundle, result) -> None:
 
 
 def applies(bundle: Bundle) -> str | None:
-    if is_lab(bundle):
+    if trained_here(bundle):
         return None
     return _("This page lists the lexicon and constructions of this project's training corpus; "
              "a Hugging Face model was trained on other text, which the lab does not know.")

@@ -204,6 +204,12 @@ class HFBackend:
 
         return qk_terms(self, trace, kind, layer, head, query, key, batch)
 
+    def head_weights(self, kind: str, layer: int) -> dict[str, Any]:
+        raise ValueError("head_weights reads this project's own Transformer only")
+
+    def unembed(self, states: Any) -> Any:
+        raise ValueError("the logit lens needs this project's encoder–decoder and a decoder trace")
+
     def hook_names(self) -> list[str]:
         return []
 

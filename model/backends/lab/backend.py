@@ -58,7 +58,7 @@ class LabBackend:
             ablates="cross" in bundle.kinds,
             logit_attribution=cfg.norm == "pre" and cfg.n_dec_layers > 0,
             raw_hooks=True, activation=cfg.activation, d_ff=cfg.d_ff, weighted_norms=True,
-            teacher_forced="cross" in bundle.kinds)
+            teacher_forced="cross" in bundle.kinds, logit_lens="dec_self" in bundle.kinds)
 
     def encode(self, lines: Sequence[str], targets: Sequence[str] | None = None,
                target_lang: str | None = None) -> Batch:
@@ -209,6 +209,19 @@ class LabBackend:
         from .qkterms import qk_terms
 
         return qk_terms(self.bundle, trace, kind, layer, head, query, key, batch)
+
+    def head_weights(self, kind: str, layer: int) -> dict[str, Any]:
+        """W_Q … W_O (x @ W convention) and b_Q … b_O of one attention block (lab/weights.py)."""
+        from .weights import head_weights
+
+        return head_weights(self.bundle, kind, layer)
+
+    def unembed(self, states: Any) -> Any:
+        """(…, D) residual states -> (…, V) logits: the decoder's final norm (if any), then
+        the output projection, as the real output does."""
+        model = self.bundle.model
+        norm = model.decoder.final_norm
+        return model.project(norm(states) if norm is not None else states)
 
     def hook_names(self) -> list[str]:
         return self.bundle.model.hook_names()
