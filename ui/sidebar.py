@@ -10,13 +10,13 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from model import Bundle, CheckpointError, format_ablate, parse_ablate
-from model.backends import capabilities, resolve_model_ref, trained_here
+from model.backends import capabilities, is_lab, resolve_model_ref
 from ui.catalog import open_folder
 from ui.common import is_translator
 from ui.context import Notes
 from ui.i18n import N_, Labels, _
 from ui.state import MAX_URL_TEXT, seed
-from ui.text import md
+from ui.text import KIND_LABELS, md
 from viz.common import DOWNLOAD_FORMATS, SEQUENTIAL
 
 LOG = logging.getLogger("attention_lab")
@@ -36,7 +36,7 @@ def card_line(bundle: Bundle) -> str:
     """variant · layers × heads · d_model · positions · norm · test metrics."""
     cfg, card = bundle.config, bundle.card or {}
     parts = [str(card.get("variant") or bundle.name)]
-    if trained_here(bundle):  # the lab's own card; a Hugging Face card names its source instead
+    if is_lab(bundle):  # the lab's own card; a Hugging Face card names its source instead
         caps = capabilities(bundle)
         parts += [_("{enc}+{dec} layers × {heads} heads").format(
                       enc=cfg.n_enc_layers, dec=cfg.n_dec_layers, heads=cfg.n_heads),
@@ -132,7 +132,12 @@ def input_ui(url: dict[str, str], notes: Notes, bundle: Bundle) -> dict:
     with st.expander(_("Knock out heads")):
         seed("ablate", url.get("ablate", ""))
         ablate_raw = st.text_input(_("Heads to zero (kind:layer:head, comma-separated)"),
-                                   key="ablate", placeholder="enc_self:0:1,cross:2:3")
+                                   key="ablate", placeholder="enc_self:0:1,cross:2:3",
+                                   help=_("The kinds as the link writes them: enc_self = "
+                                          "{enc}, dec_self = {dec}, cross = {cross}.").format(
+                                       enc=KIND_LABELS["enc_self"],
+                                       dec=KIND_LABELS["dec_self"],
+                                       cross=KIND_LABELS["cross"]))
     ablate = check_ablate(ablate_raw, bundle, notes)
     st.markdown(_("**Display**"))
     hide_pad = st.checkbox(_("Hide padding rows and columns"), value=True, key="hide_pad")

@@ -9,7 +9,7 @@ from model import Bundle
 from model.analysis.detectors import DETECTORS
 from ui.context import Notes
 from ui.i18n import _, browser_lang
-from ui.text import md
+from ui.text import KIND_LABELS, md
 
 MAX_URL_TEXT = 2_000  # longer text is left out of shareable links
 
@@ -58,7 +58,7 @@ def head_state(bundle: Bundle, url: dict[str, str], notes: Notes) -> None:
             else:
                 notes.warnings.append(_("Unknown attention kind {value} in the link; showing "
                                         "{kind}.").format(value=md(repr(url["kind"])),
-                                                          kind=md(state["kind"])))
+                                                          kind=KIND_LABELS[state["kind"]]))
         for name, limit in (("layer", bundle.n_layers(state["kind"]) if kinds else 0),
                             ("head", bundle.config.n_heads)):
             if name in url:

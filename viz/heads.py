@@ -7,6 +7,7 @@ numbers tokens, escaped by common.plotly_text so pieces like <2ko> show instead 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -218,6 +219,35 @@ def rollout_bars(r: np.ndarray, tokens: Sequence[str], query_index: int,
     return fig
 
 
+# model.analysis.heads.diff_where_tokens_agree's reasons (English), in the installed language
+_NO_DIFF = (
+    (re.compile(r"the query tokens differ in number \((\d+) vs (\d+)\)"),
+     N_("the query tokens differ in number ({a} vs {b})")),
+    (re.compile(r"the key tokens differ in number \((\d+) vs (\d+)\)"),
+     N_("the key tokens differ in number ({a} vs {b})")),
+    (re.compile(r"the tokens differ in number \((\d+) vs (\d+)\)"),
+     N_("the tokens differ in number ({a} vs {b})")),
+    (re.compile(r"the query tokens differ at position (\d+) \((.*) vs (.*)\)"),
+     N_("the query tokens differ at position {i} ({x} vs {y})")),
+    (re.compile(r"the key tokens differ at position (\d+) \((.*) vs (.*)\)"),
+     N_("the key tokens differ at position {i} ({x} vs {y})")),
+    (re.compile(r"the tokens differ at position (\d+) \((.*) vs (.*)\)"),
+     N_("the tokens differ at position {i} ({x} vs {y})")),
+    (re.compile(r"the maps differ in shape \((.*) vs (.*)\)"),
+     N_("the maps differ in shape ({a} vs {b})")),
+)
+
+
+def no_diff_reason(reason: str) -> str:
+    """Why no difference map is drawn, in the installed language (unknown reasons as given)."""
+    for pattern, template in _NO_DIFF:
+        m = pattern.fullmatch(reason)
+        if m:
+            names = ("i", "x", "y") if "{i}" in template else ("a", "b")
+            return _(template).format(**dict(zip(names, m.groups())))
+    return reason
+
+
 def compare_figure(a: np.ndarray, b: np.ndarray, q_a: Sequence[str], k_a: Sequence[str],
                    q_b: Sequence[str], k_b: Sequence[str], titles: Sequence[str]) -> go.Figure:
     """Two attention maps side by side on one 0..max range, and right − left below when the
@@ -248,7 +278,8 @@ def compare_figure(a: np.ndarray, b: np.ndarray, q_a: Sequence[str], k_a: Sequen
         panels.append((2, 1, diff, q_a, k_a, "coloraxis2", _("right − left") + " %{z:+.3f}"))
         note = _("difference shown because both inputs have the same tokens")
     else:
-        note = _("no difference map: {reason}").format(reason=plotly_text(reason))
+        note = _("no difference map: {reason}").format(
+            reason=plotly_text(no_diff_reason(reason)))
     for row, col, z, q, k, axis, value in panels:
         fig.add_trace(go.Heatmap(z=z, x=token_labels(k, numbered=True),
                                  y=token_labels(q, numbered=True), coloraxis=axis,

@@ -15,7 +15,7 @@ from ui.context import Ctx
 from ui.i18n import _
 from ui.runtime import cached_contributions
 from ui.state import seed, sticky
-from ui.text import md
+from ui.text import KIND_LABELS, md
 from viz import contributions as viz_contrib
 
 SWEEP_CHUNK = 64  # knock-out copies per forward (head_contributions' chunk)
@@ -121,4 +121,4 @@ def render(ctx: Ctx) -> None:
     else:
         st.info(_("No direct attribution for {kind} heads: encoder heads reach the output "
                   "only through cross-attention; choose the knock-out measure.").format(
-                      kind=md(kind)))
+                      kind=KIND_LABELS.get(kind, kind)))

@@ -19,6 +19,7 @@ from ui.context import Ctx, trace_key
 from ui.i18n import N_, Labels, _
 from ui.runtime import norm_shares
 from ui.state import seed, sticky
+from ui.text import KIND_LABELS
 
 MEASURES = Labels(weights=N_("weights α"), norms=N_("weighted norms ‖αf(x)‖"))
 HELP = N_("Weights α say where a head looks; ‖α·f(x)‖ (Kobayashi et al. 2020) also counts how "
@@ -66,6 +67,6 @@ def measure_toggle(ctx: Ctx, key: str = "attn_measure") -> tuple[Trace, str]:
         return t, "weights"
     if missing:
         st.caption(_("No norms for {kinds}: those stay weights α.").format(
-            kinds=", ".join(missing)))
+            kinds=", ".join(KIND_LABELS.get(k, k) for k in missing)))
     st.caption(_("Showing ‖α·f(x)‖ as shares of each query row."))
     return shares_trace(t, (*trace_key(ctx), "norm-shares")), "norms"

@@ -15,6 +15,8 @@ from ui.text import md
 from viz.qkmap import COLOUR_BY, qkmap_figure
 
 N_SENTENCES = 300
+COLOURS = Labels(position=N_("position"), token=N_("token"), language=N_("language"),
+                 role=N_("role (query or key)"))
 METHODS = Labels(pca=N_("PCA (fast)"), tsne=N_("t-SNE (slower, once per head)"))
 
 
@@ -32,7 +34,7 @@ def render(ctx: Ctx) -> None:
     c1, c2 = st.columns(2)
     seed("qk_colour", "position")
     colour = sticky(c1.radio, "qk_colour", _("Colour by"), options=list(COLOUR_BY),
-                    horizontal=True)
+                    format_func=COLOURS.get, horizontal=True)
     seed("qk_method", "pca")
     method = sticky(c2.radio, "qk_method", _("Embedding"), options=list(METHODS),
                     format_func=METHODS.get, horizontal=True)
