@@ -58,7 +58,8 @@ class LabBackend:
             ablates="cross" in bundle.kinds,
             logit_attribution=cfg.norm == "pre" and cfg.n_dec_layers > 0,
             raw_hooks=True, activation=cfg.activation, d_ff=cfg.d_ff, weighted_norms=True,
-            teacher_forced="cross" in bundle.kinds, logit_lens="dec_self" in bundle.kinds)
+            teacher_forced="cross" in bundle.kinds, logit_lens="dec_self" in bundle.kinds,
+            pad_row=True)
 
     def encode(self, lines: Sequence[str], targets: Sequence[str] | None = None,
                target_lang: str | None = None) -> Batch:

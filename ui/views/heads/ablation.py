@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from model import format_ablate, parse_ablate
+from model.backends import capabilities
 from ui.admission import or_warning
 from ui.common import NOT_NATIVE, can_ablate, chart, head_label, is_translator
 from ui.context import Ctx
@@ -85,7 +86,7 @@ def _effect(ctx: Ctx) -> dict | None:
                                               ctx.ablate))
 
 
-# what "before/after" and "loss" mean for a Hugging Face model (model/hf/forced.py)
+# what "before/after" and "loss" mean for a Hugging Face model (model/backends/hf/forced.py)
 _HF_WORDS = {
     "decoder": ("Continuation (greedy, 8 tokens)", "Loss (mean NLL of each next typed token)"),
     "seq2seq": ("Greedy output", "Loss (mean NLL per output token, whole input)"),
@@ -102,7 +103,7 @@ def _hf_effect(ctx: Ctx, current: frozenset) -> None:
     effect = _effect(ctx)
     if effect is None:
         return
-    wrote, loss = _HF_WORDS[ctx.bundle.config.family]
+    wrote, loss = _HF_WORDS[capabilities(ctx.bundle).family]
     if wrote:
         left, right = st.columns(2)
         left.markdown(f"**Before** · {wrote}, sentence {b + 1}")
