@@ -67,7 +67,7 @@ def heads_figure(c: Contributions, measure: str = "dla") -> go.Figure:
     name, how = MEASURES[measure]
     n_l = max(np.asarray(t).shape[0] for t in tables.values())
     head = _("{measure}: {token} at step {step} (logit {logit:.2f})").format(
-        measure=_(name), token=plotly_text(c.token), step=c.step, logit=c.logit)
+        measure=_(name), token=plotly_text(c.token), step=c.step + 1, logit=c.logit)
     style(fig, f"{head}<br><sup>{_(how)}</sup>", _("head"), _("layer"),
           height=max(300, 190 + layer_row_px(n_l) * n_l))
     n_h = max(np.asarray(t).shape[1] for t in tables.values())

@@ -81,7 +81,7 @@ def pca_trajectories(trace, side: str, b: int, layer: int | None = None) -> go.F
             hovertemplate=f"%{{customdata}}<br>{names[i]}<br>"
                           "PC1 %{x:.3f}, PC2 %{y:.3f}<extra></extra>"))
     title = _("{stack} hidden states, sentence {b}: PCA over all layers (explained variance "
-              "{share:.1f}%)").format(stack=_(_STACKS[side]), b=b, share=share * 100)
+              "{share:.1f}%)").format(stack=_(_STACKS[side]), b=b + 1, share=share * 100)
     return finish_figure(fig, title, "PC 1", "PC 2", legend_title_text=_("layer"),
                    yaxis_scaleanchor="x")
 
@@ -98,7 +98,7 @@ def cosine_by_layer(trace, side: str, b: int, layer: int) -> go.Figure:
         colorbar_title=_("cosine"), **cells,
         hovertemplate="%{y} · %{x}<br>" + _("cosine") + " %{z:.3f}<extra></extra>"))
     title = _("{stack} layer {layer}: token–token cosine similarity, sentence {b}").format(
-        stack=_(_STACKS[side]), layer=layer, b=b)
+        stack=_(_STACKS[side]), layer=layer, b=b + 1)
     return finish_figure(fig, title, _("Token"), _("Token"),
                    xaxis_type="category", yaxis_type="category", yaxis_autorange="reversed")
 
@@ -113,7 +113,7 @@ def norms_by_layer(trace, side: str, b: int) -> go.Figure:
         colorbar_title="‖h‖", **cells,
         hovertemplate="%{x}<br>" + _("layer") + " %{y}<br>‖h‖ = %{z:.3f}<extra></extra>"))
     title = _("{stack} hidden-state norm per layer, sentence {b}").format(
-        stack=_(_STACKS[side]), b=b)
+        stack=_(_STACKS[side]), b=b + 1)
     return finish_figure(fig, title, _("Token"), _(_LAYER_AXIS), xaxis_type="category",
                    yaxis_dtick=1)
 
@@ -141,7 +141,7 @@ def layer_change(trace, side: str, b: int, metric: str = "cosine") -> go.Figure:
         hovertemplate="%{x}<br>" + _("layer") + f" %{{y}}<br>{name} %{{z:.3f}}<br>"
                       f"{other_name} %{{customdata:.3f}}<extra></extra>"))
     title = _("{stack}: how much each layer changed each token ({measure}), sentence {b}"
-              ).format(stack=_(_STACKS[side]), measure=name, b=b)
+              ).format(stack=_(_STACKS[side]), measure=name, b=b + 1)
     return finish_figure(fig, title, _("Token"), _("Layer"), xaxis_type="category", yaxis_dtick=1)
 
 

@@ -67,8 +67,9 @@ def _is_sinusoidal(table: np.ndarray) -> bool:
 
 
 def table_heatmap(pos_table: np.ndarray, n_positions: int | None = None,
-                  title: str = TABLE_TITLE) -> go.Figure:
-    """Position × depth heatmap, diverging RdBu centred on 0 (seed 000's pcolormesh)."""
+                  title: str = TABLE_TITLE, note: str | None = None) -> go.Figure:
+    """Position × depth heatmap, diverging RdBu centred on 0 (seed 000's pcolormesh); `note`
+    (translated by the caller) replaces the lab's "row 0 = pad position" line, "" drops it."""
     z = _rows(pos_table, n_positions)
     m = half_width(z)
     fig = go.Figure(go.Heatmap(
@@ -76,7 +77,9 @@ def table_heatmap(pos_table: np.ndarray, n_positions: int | None = None,
         zmin=-m, zmax=m, zmid=0, colorbar_title=_("value"), hovertemplate=_table_hover()))
     shape = _("{n} positions × {d} dimensions").format(n=z.shape[0], d=z.shape[1])
     title = _(title) if title == TABLE_TITLE else title  # a caller's title comes translated
-    return finish_figure(fig, f"{plotly_text(title)}<br><sup>{shape}; {_(PAD_NOTE)}</sup>",
+    note = _(PAD_NOTE) if note is None else note
+    sub = f"{shape}; {plotly_text(note)}" if note else shape
+    return finish_figure(fig, f"{plotly_text(title)}<br><sup>{sub}</sup>",
                    _("Depth (dimension)"), _("Position"))
 
 
@@ -147,7 +150,7 @@ def term_sizes(trace, b: int, side: str = "enc") -> go.Figure:
             x=labels, y=norms, name=legend,
             hovertemplate="%{x}<br>" + legend + ": ‖·‖ = %{y:.3f}<extra></extra>"))
     title = _("Token term vs positional term, {stack} input, sentence {b}").format(
-        stack=_word(stack), b=b)
+        stack=_word(stack), b=b + 1)
     return finish_figure(fig, title, _("Token (position:piece)"), _("L2 norm"), barmode="group",
                    xaxis_type="category")
 

@@ -58,6 +58,8 @@ class Walk:
     context: np.ndarray  # (n_q, Dh) probs·V for this head
     concat: np.ndarray  # (n_q, D) every head's recorded context, concatenated
     out: np.ndarray  # (n_q, D) concat·W_O + b_O
+    n_kv_heads: int = 0  # key/value heads (grouped-query attention); 0: one per query head
+    kv_head: int = -1  # the key/value head this query head reads; -1: its own
 
     @property
     def d_model(self) -> int:
@@ -140,6 +142,17 @@ def steps(walk: Walk, trace, *, hide_pad: bool = True, numbers: bool = True,
         return heatmap(z, cols, rows, title=title, x_title=x_title, y_title=y_title, **opts)
 
     kv_side = _("encoder output (memory)") if walk.kind == "cross" else "X"
+    h_kv = walk.n_kv_heads or h
+    kv_name = "n_kv_head" if h_kv != h else "n_head"
+
+    def kv_title(what: str) -> str:
+        own = (_("K for head {head}") if what == "K" else _("V for head {head}")).format(
+            head=walk.head)
+        if h_kv == h:
+            return own
+        return _("{title} (key/value head {kv} of {n}, shared)").format(
+            title=own, kv=walk.kv_head, n=h_kv)
+
     shown_masked = np.where(walk.blocked, np.nan, walk.masked)[:nq, :nk]
     masked_text = cell_text(walk.masked[:nq, :nk]) if numbers and max(nq, nk) <= 40 else None
     out = [
@@ -153,13 +166,11 @@ def steps(walk: Walk, trace, *, hide_pad: bool = True, numbers: bool = True,
              mat(walk.q[:nq], qs, _dims(dh), _("Q for head {head}").format(head=walk.head),
                  head_dim, q_token)),
         Step("K", own_columns.format(formula=f"K = {kv_side}·W_K + b_K"),
-             f"(bs, n_head, n_k_seq, d_head) = ({bs}, {h}, {nk_all}, {dh})",
-             mat(walk.k[:nk], ks, _dims(dh), _("K for head {head}").format(head=walk.head),
-                 head_dim, k_token)),
+             f"(bs, {kv_name}, n_k_seq, d_head) = ({bs}, {h_kv}, {nk_all}, {dh})",
+             mat(walk.k[:nk], ks, _dims(dh), kv_title("K"), head_dim, k_token)),
         Step("V", own_columns.format(formula=f"V = {kv_side}·W_V + b_V"),
-             f"(bs, n_head, n_k_seq, d_head) = ({bs}, {h}, {nk_all}, {dh})",
-             mat(walk.v[:nk], ks, _dims(dh), _("V for head {head}").format(head=walk.head),
-                 head_dim, k_token)),
+             f"(bs, {kv_name}, n_k_seq, d_head) = ({bs}, {h_kv}, {nk_all}, {dh})",
+             mat(walk.v[:nk], ks, _dims(dh), kv_title("V"), head_dim, k_token)),
         Step("QKᵀ", _("MatMul Q, Kᵀ"),
              f"(bs, n_head, n_q_seq, n_k_seq) = ({bs}, {h}, {nq_all}, {nk_all})",
              mat(walk.qk[:nq, :nk], qs, ks, "QKᵀ", key, query)),

@@ -70,7 +70,8 @@ def id_matrix_figure(trace, side: str = "src", numbers: bool = True) -> go.Figur
 
 
 def positions_figure(trace, side: str = "src", numbers: bool = True) -> go.Figure:
-    """Position ids per sentence: tokens numbered 1 … n, pad slots 0 (seed 000's convention)."""
+    """Position ids per sentence: the lab's tokens numbered 1 … n with pad slots 0 (seed
+    000's convention), a Hugging Face model's 0 … n−1 with pad slots −1; the title says which."""
     tokens, ids, pos = _side(trace, side)
     if pos is None:
         raise ValueError(f"the trace has no positions for side {side!r}")
@@ -78,9 +79,16 @@ def positions_figure(trace, side: str = "src", numbers: bool = True) -> go.Figur
     cols = [str(j) for j in range(pos.shape[1])]
     text = np.array([[str(int(p)) for p in row] for row in pos], dtype=object)
     what, _short = SIDES[side]
+    pads = {int(p) for b, row in enumerate(pos) for p in row[len(tokens[b]):]}
+    first = {int(row[0]) for b, row in enumerate(pos) if len(tokens[b])}
+    if first == {1} and pads <= {0}:  # the lab's convention: 1 … n, pad slots 0
+        title = _("Position ids for the {what}, shape {shape}; pad slots get 0")
+    elif pads == {-1}:
+        title = _("Position ids for the {what}, shape {shape}; pad slots −1 (no position)")
+    else:
+        title = _("Position ids for the {what}, shape {shape}")
     fig = heatmap(pos.astype(np.float32), cols, rows,
-                  title=_("Position ids for the {what}, shape {shape}; pad slots get 0")
-                  .format(what=_(what), shape=tuple(pos.shape)),
+                  title=title.format(what=_(what), shape=tuple(pos.shape)),
                   x_title=_("position in the padded batch"), y_title=_("sentence"),
                   colorscale="Cividis", zmin=0, zmax=max(1, int(pos.max())),
                   text=text if numbers else None,

@@ -8,6 +8,8 @@ works for Hugging Face models too), residual + LayerNorm and the FFN (hooks of l
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import plotly.graph_objects as go
 
@@ -46,9 +48,24 @@ def norms_figure(parts: dict[str, np.ndarray], rows: list[str], title: str) -> g
     return fig
 
 
-def trace_walk(trace, kind: str, layer: int, b: int, head: int) -> Walk:
-    """One head's steps from the trace's own q, k, v (any model, Hugging Face included).
+def scores_figure(z: np.ndarray, q_tokens: list[str], k_tokens: list[str],
+                  title: str) -> go.Figure:
+    """Query × key scores on a diverging scale centred on 0; blocked cells blank."""
+    z = np.asarray(z, dtype=np.float64)
+    finite = z[np.isfinite(z) & (z > -1e8)]
+    bound = float(np.abs(finite).max()) if finite.size else 1.0
+    shown = np.where(np.isfinite(z) & (z > -1e8), z, np.nan)
+    return heatmap(shown, token_labels(k_tokens), token_labels(q_tokens), title=title,
+                   x_title=_("key"), y_title=_("query"), colorscale=DIVERGING, zmid=0,
+                   zmin=-(bound or 1.0), zmax=bound or 1.0, numbers=False)
 
+
+def trace_walk(trace, kind: str, layer: int, b: int, head: int) -> Walk:
+    """One head's steps from the trace's own q, k, v and recorded scores (any model).
+
+    QKᵀ is recomputed from q and k (read from the key/value head this query head shares under
+    grouped-query attention); the scores and weights are the ones the model recorded, so a
+    family that adds a position bias or does not divide by √d_k (T5) shows what it computed.
     The inputs X and the output projection are not in a Hugging Face trace, so x, x_kv,
     concat and out are empty (0 columns); the tour shows Q … ·V from this Walk only.
     """
@@ -59,16 +76,23 @@ def trace_walk(trace, kind: str, layer: int, b: int, head: int) -> Walk:
     v = trace.v[kind][layer, b, kv].astype(np.float64)
     d_head = q.shape[1]
     qk = q @ k.T
-    scaled = qk / np.sqrt(d_head)
     blocked = np.asarray(trace.masks[kind][b], dtype=bool)
+    if kind in trace.scores:
+        scaled = trace.scores[kind][layer, b, head].astype(np.float64)
+    else:
+        scaled = qk / np.sqrt(d_head)
     masked = np.where(blocked, -1e9, scaled)
-    e = np.exp(masked - masked.max(axis=-1, keepdims=True))
-    probs = np.where(blocked, 0.0, e / e.sum(axis=-1, keepdims=True))
+    if kind in trace.attn:
+        probs = trace.attn[kind][layer, b, head].astype(np.float64)
+    else:
+        e = np.exp(masked - masked.max(axis=-1, keepdims=True))
+        probs = np.where(blocked, 0.0, e / e.sum(axis=-1, keepdims=True))
     empty_q, empty_k = np.zeros((q.shape[0], 0)), np.zeros((k.shape[0], 0))
     return Walk(kind=kind, layer=layer, b=b, head=head, batch=int(trace.masks[kind].shape[0]),
                 n_heads=int(trace.q[kind].shape[2]), d_head=d_head, x=empty_q, x_kv=empty_k,
                 q=q, k=k, v=v, qk=qk, scaled=scaled, masked=masked, blocked=blocked,
-                probs=probs, context=probs @ v, concat=empty_q, out=empty_q)
+                probs=probs, context=probs @ v, concat=empty_q, out=empty_q,
+                n_kv_heads=int(trace.k[kind].shape[2]), kv_head=kv)
 
 
 def top_pair(probs: np.ndarray, n_q: int, n_k: int) -> tuple[int, int, float]:
@@ -89,3 +113,76 @@ def layer_stats(after: np.ndarray) -> tuple[float, float]:
     """Mean over pieces of each vector's mean and standard deviation (LayerNorm's effect)."""
     a = np.asarray(after, dtype=np.float64)
     return float(a.mean(axis=-1).mean()), float(a.std(axis=-1).mean())
+
+
+def score_scale(walk: Walk) -> str:
+    """How the recorded scores relate to QKᵀ on the unblocked cells: "sqrt" (QKᵀ/√d_k, the
+    paper's), "none" (QKᵀ itself), "sqrt_bias" / "none_bias" (either, plus a term that depends
+    only on the distance key − query: a relative position bias) or "other"."""
+    free = ~walk.blocked
+    if not free.any():
+        return "sqrt"
+    tol = 1e-4 * max(1.0, float(np.abs(walk.qk[free]).max()),
+                     float(np.abs(walk.scaled[free]).max()))
+    offsets = np.arange(free.shape[1])[None, :] - np.arange(free.shape[0])[:, None]
+    for name, factor in (("sqrt", 1 / np.sqrt(walk.d_head)), ("none", 1.0)):
+        rest = (walk.scaled - factor * walk.qk)[free]
+        if np.all(np.abs(rest) <= tol):
+            return name
+        by_distance = offsets[free]
+        if all(np.ptp(rest[by_distance == d]) <= tol for d in np.unique(by_distance)) and \
+                len(np.unique(by_distance)) < rest.size:
+            return name + "_bias"
+    return "other"
+
+
+def blocked_zero(walk: Walk) -> bool:
+    """Every blocked cell's weight is exactly 0."""
+    return bool(np.all(walk.probs[walk.blocked] == 0))
+
+
+def sinusoid_layout(table: np.ndarray) -> str | None:
+    """Whether a position table is the sine/cosine formula: "interleaved" (sin in even, cos in
+    odd columns, the paper's and seed 000's), "halves" (sines in the first half of the
+    columns, cosines in the second, as fairseq and Marian lay it out), or None (learned, or
+    no table). Rows may be offset by one (a pad row 0 in front)."""
+    table = np.asarray(table, dtype=np.float64)
+    n, d = table.shape
+    if n < 2 or d < 2 or not np.any(table):
+        return None
+    half = d // 2
+    freq = np.power(10000.0, -2 * np.arange(half, dtype=np.float64) / d)
+    layouts = {}
+    for start in (0, 1):
+        pos = np.arange(n - start, dtype=np.float64)[:, None]
+        angle = pos / np.power(10000.0, np.arange(0, d, 2, dtype=np.float64) / d)[None, :]
+        ref = np.empty((n - start, d))
+        ref[:, 0::2] = np.sin(angle)[:, : (d + 1) // 2]
+        ref[:, 1::2] = np.cos(angle)[:, : d // 2]
+        layouts[("interleaved", start)] = ref
+        if d % 2 == 0:
+            a = pos * freq[None, :]
+            layouts[("halves", start)] = np.concatenate([np.sin(a), np.cos(a)], axis=1)
+    for (name, start), ref in layouts.items():
+        if np.allclose(table[start:], ref, atol=1e-4):
+            return name
+    return None
+
+
+def tokenizer_kind(pieces: list[str]) -> str:
+    """How a vocabulary marks words, read from its pieces: "sentencepiece" (▁ starts a word),
+    "byte_bpe" (Ġ stands for a space, bytes shown as characters), "wordpiece" (## continues a
+    word) or "plain" (no marker: whole words, or pieces that do not say where words start)."""
+    counts = {"sentencepiece": sum(p.startswith("▁") and len(p) > 1 for p in pieces),
+              "byte_bpe": sum(p.startswith("Ġ") and len(p) > 1 for p in pieces),
+              "wordpiece": sum(p.startswith("##") and len(p) > 2 for p in pieces)}
+    kind, most = max(counts.items(), key=lambda kv: kv[1])
+    return kind if most >= max(3, len(pieces) // 100) else "plain"
+
+
+def whole_words(pieces: list[str], text: str) -> bool:
+    """Every piece that is not a special marker (<s>, [CLS]…) is a whole word or punctuation
+    mark of the text (a word-level tokenizer's output)."""
+    words = set(re.findall(r"\w+|[^\w\s]", text))
+    real = [p for p in pieces if not re.fullmatch(r"<[^<>]*>|\[[A-Z]+\]", p)]
+    return bool(real) and all(p in words for p in real)

@@ -74,8 +74,9 @@ def topk_figure(steps: Sequence[DecodeStep], title: str = "") -> go.Figure:
     return fig
 
 
-def step_bar_figure(step: DecodeStep, t: int) -> go.Figure:
-    """The top-k candidates of one step as bars."""
+def step_bar_figure(step: DecodeStep, t: int, after: str | None = None) -> go.Figure:
+    """The top-k candidates of one step as bars; `after`: the piece read at that step, named
+    in the title instead of the step's number."""
     labels = token_labels([piece for piece, _p in step.top])
     probs = [p for _piece, p in step.top]
     fig = go.Figure(go.Bar(x=probs, y=labels, orientation="h", marker={"color": "#2166ac"},
@@ -83,8 +84,13 @@ def step_bar_figure(step: DecodeStep, t: int) -> go.Figure:
                            hovertemplate="%{y}: %{x:.4f}<extra></extra>"))
     fig.update_yaxes(autorange="reversed", type="category")
     fig.update_xaxes(range=[0, 1])
-    return style(fig, _("Step {t}: top {k} next pieces (chosen: {piece})")
-                 .format(t=t, k=len(probs), piece=plotly_text(step.chosen)),
+    if after is None:
+        title = _("Step {t}: top {k} next pieces (chosen: {piece})").format(
+            t=t, k=len(probs), piece=plotly_text(step.chosen))
+    else:
+        title = _("After “{prev}”: the {k} most likely next pieces").format(
+            prev=plotly_text(after), k=len(probs))
+    return style(fig, title,
                  _("probability"), _("piece"), height=max(260, 60 + 36 * len(probs)))
 
 

@@ -15,7 +15,7 @@ from model import capture, load_checkpoint
 from tests.app.conftest import run_app
 from tests.app.test_views import array
 from tests.conftest import ROOT
-from ui.views.tour_steps import STEPS
+from ui.tour import STEPS
 from viz.tour import trace_walk
 
 N = len(STEPS)
@@ -164,7 +164,7 @@ def _checks(bundle, t) -> dict:
             _close(fig["data"][0]["z"], want, name)
 
     def scores(said, charts, html):
-        assert f"an {n} × {n} table per head" in said
+        assert f"a table of {n} × {n} per head" in said
         _close(charts[0]["data"][0]["z"], qk, "QKᵀ", atol=1e-3)
 
     def scale(said, charts, html):
@@ -245,7 +245,7 @@ def _checks(bundle, t) -> dict:
         chosen = [vocab[i] for i in p.argmax(-1)]
         assert f"After “{tgt[0]}” the most likely piece is “{chosen[0]}” ({p[0].max():.0%})" \
             in said
-        assert f"the output reads: {' '.join(chosen)}" in said
+        assert f"the most likely pieces read: {' '.join(chosen)}" in said
         _close(charts[0]["data"][0]["x"], np.sort(p[0])[::-1][:5], "top 5", atol=1e-5)
         assert f"logits: (bs, n_dec_seq, n_vocab) = ({bs}, {t.tgt_ids.shape[1]}, " \
             f"{bundle.config.vocab_size})" in said

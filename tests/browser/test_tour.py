@@ -11,7 +11,7 @@ import pytest
 
 from tests.browser.conftest import wait_for_app
 from tests.conftest import ROOT
-from ui.views.tour_steps import STEPS
+from ui.tour import STEPS
 
 N = len(STEPS)
 TEXT = "겨울은 추워요.\n감기 조심하세요."

@@ -195,7 +195,7 @@ def test_without_a_translator_the_english_is_unchanged(english):
     assert titles["compare"] == ("Attention compared<br><sup>difference shown because both "
                                  "inputs have the same tokens</sup>")
     assert titles["contrib_dla"] == (
-        "direct logit attribution: ▁x at step 1 (logit 2.50)<br><sup>head output through "
+        "direct logit attribution: ▁x at step 2 (logit 2.50)<br><sup>head output through "
         "the frozen final LayerNorm and the unembedding</sup>")
     assert titles["contrib_top"] == (
         "encoder–decoder (cross) attention layer 1 head 2: tokens promoted (red) and "
@@ -208,12 +208,12 @@ def test_without_a_translator_the_english_is_unchanged(english):
         "encoder self-attention · layer 0 · head 1: 4 queries and 4 keys from 2 sentences"
         "<br><sup>joint PCA (30 %, 20 % of variance); keys shifted and scaled so a query "
         "lies near the keys it attends to</sup>")
-    assert titles["pca"].startswith("Encoder hidden states, sentence 0: PCA over all layers "
+    assert titles["pca"].startswith("Encoder hidden states, sentence 1: PCA over all layers "
                                     "(explained variance ")
-    assert titles["cosine"] == "Decoder layer 1: token–token cosine similarity, sentence 0"
-    assert titles["norms"] == "Encoder hidden-state norm per layer, sentence 0"
+    assert titles["cosine"] == "Decoder layer 1: token–token cosine similarity, sentence 1"
+    assert titles["norms"] == "Encoder hidden-state norm per layer, sentence 1"
     assert titles["change_relative"] == ("Decoder: how much each layer changed each token "
-                                         "(relative change), sentence 0")
+                                         "(relative change), sentence 1")
     assert titles["lens"] == "Logit lens: the next piece read out from every decoder layer"
     assert titles["stats"] == (
         "encoder self-attention: entropy<br><sup>mean entropy (nats) of a query's attention "
@@ -248,7 +248,7 @@ def test_korean_titles_from_the_catalogue():
         for ax in (*fig.select_xaxes(), *fig.select_yaxes()):
             if ax.title.text and ax.title.text not in NOT_WORDS:
                 assert HANGUL.search(ax.title.text), (name, ax.title.text)
-    assert figs["norms"].layout.title.text == "인코더 층별 은닉 상태 노름, 문장 0"
+    assert figs["norms"].layout.title.text == "인코더 층별 은닉 상태 노름, 문장 1"
     assert figs["stats"].layout.yaxis.title.text == "층"
 
 

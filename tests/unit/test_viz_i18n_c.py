@@ -141,7 +141,7 @@ def test_english_without_a_translator(trace, walks):
         "Positional table (sinusoidal): chosen dimensions over position")
     assert figs["position_similarity cosine"].data[0].colorbar.title.text == "cosine similarity"
     assert figs["term_sizes dec"].layout.title.text == (
-        "Token term vs positional term, decoder input, sentence 0")
+        "Token term vs positional term, decoder input, sentence 1")
     assert figs["rotary_distance"].data[1].name == "layer 0 head 1 mean score"
     assert figs["t5_bias_heatmap"].layout.title.text.startswith(
         "T5 relative position bias, decoder, head 1<br>")

@@ -20,6 +20,8 @@ from model import Bundle
 from model.backends import EVERYTHING, capabilities, is_translator
 from ui.context import Ctx
 from ui.i18n import N_, _
+from ui.tour import NEEDS as TOUR_NEEDS
+from ui.tour import STEPS as TOUR_STEPS
 from ui.views import (
     attention,
     bertviz,
@@ -37,7 +39,6 @@ from ui.views import (
     steps,
     tokens,
     tour,
-    tour_steps,
     translation,
 )
 
@@ -79,13 +80,13 @@ def with_norms(*groups: str) -> Callable[[Mapping, Mapping], frozenset[str]]:
 
 
 def tour_needs(state: Mapping, link: Mapping) -> frozenset[str]:
-    """What the tour's current step reads (ui/views/tour_steps.NEEDS)."""
-    ids = list(tour_steps.STEPS)
+    """What the tour's current step reads (ui/tour.NEEDS)."""
+    ids = list(TOUR_STEPS)
     i = state.get(tour.STATE_KEY)
     if i is None:  # not opened yet: the step the link names (tour.step_from_link checks it)
         raw = str(link.get("step", "1"))
         i = int(raw) - 1 if raw.isascii() and raw.isdigit() else 0
-    return tour_steps.NEEDS[ids[min(len(ids) - 1, max(0, int(i)))]]
+    return TOUR_NEEDS[ids[min(len(ids) - 1, max(0, int(i)))]]
 
 
 HEAD = frozenset({"attn"})  # head_picker reads the layers and heads from the attention

@@ -56,7 +56,8 @@ def render(ctx: Ctx) -> None:
     metric = c3.radio(_("Similarity"), ["dot", "cosine"], horizontal=True, key="pos_metric")
     chart(viz_positional.table_heatmap(t.pos_table, n_pos,
                                        title=_("Positional table of {name} ({kind})").format(
-                                           name=ctx.bundle.name, kind=kind)),
+                                           name=ctx.bundle.name, kind=kind),
+                                       note=None if caps.pad_row else ""),  # row 0 = pad: the lab's
           ctx)
     if dims:
         chart(viz_positional.dimension_curves(t.pos_table, dims, n_pos), ctx)

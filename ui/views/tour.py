@@ -4,7 +4,7 @@ Previous / next buttons carry Streamlit's own keyboard shortcuts (st.button(shor
 "Right"), so the arrow keys work without any script in the page; Streamlit ignores them
 while a text box has the focus). The step is kept in the session as `tour_step` (0-based)
 and written to the link as `step=` (1-based) by ui.state.link_params, so a lecturer can link
-to a step. The steps themselves are in ui/views/tour_steps.py.
+to a step. The steps themselves are in ui/tour/ (not a view: what each step says and draws).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import streamlit as st
 from ui.context import Ctx
 from ui.i18n import _
 from ui.text import md
-from ui.views.tour_steps import STEPS, Where
+from ui.tour import STEPS, Where
 
 STATE_KEY = "tour_step"
 JUMP_KEY = "_w_tour_jump"

@@ -1,0 +1,191 @@
+"""Steps 14–19: residual and norm, the FFN, the stack of layers, the decoder and the output."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import streamlit as st
+
+from ui.common import chart
+from ui.i18n import _
+from ui.text import md
+from ui.tour.where import Where, hf_note, percent, say, skip
+from viz import attention as viz_attention
+from viz import embeddings as viz_embeddings
+from viz import masks as viz_masks
+from viz import tour as viz_tour
+from viz import translation as viz_translation
+
+
+def residual(w: Where) -> None:
+    bs, n, d, _h = w.dims
+    pre = w.facts.norm == "pre"
+    if w.facts.raw_hooks and pre:
+        text = _("Pre-LN (seed 001): `x + Attention(LayerNorm(x))`. The input is normalised "
+                 "before attention, and the block's output is added to the unnormalised input "
+                 "(the residual connection); a final LayerNorm closes the stack.")
+    elif w.facts.raw_hooks:
+        text = _("Post-LN (the paper, seeds 000 and 004): `LayerNorm(x + Attention(x))`. The "
+                 "block's output is added to its input (the residual connection), then each "
+                 "piece's vector is normalised to mean 0 and variance 1 and scaled by γ, "
+                 "shifted by β.")
+    elif pre:
+        text = _("This model normalises before each block (pre-norm, as in seed 001): "
+                 "`x + Attention(Norm(x))`. The block's output is added to the unnormalised "
+                 "input (the residual connection).")
+    else:
+        text = _("This model normalises after each block (post-norm, as in the paper and seeds "
+                 "000 and 004): `Norm(x + Attention(x))`. The block's output is added to its "
+                 "input (the residual connection), and the sum is normalised.")
+    say(text, f"x, output, x + output: (bs, {w.seq}, d_hidn) = ({bs}, {n}, {d})")
+    after = w.act("layers.0.hook_resid_mid")
+    out = w.act("layers.0.self_attn.hook_out")
+    if after is None or out is None:
+        hf_note()
+        return
+    m = len(w.tokens)
+    mean, std = viz_tour.layer_stats(after[w.b, :m])
+    st.caption(_("After this step the pieces' vectors have mean {mean:.3f} and standard "
+                 "deviation {std:.3f} on average.").format(mean=mean, std=std))
+    parts = {_("x (layer input)"): w.t.hidden[w.hid][0, w.b, :m],
+             _("attention output"): out[w.b, :m], _("after the residual step"): after[w.b, :m]}
+    chart(viz_tour.norms_figure(parts, w.tokens, _("Vector length per piece")), w.ctx)
+
+
+def ffn(w: Where) -> None:
+    bs, n, d, _h = w.dims
+    hidden = w.act("layers.0.ffn.hook_hidden")
+    act = w.facts.activation
+    f = hidden.shape[-1] if hidden is not None else w.facts.d_ff
+    if hidden is not None:
+        say(_("The position-wise FFN: Linear d_hidn → d_ff ({d} → {f}), the activation {act}, "
+              "Linear back to {d}, for each piece separately; then residual and LayerNorm "
+              "again, as in the previous step.").format(d=d, f=f, act=act.upper() or "?"),
+            f"ff_1: (bs, {w.seq}, d_ff) = ({bs}, {n}, {f})\n"
+            f"ff_3: (bs, {w.seq}, d_hidn) = ({bs}, {n}, {d})")
+    else:
+        if f:
+            text = _("Each layer also has a position-wise feed-forward block (FFN), for each "
+                     "piece separately: it widens the vector from {d} to d_ff = {f} numbers, "
+                     "applies a nonlinearity and projects back to {d}; then the residual step "
+                     "again.").format(d=d, f=f)
+        else:
+            text = _("Each layer also has a position-wise feed-forward block (FFN), for each "
+                     "piece separately: it widens the vector, applies a nonlinearity and "
+                     "projects back to {d} numbers; then the residual step again.").format(d=d)
+        say(text, f"ffn output: (bs, {w.seq}, d_hidn) = ({bs}, {n}, {d})")
+        hf_note()
+        return
+    m = len(w.tokens)
+    if act == "relu":
+        st.caption(_("ReLU = max(0, x): {z:.0%} of the hidden values are exactly 0 here.")
+                   .format(z=viz_tour.zero_share(hidden[w.b, :m])))
+    else:
+        st.caption(_("GELU lets small negative values through, so few hidden values are "
+                     "exactly 0 ({z:.1%} here).").format(z=viz_tour.zero_share(hidden[w.b, :m])))
+    chart(viz_tour.matrix_figure(hidden[w.b, :m], w.tokens, _("FFN hidden layer after the "
+                                                                "activation"), _("unit")), w.ctx)
+
+
+def next_layer(w: Where) -> None:
+    bs, n, d, _h = w.dims
+    layers = w.t.hidden[w.hid].shape[0] - 1
+    say(_("The layer's output has the shape of its input, so it feeds the next layer: {L} "
+          "layers in all. The chart shows how much each layer changes each piece.").format(
+              L=layers),
+        f"layer output: (bs, {w.seq}, d_hidn) = ({bs}, {n}, {d}) × {layers}")
+    chart(viz_embeddings.layer_change(w.t, w.hid, w.b), w.ctx)
+
+
+def subsequent(w: Where) -> None:
+    t = w.t
+    if "dec_self" not in t.masks:
+        skip(_("This model has no decoder, so there is no subsequent mask."))
+        return
+    bs, n = t.tgt_ids.shape
+    if w.facts.family == "decoder":
+        text = _("This model is a decoder only, so the mask of step 6 is already its "
+                 "subsequent (look-ahead) mask (룩-어헤드 마스크): `triu(diagonal=1)` blocks "
+                 "every future position, and the pad keys are blocked too.")
+    else:
+        text = _("The decoder reads the output so far, shifted right. The subsequent "
+                 "(look-ahead) mask (룩-어헤드 마스크), `triu(diagonal=1)`, blocks every future "
+                 "position, and `attn_pad_mask + attn_dec_mask > 0` adds the decoder's own pad "
+                 "keys.")
+    say(text, f"attn_dec_mask: (bs, n_dec_seq, n_dec_seq) = ({bs}, {n}, {n})")
+    figs = viz_masks.mask_figures(t, w.b)
+    cols = st.columns(2)
+    for col, name in zip(cols, ("decoder subsequent mask", "combined decoder mask")):
+        if name in figs:
+            with col:
+                chart(figs[name], w.ctx)
+    chart(viz_attention.head_figure(t, "dec_self", 0, w.b, w.head, numbers=w.ctx.numbers,
+                                    colorscale=w.ctx.colorscale), w.ctx)
+
+
+def cross(w: Where) -> None:
+    t = w.t
+    if "cross" not in t.attn:
+        if w.facts.family == "encoder":
+            skip(_("This model has no decoder, so there is no cross-attention "
+                   "(인코더-디코더 어텐션)."))
+        else:
+            skip(_("This model has no encoder, so there is no cross-attention "
+                   "(인코더-디코더 어텐션); its decoder attends to itself only."))
+        return
+    layer = t.n_layers("cross") - 1
+    bs, n_t = t.tgt_ids.shape
+    n_s = t.src_ids.shape[1]
+    m_t, m_s = len(t.tgt_tokens[w.b]), len(t.src_tokens[w.b])
+    head = w.head if w.head < t.attn["cross"].shape[2] else 0
+    q, k, p = viz_tour.top_pair(t.attn["cross"][layer, w.b, head], m_t, m_s)
+    say(_("Cross-attention (인코더-디코더 어텐션): the queries come from the decoder, keys and "
+          "values from the encoder output, so the table is n_dec_seq × n_enc_seq. In layer "
+          "{L}, head {h}, decoder piece “{q}” looks most at source piece “{k}” ({p:.0%}).")
+        .format(L=layer, h=head, q=md(t.tgt_tokens[w.b][q]), k=md(t.src_tokens[w.b][k]),
+                p=p),
+        f"attn_prob: (bs, n_head, n_dec_seq, n_enc_seq) = ({bs}, {t.attn['cross'].shape[2]}, "
+        f"{n_t}, {n_s})")
+    chart(viz_attention.head_figure(t, "cross", layer, w.b, head, numbers=w.ctx.numbers,
+                                    colorscale=w.ctx.colorscale), w.ctx)
+
+
+def output(w: Where) -> None:
+    t = w.t
+    if t.logits is None or not t.tgt_tokens[w.b]:
+        if w.facts.family == "encoder":
+            skip(_("This encoder-only model has no output layer over the vocabulary here: it "
+                   "ends with the last layer's vectors (step 16)."))
+        else:
+            skip(_("This model recorded no scores over the vocabulary, so there is no output "
+                   "step to show."))
+        return
+    steps = [replace(s, chosen=s.top[0][0], prob=s.top[0][1])  # what the model predicts
+             for s in viz_translation.steps_from_logits(t, w.b, w.vocab)]
+    bs, n_t, v = t.logits.shape
+    first, tokens = steps[0], t.tgt_tokens[w.b]
+    top, p = first.top[0]
+    guesses = " ".join(s.chosen for s in steps)
+    if w.facts.family == "decoder":
+        hits = sum(s.chosen == nxt for s, nxt in zip(steps, tokens[1:]))
+        text = _("This model continues text: at every position the last layer's vector is "
+                 "multiplied by the output matrix, one score (logit) per vocabulary piece, and "
+                 "softmax makes them the probabilities of the next piece. After “{prev}” the "
+                 "most likely next piece is “{top}” ({p}). Its most likely next piece after "
+                 "each piece of sentence {b} reads: {text}; it matches the typed next piece at "
+                 "{k} of {n} positions.").format(
+                     prev=md(tokens[0]), top=md(top), p=percent(p), b=w.b + 1, text=md(guesses),
+                     k=hits, n=len(tokens) - 1)
+    else:
+        text = _("The last decoder layer's vectors are multiplied by the output matrix: one "
+                 "score (logit) per vocabulary piece, and softmax makes them probabilities. "
+                 "After “{prev}” the most likely piece is “{top}” ({p}); piece by piece, the "
+                 "most likely pieces read: {text}").format(
+                     prev=md(tokens[0]), top=md(top), p=percent(p), text=md(guesses))
+    if v and max(s.top[0][1] for s in steps) < 2 / v:
+        text += " " + _("No probability here is even twice 1/{v} = {u}: the model hardly "
+                        "prefers any piece over the others.").format(v=v, u=percent(1 / v))
+    say(text, f"logits: (bs, n_dec_seq, n_vocab) = ({bs}, {n_t}, {v})")
+    chart(viz_translation.step_bar_figure(first, 0, after=tokens[0]), w.ctx)
+    chart(viz_translation.topk_figure(steps, title=_("The most likely next pieces at each "
+                                                     "position")), w.ctx)

@@ -1,0 +1,202 @@
+"""What the tour walks and what the model is: every step's sentences are chosen from these.
+
+`Facts` is read from the model's capabilities (model.backends.capabilities) and from the Trace
+itself (the position table, the position ids, the key/value heads, the vocabulary's pieces), so
+a step states only what this model backs: its tokenizer's marks, its positional scheme, its
+norm placement, grouped key/value heads, encoder–decoder, decoder-only or encoder-only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+import streamlit as st
+
+from model import Bundle, Trace
+from model.backends import capabilities
+from ui.common import chart
+from ui.context import Ctx
+from ui.i18n import _
+from ui.runtime import cached_vocab, cached_weights
+from viz import steps as viz_steps
+from viz import tour as viz_tour
+
+# how positions reach the model: a table added to the embeddings, or inside attention
+TABLES = ("sinusoidal", "learned")
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What the model is, as far as the tour speaks of it."""
+
+    family: str  # "seq2seq", "decoder" (decoder-only) or "encoder" (encoder-only)
+    raw_hooks: bool  # the lab's own code, every intermediate recorded (√d_hidn, LayerNorm)
+    tokenizer: str  # "sentencepiece" ▁, "byte_bpe" Ġ, "wordpiece" ##, "plain" (no marks)
+    positional: str  # "sinusoidal", "learned", "rotary", "relative_bias" or "none"
+    sinusoid: str | None  # the fixed table's layout ("interleaved", "halves") where sinusoidal
+    norm: str  # "pre" or "post"
+    activation: str  # the FFN's activation where the model says ("" unknown)
+    d_ff: int  # the FFN's width where known (0 unknown)
+    vocab_size: int  # pieces in the tokenizer's vocabulary
+
+
+def model_facts(bundle: Bundle, trace: Trace, vocab: list[str]) -> Facts:
+    """Facts of a model from its capabilities, its Trace's position table and its vocabulary."""
+    caps = capabilities(bundle)
+    layout = viz_tour.sinusoid_layout(trace.pos_table)
+    positional = caps.positional
+    has_table = trace.pos_table.shape[0] > 1 and bool(np.any(trace.pos_table))
+    if positional in ("learned", "none") and layout:
+        positional = "sinusoidal"  # a fixed sine/cosine table (Marian's), not a trained one
+    elif positional in TABLES and not has_table:
+        positional = "none"
+    return Facts(family=caps.family, raw_hooks=caps.raw_hooks,
+                 tokenizer=viz_tour.tokenizer_kind(vocab), positional=positional,
+                 sinusoid=layout if positional == "sinusoidal" else None, norm=caps.norm,
+                 activation=caps.activation, d_ff=int(caps.d_ff or 0), vocab_size=len(vocab))
+
+
+@dataclass
+class Where:
+    """Which stack the tour walks (the encoder, or the decoder of a decoder-only model)."""
+
+    ctx: Ctx
+
+    @property
+    def t(self) -> Trace:
+        return self.ctx.trace
+
+    @property
+    def bundle(self) -> Bundle:
+        return self.ctx.bundle
+
+    @property
+    def b(self) -> int:
+        return self.ctx.b
+
+    @cached_property
+    def vocab(self) -> list[str]:
+        return cached_vocab(self.bundle, self.ctx.key)  # ui/runtime.py: one list per model
+
+    @cached_property
+    def facts(self) -> Facts:
+        return model_facts(self.bundle, self.t, self.vocab)
+
+    @cached_property
+    def encoder(self) -> bool:
+        return "enc_self" in self.t.attn and any(self.t.src_tokens)
+
+    @property
+    def side(self) -> str:
+        return "src" if self.encoder else "tgt"
+
+    @property
+    def stack(self) -> str:
+        return "encoder" if self.encoder else "decoder"
+
+    @property
+    def hid(self) -> str:
+        return "enc" if self.encoder else "dec"
+
+    @property
+    def kind(self) -> str:
+        return "enc_self" if self.encoder else "dec_self"
+
+    @property
+    def seq(self) -> str:
+        return "n_enc_seq" if self.encoder else "n_dec_seq"
+
+    @property
+    def all_tokens(self) -> list[list[str]]:
+        return self.t.src_tokens if self.encoder else self.t.tgt_tokens
+
+    @property
+    def tokens(self) -> list[str]:
+        return self.all_tokens[self.b]
+
+    @property
+    def ids(self) -> np.ndarray:
+        return self.t.src_ids if self.encoder else self.t.tgt_ids
+
+    @property
+    def head(self) -> int:
+        h = int(st.session_state.get("head", 0))
+        return h if 0 <= h < self.t.attn[self.kind].shape[2] else 0
+
+    @property
+    def n_heads(self) -> int:
+        return int(self.t.attn[self.kind].shape[2])
+
+    @property
+    def n_kv_heads(self) -> int:
+        """Key/value heads of the walked attention (fewer than query heads under GQA)."""
+        k = self.t.k.get(self.kind)
+        return int(k.shape[2]) if k is not None else self.n_heads
+
+    @property
+    def dims(self) -> tuple[int, int, int, int]:
+        """(bs, n (padded), d_hidn, n_head) of the walked stack."""
+        bs, n = self.ids.shape
+        return bs, n, int(self.t.hidden[self.hid].shape[-1]), self.n_heads
+
+    @property
+    def pads(self) -> int:
+        return self.ids.shape[1] - len(self.tokens)
+
+    def act(self, name: str) -> np.ndarray | None:
+        return self.t.acts.get(f"{self.stack}.{name}")
+
+    @cached_property
+    def walk(self) -> viz_steps.Walk:
+        prefix = f"{self.stack}.layers.0.self_attn"
+        if self.facts.raw_hooks and f"{prefix}.hook_in" in self.t.acts:
+            weights = cached_weights(self.bundle, self.ctx.key, self.kind, 0)
+            return viz_steps.walkthrough(self.t, weights, self.kind, 0, self.b, self.head)
+        return viz_tour.trace_walk(self.t, self.kind, 0, self.b, self.head)
+
+    @cached_property
+    def figures(self) -> dict[str, viz_steps.Step]:
+        """The walkthrough's figures by step name (viz.steps: X, Q, K, V, QKᵀ, ÷√d_k, masked,
+        softmax, ·V, concat, ·W_O)."""
+        return {s.name: s for s in viz_steps.steps(
+            self.walk, self.t, hide_pad=False, numbers=self.ctx.numbers,
+            colorscale=self.ctx.colorscale)}
+
+    def draw(self, *names: str) -> None:
+        """Chart the walkthrough's figures with these names, in this order."""
+        for name in names:
+            chart(self.figures[name].figure, self.ctx)
+
+    @cached_property
+    def scale(self) -> str:
+        """How this head's recorded scores relate to QKᵀ: "sqrt", "none" or "other"."""
+        return viz_tour.score_scale(self.walk)
+
+
+def say(text: str, shape: str | None = None) -> None:
+    st.markdown(text)
+    if shape:
+        st.code(shape, language=None, wrap_lines=True)
+
+
+def skip(reason: str) -> None:
+    st.info(reason)
+
+
+def hf_note() -> None:
+    skip(_("This step needs this project's own checkpoints: a Hugging Face model's recorder "
+           "keeps the attention (q, k, v, scores, weights) but not this intermediate tensor. "
+           "Go on with the next step."))
+
+
+def percent(p: float) -> str:
+    """A probability as a percentage that never reads 0 % for a non-zero value."""
+    if p >= 0.01 or p == 0:
+        return f"{p:.0%}"
+    return f"{p:.2%}" if p >= 0.0001 else f"{p:.1e}"
+
+
+def padded(w: Where) -> list[str]:
+    return list(w.tokens) + ["<pad>"] * w.pads
