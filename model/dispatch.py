@@ -181,6 +181,18 @@ def estimate_flow(trace: Trace, b: int, max_edges: int) -> Estimate:
                     "lens")
 
 
+def generate(bundle: Bundle, sources: Sequence[str] | str, *, max_new: int = 24,
+             top_k: int = 5, ablate: Iterable[Head] | str = ()) -> list[Translation]:
+    """Greedy continuation of each line by a decoder-only model, with per-step top-k."""
+    backend = backend_for(bundle)
+    if bundle.kinds != ("dec_self",) or not hasattr(backend, "generate"):
+        raise ValueError("step-by-step generation needs a decoder-only model")
+    if not _lines(sources):
+        return []
+    return backend.generate(_batch(bundle, sources, None, None), max_new=max_new, top_k=top_k,
+                            ablate=ablate)
+
+
 def translate(bundle: Bundle, sources: Sequence[str] | str | Batch,
               target_lang: str | None = None, *, max_len: int | None = None, top_k: int = 5,
               ablate: Iterable[Head] | str = ()) -> list[Translation]:

@@ -29,6 +29,7 @@ from ui.views import (
     contrib,
     embeddings,
     flow,
+    generate,
     heads,
     knows,
     masks,
@@ -39,6 +40,7 @@ from ui.views import (
     steps,
     tokens,
     tour,
+    training,
     translation,
 )
 
@@ -114,6 +116,8 @@ VIEWS: dict[str, View] = {
     "qkmap": View(N_("Query–key map"), qkmap.render, qkmap.applies, needs=HEAD),
     "patch": View(N_("Patching"), patch.render, needs=frozenset()),
     "tour": View(N_("Guided tour"), tour.render, needs=tour_needs),
+    "generate": View(N_("Generation"), generate.render, generate.applies, needs=frozenset()),
+    "training": View(N_("Training"), training.render, training.applies, needs=frozenset()),
 }
 
 

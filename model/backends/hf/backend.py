@@ -104,6 +104,13 @@ class HFBackend:
                   ablate: Iterable[Head] | str = ()) -> list[Translation]:
         raise ValueError("translation needs one of this project's encoder–decoder checkpoints")
 
+    def generate(self, batch: Batch, *, max_new: int = 24, top_k: int = 5,
+                 ablate: Iterable[Head] | str = ()) -> list[Translation]:
+        """Greedy continuation of a decoder-only model, step by step (generate.py)."""
+        from .generate import continue_text
+
+        return continue_text(self.bundle, batch, max_new=max_new, top_k=top_k, ablate=ablate)
+
     def patch_setup(self, clean: str, corrupted: str, *, target: str | None,
                     step: int | None, target_lang: str | None,
                     ablate: frozenset[Head]) -> Setup:
@@ -208,7 +215,23 @@ class HFBackend:
         raise ValueError("head_weights reads this project's own Transformer only")
 
     def unembed(self, states: Any) -> Any:
-        raise ValueError("the logit lens needs this project's encoder–decoder and a decoder trace")
+        """(L+1, T, D) recorded hidden states -> (L+1, T, V) logits of a decoder-only model.
+
+        transformers records the last hidden state after the final norm (its logits are
+        lm_head of it exactly), so the norm is applied to every earlier layer only."""
+        import torch
+
+        from .contributions import final_norm
+
+        model = self.bundle.model
+        if not self.caps.logit_lens:
+            raise ValueError("the logit lens needs a decoder-only model with an output layer")
+        if states.shape[0] != self.bundle.n_layers("dec_self") + 1:
+            raise ValueError("unembed reads every layer's recorded hidden state (L + 1 rows)")
+        head = model.get_output_embeddings()
+        x = states.to(head.weight.dtype)
+        normed = torch.cat([final_norm(model)(x[:-1]), x[-1:]])
+        return head(normed).float()
 
     def hook_names(self) -> list[str]:
         return []
