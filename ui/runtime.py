@@ -51,7 +51,7 @@ from model.analysis.contributions import head_contributions
 from model.analysis.heads import alignment_for_input, head_stats
 from model.analysis.inspect import head_weights
 from model.analysis.lens import logit_lens
-from model.analysis.qkmap import QKMapCache, corpus_sentences
+from model.analysis.qkmap import QKMapCache, corpus_sentences, text_sentences
 from model.backends import EVERYTHING, backend_for, is_translator
 from model.capture import freeze, merge, nbytes
 from model.dispatch import (
@@ -321,12 +321,18 @@ def cached_contributions(bundle: Bundle, key: str, source: str, target: str | No
                     lambda: store.get(ckey), run)
 
 
+QKMAP_SEED = 11  # the query–key map's sentences for models without a validation split
+
+
 @st.cache_resource(max_entries=4, show_spinner=False)
 def qkmap_cache(_bundle: Bundle, key: str, n: int) -> QKMapCache:
     """One QKMapCache per checkpoint (ui/views/qkmap.py): q/k of n validation sentences
     captured once, through the admission gate (cached_qkmap), each head embedded once."""
-    pairs = val_split(_bundle, key)
-    return QKMapCache(_bundle, corpus_sentences(pairs, n))
+    if is_translator(_bundle):
+        return QKMapCache(_bundle, corpus_sentences(val_split(_bundle, key), n))
+    from model.training.corpus import generate  # any other model: corpus sentences, read alone
+
+    return QKMapCache(_bundle, text_sentences(generate(n, seed=QKMAP_SEED), n))
 
 
 def cached_qkmap(bundle: Bundle, key: str, n: int) -> QKMapCache:

@@ -187,6 +187,13 @@ class QKMapCache:
         return points
 
 
+def text_sentences(pairs: Sequence, n: int = 300) -> list[Sentence]:
+    """n sentences of corpus pairs, alternately English and Korean, each read alone: the set
+    for a model that does not translate (a language model or an encoder)."""
+    return [Sentence(p.en, None, None, "en") if i % 2 == 0 else Sentence(p.ko, None, None, "ko")
+            for i, p in enumerate(list(pairs)[:n])]
+
+
 def corpus_sentences(pairs: Sequence, n: int = 300) -> list[Sentence]:
     """n pairs of a corpus split, alternately English→Korean and Korean→English."""
     out = []

@@ -113,7 +113,7 @@ VIEWS: dict[str, View] = {
     "contrib": View(N_("Head contributions"), contrib.render, contrib.applies, needs=HEAD),
     "flow": View(N_("Information flow"), flow.render, flow.applies,
                  needs=frozenset({"hidden", "norms"})),
-    "qkmap": View(N_("Query–key map"), qkmap.render, qkmap.applies, needs=HEAD),
+    "qkmap": View(N_("Query–key map"), qkmap.render, needs=HEAD),
     "patch": View(N_("Patching"), patch.render, needs=frozenset()),
     "tour": View(N_("Guided tour"), tour.render, needs=tour_needs),
     "generate": View(N_("Generation"), generate.render, generate.applies, needs=frozenset()),

@@ -1,5 +1,6 @@
 """Global query–key map (view=qkmap): one head's queries and keys from 300 validation
-sentences in one 2-D embedding (after AttentionViz), cached per head for every session."""
+sentences in one 2-D embedding (after AttentionViz), cached per head for every session. A
+model without the translators' validation split reads 300 corpus sentences alone."""
 
 from __future__ import annotations
 
@@ -20,13 +21,6 @@ COLOURS = Labels(position=N_("position"), token=N_("token"), language=N_("langua
 METHODS = Labels(pca=N_("PCA (fast)"), tsne=N_("t-SNE (slower, once per head)"))
 
 
-def applies(bundle) -> str | None:
-    """Needs the validation split the checkpoint was trained beside."""
-    if is_translator(bundle):
-        return None
-    return _("The global query–key map embeds queries and keys from the validation sentences "
-             "of this project's corpus, so it is drawn for this project's translation "
-             "checkpoints.")
 
 
 def render(ctx: Ctx) -> None:
@@ -52,4 +46,9 @@ def render(ctx: Ctx) -> None:
     st.caption(_("Queries are circles, keys open diamonds. Keys are shifted and scaled "
                  "(softmax unchanged) so a query sits near the keys it attends to. Hover a point "
                  "for its token and sentence. The typed input is not part of this map."))
+    if not is_translator(ctx.bundle):
+        st.caption(_("This model has no validation split of its own: the points are {n} "
+                     "sentences of this project's English and Korean corpus, each read alone "
+                     "(a model trained on other text may split them into many pieces).")
+                   .format(n=N_SENTENCES))
     chart(qkmap_figure(points, kind, layer, head, colour), ctx, key="qk_map")
