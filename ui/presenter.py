@@ -29,21 +29,75 @@ _CSS = f"""<style>
 }}
 </style>"""
 PLOTLY_FONT = 12  # plotly's default font size; titles are 1.4× the font
+MIN_PX = 18  # no text in a chart smaller than this on a projector (11 px was unreadable)
+CELL_PX = (44, 24)  # a heatmap cell narrower or shorter than this (w, h) loses its number
+MAX_SINGLE_HEIGHT = 600  # one heatmap (a single head) fits a 720-px screen below the header
+PLOT_WIDTH = 1200  # a chart's width at 1280 px, the sidebar collapsed
 
 
 def for_screen(fig):
-    """The figure to draw: in presenter mode a copy (as a dict) with 1.5× larger fonts."""
+    """The figure to draw: in presenter mode a copy (as a dict) whose every font is 1.5× and
+    at least MIN_PX, whose heatmap numbers are dropped where a cell is too small for them, and
+    whose single heatmap fits the screen."""
     if not presenting():
         return fig
     spec = fig.to_dict()  # a copy: cached figures stay as they are
     layout = spec.setdefault("layout", {})
+    _scale_fonts(spec)  # every size a figure sets, wherever it sets it
     font = layout.setdefault("font", {})
-    font["size"] = round(font.get("size", PLOTLY_FONT) * ZOOM)
+    font.setdefault("size", max(MIN_PX, round(PLOTLY_FONT * ZOOM)))
     title = layout.get("title")
     if isinstance(title, dict):  # the title's own size, which the template may also set
-        title_font = title.setdefault("font", {})
-        title_font["size"] = round(title_font.get("size", PLOTLY_FONT * 1.4) * ZOOM)
+        title.setdefault("font", {}).setdefault("size", round(PLOTLY_FONT * 1.4 * ZOOM))
+    heatmaps = [t for t in spec.get("data", []) if t.get("type") == "heatmap"]
+    if len(heatmaps) == 1 and len(spec.get("data", [])) == 1:
+        layout["height"] = min(layout.get("height") or 450, MAX_SINGLE_HEIGHT)
+    for trace in heatmaps:
+        if trace.get("texttemplate"):
+            w, h = _cell_px(layout, trace)
+            if w < CELL_PX[0] or h < CELL_PX[1]:
+                trace["texttemplate"] = ""  # too small for a readable number: hover has it
+            else:
+                trace.setdefault("textfont", {}).setdefault("size", MIN_PX)
     return spec
+
+
+def _scale_fonts(node) -> None:
+    """Every {"size": s} under a key ending in "font" becomes max(MIN_PX, 1.5 s)."""
+    if isinstance(node, list):
+        for item in node:
+            _scale_fonts(item)
+        return
+    if not isinstance(node, dict):
+        return
+    for key, value in node.items():
+        if key == "template":
+            continue
+        if key.endswith("font") and isinstance(value, dict) and isinstance(
+                value.get("size"), (int, float)):
+            value["size"] = max(MIN_PX, round(value["size"] * ZOOM))
+        _scale_fonts(value)
+
+
+def _cell_px(layout: dict, trace: dict) -> tuple[float, float]:
+    """A heatmap cell's (width, height) on screen, from the figure's size, the trace's axis
+    domains and its number of rows and columns."""
+    z = trace.get("z")
+    if isinstance(z, dict):  # plotly's binary array: {"dtype", "bdata", "shape"}
+        shape = [int(n) for n in str(z.get("shape", "1,1")).split(",")]
+    else:
+        shape = [len(z or [[0]]), len((z or [[0]])[0]) if z and hasattr(z[0], "__len__") else 1]
+    rows, cols = (shape + [1])[:2]
+
+    def share(axis: str, ref: str) -> float:
+        name = axis + ("" if ref in ("x", "y") else ref[1:])
+        lo, hi = layout.get(name, {}).get("domain", [0.0, 1.0])
+        return hi - lo
+
+    height = (layout.get("height") or 450) - 150  # title, axis titles and tick labels
+    width = (layout.get("width") or PLOT_WIDTH) - 200  # tick labels and the colour bar
+    return (width * share("xaxis", trace.get("xaxis", "x")) / max(cols, 1),
+            height * share("yaxis", trace.get("yaxis", "y")) / max(rows, 1))
 
 
 def presenting() -> bool:
