@@ -12,12 +12,12 @@ import torch
 
 from .batch import Batch
 from .decode import Translation, checked_heads, translate_native
-from .hooks import Head, ablation_hooks, attn_prefix, buffers, hooks
+from .hooks import Head, ablation_hooks, buffers, hooks
+from .masks import trace_masks
 from .norms import native_norms
+from .slabs import ATTN_HOOKS, Slabs
 
 GROUPS = ("attn", "scores", "q", "k", "v", "hidden", "logits", "norms")
-_ATTN_HOOK = {"attn": "hook_probs", "scores": "hook_scores",
-              "q": "hook_q", "k": "hook_k", "v": "hook_v"}
 
 
 @dataclass(frozen=True)
@@ -162,48 +162,28 @@ def capture_native(bundle, batch: Batch, *, ablate: Iterable[Head] | str = (),
     tgt = torch.from_numpy(tok.pad(tgt_lists)) if has_dec else None
 
     layers = {k: bundle.n_layers(k) for k in bundle.kinds}
-    # Each recorded group is one (L, ...) slab; a hook copies its layer's tensor straight in
-    # while it is still in cache, and the model frees its own tensor as usual. So memory
-    # holds the Trace and nothing twice, and the copy is the only cost of recording.
-    slots: dict[str, tuple[str, int, int]] = {}  # hook name -> (slab key, index, slab depth)
-    for kind, n in layers.items():
-        for group in need & set(_ATTN_HOOK):
-            for i in range(n):
-                slots[f"{attn_prefix(kind, i)}.{_ATTN_HOOK[group]}"] = (f"{group}/{kind}", i, n)
+    slabs = Slabs(layers, need)  # model/slabs.py: one (L, ...) slab per group and kind
     if "hidden" in groups:
         for short, side, stack in (("enc", "encoder", model.encoder),
                                    ("dec", "decoder", model.decoder)):
             if stack is not None:
                 n = len(stack.layers) + 1
-                slots[f"{side}.hook_embed"] = (f"hidden/{short}", 0, n)
+                slabs.add(f"{side}.hook_embed", f"hidden/{short}", 0, n)
                 for i in range(n - 1):
-                    slots[f"{side}.layers.{i}.hook_resid_post"] = (f"hidden/{short}", i + 1, n)
-    slabs: dict[str, torch.Tensor] = {}
+                    slabs.add(f"{side}.layers.{i}.hook_resid_post", f"hidden/{short}", i + 1, n)
     acts: dict[str, np.ndarray] = {}
-
-    def place(name: str, shape: tuple[int, ...]) -> torch.Tensor:
-        """This hook's layer in its slab, the slab made on first use."""
-        key, i, depth = slots[name]
-        slab = slabs.get(key)
-        if slab is None:
-            slab = slabs[key] = torch.empty((depth, *shape), dtype=torch.float32)
-        return slab[i]
 
     def record(x: torch.Tensor, name: str) -> None:
         if name in raw_set:
             acts[name] = _numpy(x).copy()
-        if name in slots:
-            dest = place(name, tuple(x.shape))
-            if dest.data_ptr() != x.data_ptr():  # not already written there via buffer()
-                dest.copy_(x)
+        if name in slabs.slots:
+            slabs.record(x, name)
 
     raw_set = set(raw)
     if model.training:  # checked, not forced: eval() walks every module and costs ms
         model.eval()
-    watch = dict.fromkeys([*slots, *raw], record)
-    # the quadratic tensors are written by the model straight into their slabs
-    direct = {n: (lambda shape, n=n: place(n, shape)) for n in slots
-              if n.endswith((".hook_scores", ".hook_probs"))}
+    watch = dict.fromkeys([*slabs.slots, *raw], record)
+    direct = slabs.buffers()  # the quadratic tensors written by the model into their slabs
     with torch.inference_mode(), hooks(ablation_hooks(heads)), hooks(watch), buffers(direct):
         if has_dec and "logits" not in groups:
             # model.forward without its last step: the (B, T, V) logits cost a large share of
@@ -214,29 +194,21 @@ def capture_native(bundle, batch: Batch, *, ablate: Iterable[Head] | str = (),
             out = model(src, tgt)
     logits = _numpy(out) if has_dec and "logits" in groups else None
 
-    per_group = {g: {k: slabs.pop(f"{g}/{k}").numpy() for k in layers} if g in need else {}
-                 for g in _ATTN_HOOK}  # (L, B, H, Q, K) or (L, B, H, n, Dh)
+    per_group = {g: {k: slabs.take(f"{g}/{k}") for k in layers} if g in need else {}
+                 for g in ATTN_HOOKS}  # (L, B, H, Q, K) or (L, B, H, n, Dh)
     norms = {k: native_norms(model, k, per_group["attn"][k], per_group["v"][k], heads)
              for k in layers} if "norms" in groups else {}  # (L, B, H, Q, K)
     per_group.update({g: {} for g in need - groups})  # recorded only to make the norms
-    hidden = {short: slabs.pop(f"hidden/{short}").numpy()  # (L+1, B, n, D)
-              for short in ("enc", "dec") if f"hidden/{short}" in slabs}
+    hidden = {short: slabs.take(f"hidden/{short}")  # (L+1, B, n, D)
+              for short in ("enc", "dec") if f"hidden/{short}" in slabs.slabs}
     # masks and positions straight from the ids in numpy: the same values as model.masks and
     # position_ids (tests compare them), without a round of small torch ops per call
     src_np = src.numpy()
     src_pad = src_np == cfg.pad_id  # (B, S)
-    masks = {}
-    if "enc_self" in layers:
-        masks["enc_self"] = np.repeat(src_pad[:, None, :], src_pad.shape[1], axis=1)  # (B,S,S)
+    tgt_pad = tgt.numpy() == cfg.pad_id if tgt is not None else None  # (B, T)
+    masks = trace_masks(src_pad, tgt_pad, layers)
     positions = {"enc": _positions(src_pad)}
     if tgt is not None:
-        tgt_pad = tgt.numpy() == cfg.pad_id  # (B, T)
-        n_t = tgt_pad.shape[1]
-        if "dec_self" in layers:
-            future = np.triu(np.ones((n_t, n_t), dtype=bool), k=1)
-            masks["dec_self"] = tgt_pad[:, None, :] | future[None]  # (B, T, T)
-        if "cross" in layers:
-            masks["cross"] = np.repeat(src_pad[:, None, :], n_t, axis=1)  # (B, T, S)
         positions["dec"] = _positions(tgt_pad)
     return Trace(
         src_tokens=[list(p) for p in batch.pieces],

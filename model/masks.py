@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
+import numpy as np
 import torch
 
 
@@ -31,3 +34,21 @@ def decoder_mask(tgt_ids: torch.Tensor, pad_id: int) -> torch.Tensor:
 def cross_mask(tgt_ids: torch.Tensor, src_ids: torch.Tensor, pad_id: int) -> torch.Tensor:
     """Encoder-decoder attention: source pad keys blocked, (B, T, S)."""
     return pad_mask(tgt_ids, src_ids, pad_id)
+
+
+def trace_masks(src_pad: np.ndarray | None, tgt_pad: np.ndarray | None,
+            kinds: Collection[str]) -> dict[str, np.ndarray]:
+    """The Trace's masks, the one builder every recorder uses: bool (B, Q, K), True = blocked,
+    for each attention kind of `kinds` (in the order enc_self, dec_self, cross), from bool
+    (B, S) / (B, T) pad positions: pad keys, and future keys in decoder self-attention. The
+    same values as encoder_mask / decoder_mask / cross_mask, in numpy."""
+    masks = {}
+    if "enc_self" in kinds:
+        masks["enc_self"] = np.repeat(src_pad[:, None, :], src_pad.shape[1], axis=1)  # (B,S,S)
+    if "dec_self" in kinds:
+        n_t = tgt_pad.shape[1]
+        future = np.triu(np.ones((n_t, n_t), dtype=bool), k=1)
+        masks["dec_self"] = tgt_pad[:, None, :] | future[None]  # (B, T, T)
+    if "cross" in kinds:
+        masks["cross"] = np.repeat(src_pad[:, None, :], tgt_pad.shape[1], axis=1)  # (B, T, S)
+    return masks

@@ -32,6 +32,7 @@ from ..backends import backend_for, capabilities
 from ..budget import Estimate, estimate
 from ..capture import Trace
 from ..hooks import ablation_hooks, attn_prefix, hooks
+from ..masks import trace_masks
 from ..tokenizer import is_special
 
 DETECTORS = ("previous_token", "duplicate_token", "induction", "sink", "positional")
@@ -227,16 +228,9 @@ def run_ids(bundle, src: list[list[int]], tgt: list[list[int]],
             hooks(dict.fromkeys(names, keep)):
         backend.forward(s_t, s_m, t_t, t_m)
     attn = {k: np.stack([got[k][i] for i in range(len(got[k]))]) for k in kinds if got[k]}
-    masks = {}
     s_pad = np.arange(src_ids.shape[1])[None] >= src_len[:, None]  # (B, S)
     t_pad = np.arange(tgt_ids.shape[1])[None] >= tgt_len[:, None]  # (B, T)
-    if "enc_self" in attn:
-        masks["enc_self"] = np.repeat(s_pad[:, None, :], s_pad.shape[1], axis=1)
-    if "dec_self" in attn:
-        n_t = t_pad.shape[1]
-        masks["dec_self"] = t_pad[:, None, :] | np.triu(np.ones((n_t, n_t), bool), 1)[None]
-    if "cross" in attn:
-        masks["cross"] = np.repeat(s_pad[:, None, :], t_pad.shape[1], axis=1)
+    masks = trace_masks(s_pad, t_pad, attn)
     # blocked entries are exactly 0, as in a captured Trace
     attn = {k: np.where(masks[k][None, :, None], 0.0, a).astype(np.float32)
             for k, a in attn.items()}

@@ -287,8 +287,9 @@ def test_buffers_are_written_in_place_and_leave_nothing_behind(bundle):
 
 
 class _NanEmpty(types.ModuleType):
-    """model.capture's view of torch, except that torch.empty gives NaN-filled tensors: a slab
-    slot that capture() never writes then stays NaN instead of holding whatever was in memory."""
+    """model.slabs' view of torch (the one slab recorder), except that torch.empty gives
+    NaN-filled tensors: a slab slot that capture() never writes then stays NaN instead of
+    holding whatever was in memory."""
 
     def __init__(self) -> None:
         super().__init__("torch")
@@ -307,7 +308,7 @@ def test_full_capture_slabs_hold_each_layer(bundle, monkeypatch):
     """Every layer of every recorded group holds that layer's tensor: slabs start as NaN, and
     each (group, kind, layer) is compared with the tensor its hook saw in a plain forward."""
     nan_torch = _NanEmpty()
-    monkeypatch.setattr(importlib.import_module("model.capture"), "torch", nan_torch)
+    monkeypatch.setattr(importlib.import_module("model.slabs"), "torch", nan_torch)
     targets = ["겨울은 추워요.", "큰 개가 오늘 공원에서 생선을 먹어요."]
     tr = capture(bundle, SENTS, targets, target_lang="ko",
                  names=["attn", "scores", "q", "k", "v", "hidden"])

@@ -19,13 +19,12 @@ import torch
 from ...capture import GROUPS, Trace
 from ...checkpoint import Bundle
 from ...decode import checked_heads
-from ...hooks import Head, ablation_hooks, attn_prefix, buffers, hooks
+from ...hooks import Head, ablation_hooks, buffers, hooks
+from ...masks import trace_masks
+from ...slabs import ATTN_HOOKS, Slabs
 from .load import POS_NAMES
 from .projections import hf_norms
-from .recorder import Sites, sites, watch_masks
-
-_ATTN_HOOK = {"attn": "hook_probs", "scores": "hook_scores",
-              "q": "hook_q", "k": "hook_k", "v": "hook_v"}
+from .recorder import sites, watch_masks
 
 
 def encode_ids(tok: Any, texts: Sequence[str], limit: int, target: bool = False
@@ -63,14 +62,9 @@ def padded(lists: Sequence[Sequence[int]], pad: int, device: torch.device | str 
     return ids.to(device), mask.to(device)
 
 
-def _blocked(q_valid: torch.Tensor, k_valid: torch.Tensor, causal: bool) -> np.ndarray:
-    """bool (B, Q, K), True = blocked: pad keys, and future keys when causal (fallback path)."""
-    q_valid, k_valid = q_valid.cpu(), k_valid.cpu()
-    out = ~k_valid.bool()[:, None, :].expand(-1, q_valid.size(1), -1)
-    if causal:
-        n = q_valid.size(1)
-        out = out | torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=1)
-    return out.numpy().copy()
+def _pads(mask: torch.Tensor) -> np.ndarray:
+    """bool (B, n) pad positions of a (B, n) attention mask (1 = a real token)."""
+    return mask.cpu().numpy() == 0
 
 
 def _positions(mask: torch.Tensor, offset: int) -> np.ndarray:
@@ -140,42 +134,6 @@ def _stack(parts: Sequence[torch.Tensor]) -> np.ndarray:
     return out.numpy()
 
 
-class _Slabs:
-    """One float32 CPU slab per (group, kind), filled layer by layer by hook functions."""
-
-    def __init__(self, found: Sites, groups: set[str]) -> None:
-        self.slots: dict[str, tuple[str, int, int]] = {}  # hook -> (slab key, layer, depth)
-        for kind, n in found.layers.items():
-            for group in groups & set(_ATTN_HOOK):
-                for i in range(n):
-                    name = f"{attn_prefix(kind, i)}.{_ATTN_HOOK[group]}"
-                    self.slots[name] = (f"{group}/{kind}", i, n)
-        self.slabs: dict[str, torch.Tensor] = {}
-
-    def place(self, name: str, shape: tuple[int, ...]) -> torch.Tensor:
-        key, i, depth = self.slots[name]
-        slab = self.slabs.get(key)
-        if slab is None:
-            slab = self.slabs[key] = torch.empty((depth, *shape), dtype=torch.float32)
-        return slab[i]
-
-    def record(self, x: torch.Tensor, name: str) -> None:
-        dest = self.place(name, tuple(x.shape))
-        if dest.data_ptr() != x.data_ptr():  # not already written there via buffer()
-            dest.copy_(x)  # device -> CPU, any dtype -> float32
-
-    def hooks(self) -> dict:
-        return dict.fromkeys(self.slots, self.record)
-
-    def buffers(self) -> dict:
-        return {n: (lambda shape, n=n: self.place(n, shape)) for n in self.slots
-                if n.endswith((".hook_scores", ".hook_probs"))}
-
-    def group(self, group: str) -> dict[str, np.ndarray]:
-        return {key.split("/")[1]: slab.numpy() for key, slab in self.slabs.items()
-                if key.split("/")[0] == group}
-
-
 def capture_hf(bundle: Bundle, sources: Sequence[str], targets: Sequence[str] | None = None, *,
                target_lang: str | None = None, ablate: Iterable[Head] | str = (),
                names: Collection[str] | None = None, batch: Any = None) -> Trace:
@@ -218,7 +176,7 @@ def capture_hf(bundle: Bundle, sources: Sequence[str], targets: Sequence[str] | 
     seq2seq, encoder = cfg.family == "seq2seq", cfg.family == "encoder"
     pos_table, offset = _pos_table(model, cfg.d_model)
     recorded = groups | ({"attn", "v"} if "norms" in groups else set())  # norms need both
-    slabs = _Slabs(found, recorded) if found is not None else None
+    slabs = Slabs(found.layers, recorded) if found is not None else None
     fallback = found is None and "attn" in groups
     run = dict(output_attentions=fallback, output_hidden_states="hidden" in groups,
                return_dict=True)
@@ -244,26 +202,24 @@ def capture_hf(bundle: Bundle, sources: Sequence[str], targets: Sequence[str] | 
         attn = {"enc_self": out.encoder_attentions, "dec_self": out.decoder_attentions,
                 "cross": out.cross_attentions}
         hidden = {"enc": out.encoder_hidden_states, "dec": out.decoder_hidden_states}
-        masks = {"enc_self": _blocked(mask, mask, False),
-                 "dec_self": _blocked(tgt_mask, tgt_mask, True),
-                 "cross": _blocked(tgt_mask, mask, False)}
+        masks = trace_masks(_pads(mask), _pads(tgt_mask), ("enc_self", "dec_self", "cross"))
         src_lists, src, src_mask = texts, ids, mask
     else:
         side, kind = ("enc", "enc_self") if encoder else ("dec", "dec_self")
         attn, hidden = {kind: out.attentions}, {side: out.hidden_states}
-        masks = {kind: _blocked(mask, mask, causal=not encoder)}
+        masks = trace_masks(_pads(mask), _pads(mask), (kind,))
         empty = torch.zeros((len(sources), 0), dtype=torch.long)
         if encoder:
             src_lists, src, src_mask, tgt_lists, tgt, tgt_mask = texts, ids, mask, [], empty, None
         else:
             src_lists, src, src_mask, tgt_lists, tgt, tgt_mask = [], empty, None, texts, ids, mask
     if slabs is not None:
-        per_group = {g: slabs.group(g) for g in _ATTN_HOOK}  # (L,B,H,Q,K) / (L,B,H or Hkv,n,Dh)
+        per_group = {g: slabs.group(g) for g in ATTN_HOOKS}  # (L,B,H,Q,K) / (L,B,H or Hkv,n,Dh)
         # the masks the model itself applied (sliding windows included), where it had any
         masks.update({k: m.numpy().copy() for k, m in seen.items()})
         kv_groups = found.kv_groups.copy()
     else:
-        per_group = {g: {} for g in _ATTN_HOOK}
+        per_group = {g: {} for g in ATTN_HOOKS}
         if fallback:
             per_group["attn"] = {k: _stack(a) for k, a in attn.items()}
         kv_groups = np.arange(cfg.n_heads, dtype=np.int64)
