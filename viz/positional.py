@@ -28,9 +28,10 @@ def _word(value: str) -> str:
     return _(_WORDS[value]) if value in _WORDS else value
 
 
-def _note(title: str) -> str:
-    """A title with the pad-row note under it."""
-    return f"{title}<br><sup>{_(PAD_NOTE)}</sup>"
+def _note(title: str, note: str | None = None) -> str:
+    """A title with the pad-row note under it (`note`: another line, translated; "" none)."""
+    note = _(PAD_NOTE) if note is None else plotly_text(note)
+    return f"{title}<br><sup>{note}</sup>" if note else title
 
 
 def _table_hover() -> str:
@@ -84,7 +85,7 @@ def table_heatmap(pos_table: np.ndarray, n_positions: int | None = None,
 
 
 def dimension_curves(pos_table: np.ndarray, dims: list[int], n_positions: int,
-                     kind: str | None = None) -> go.Figure:
+                     kind: str | None = None, note: str | None = None) -> go.Figure:
     """Each chosen dimension's value over position; kind "sinusoidal"/"learned" (None: detect)."""
     rows = _rows(pos_table, n_positions)
     depth = rows.shape[1]
@@ -105,12 +106,12 @@ def dimension_curves(pos_table: np.ndarray, dims: list[int], n_positions: int,
             + " %{y:.4f}<extra></extra>"))
     title = _("Positional table ({kind}): chosen dimensions over position").format(
         kind=_word(kind))
-    return finish_figure(fig, _note(title), _("Position"), _("Value"),
+    return finish_figure(fig, _note(title, note), _("Position"), _("Value"),
                    legend_title_text=_("dimension"))
 
 
 def position_similarity(pos_table: np.ndarray, n_positions: int,
-                        metric: str = "dot") -> go.Figure:
+                        metric: str = "dot", note: str | None = None) -> go.Figure:
     """Position × position similarity of the table rows: "dot" product or "cosine"."""
     rows = _rows(pos_table, n_positions).astype(np.float64)
     if metric == "dot":
@@ -127,7 +128,7 @@ def position_similarity(pos_table: np.ndarray, n_positions: int,
         z=sim, x=pos, y=pos, colorscale="RdBu", zmin=-m, zmax=m, zmid=0, colorbar_title=name,
         hovertemplate=position + " %{y} · " + position + " %{x}<br>" + name
         + " %{z:.4f}<extra></extra>"))
-    return finish_figure(fig, _note(_("Position–position {measure}").format(measure=name)),
+    return finish_figure(fig, _note(_("Position–position {measure}").format(measure=name), note),
                    _("Position"), _("Position"), yaxis_autorange="reversed")
 
 

@@ -54,14 +54,14 @@ def render(ctx: Ctx) -> None:
     dims = c2.multiselect(_("Dimensions as curves"), list(range(depth)),
                           default=[d for d in (0, 1, 2, 3) if d < depth], key="pos_dims")
     metric = c3.radio(_("Similarity"), ["dot", "cosine"], horizontal=True, key="pos_metric")
+    note = None if caps.pad_row else ""  # "row 0 = pad position" only where it is so
     chart(viz_positional.table_heatmap(t.pos_table, n_pos,
                                        title=_("Positional table of {name} ({kind})").format(
                                            name=ctx.bundle.name, kind=kind),
-                                       note=None if caps.pad_row else ""),  # row 0 = pad: the lab's
-          ctx)
+                                       note=note), ctx)
     if dims:
-        chart(viz_positional.dimension_curves(t.pos_table, dims, n_pos), ctx)
-    chart(viz_positional.position_similarity(t.pos_table, n_pos, metric=metric), ctx)
+        chart(viz_positional.dimension_curves(t.pos_table, dims, n_pos, note=note), ctx)
+    chart(viz_positional.position_similarity(t.pos_table, n_pos, metric=metric, note=note), ctx)
     if not caps.raw_hooks:
         st.info(_("Token term vs positional term needs this project's own models (hooks on "
                   "the two embedding terms)."))
