@@ -85,6 +85,21 @@ def main() -> Report:
         f"{t_plain * 1000:.0f} ms = {ratio:.2f}x (target <= {ATTRIBUTION_TARGET:.0f}x: "
         f"{'ok' if ratio <= ATTRIBUTION_TARGET else 'SLOWER'})",
         f"  attribution vs exact, correlation over heads: {agree['all_heads']}"]
+    lab_lines, lab = lab_figures()
+    figures.update(lab)
+    lines += lab_lines
+    lines.append("  (timings on a shared 2-core machine under other helpers' load)")
+    return Report(lines, figures)
+
+
+def lab_figures() -> tuple[list[str], dict]:
+    """(c) on the shipped checkpoints, and where the difference travels (the README's
+    "Activation patching" paragraph): the last layer's cross heads one by one and together,
+    every cross head together, the largest self-attention head, the encoder's positions."""
+    from model import load_checkpoint
+    from model.patching import effect, patch
+
+    lines, figures = [], {}
     for name in ("paper", "seed001"):
         folder = ROOT / "checkpoints" / name
         if not (folder / "config.json").is_file():
@@ -96,10 +111,29 @@ def main() -> Report:
         t_exact = time.perf_counter() - t0
         approx = patch(lab, *LAB_PAIR, method="attribution")
         agree = agreement(exact, approx)
-        figures[name] = {"pair": list(LAB_PAIR), "outputs": list(exact.outputs),
-                         "exact_all_parts_s": round(t_exact, 3), "agreement": agree}
+        cross = exact.heads["cross"]  # (L, H)
+        last = cross.shape[0] - 1
+        every = [("head", "cross", layer, h) for layer in range(cross.shape[0])
+                 for h in range(cross.shape[1])]
+        enc = exact.resid["enc"]  # (L+1, n): which positions carry the difference
+        changed = [i for i, p in enumerate(exact.pieces["enc"])
+                   if p != exact.corrupted_pieces["enc"][i]]
+        figures[name] = {
+            "pair": list(LAB_PAIR), "outputs": list(exact.outputs), "step": exact.step,
+            "exact_all_parts_s": round(t_exact, 3), "agreement": agree,
+            "cross_last_layer": last,
+            "cross_last_heads": [round(float(v), 2) for v in cross[last]],
+            "cross_last_together": round(effect(lab, *LAB_PAIR, [
+                ("head", "cross", last, h) for h in range(cross.shape[1])]), 2),
+            "cross_all_together": round(effect(lab, *LAB_PAIR, every), 2),
+            "self_heads_max": round(max(float(abs(exact.heads[k]).max())
+                                        for k in ("enc_self", "dec_self")), 2),
+            "changed_piece": exact.pieces["enc"][changed[0]] if changed else "",
+            "enc_at_changed": [round(float(v), 2) for v in enc[:, changed[0]]]
+            if changed else [],
+            "enc_elsewhere_max": round(float(abs(np.delete(enc, changed, axis=1)).max()), 2)}
         lines.append(f"  checkpoints/{name} {LAB_PAIR[0]!r}/{LAB_PAIR[1]!r} -> "
                      f"{exact.outputs[0]!r}/{exact.outputs[1]!r}: exact (all parts) "
-                     f"{t_exact:.2f} s; attribution vs exact over heads: {agree}")
-    lines.append("  (timings on a shared 2-core machine under other helpers' load)")
-    return Report(lines, figures)
+                     f"{t_exact:.2f} s; attribution vs exact over heads: {agree}; "
+                     f"{figures[name]}")
+    return lines, figures

@@ -289,6 +289,26 @@ def block_benchmarks(results: dict) -> str:
 
 # ---- prose blocks -------------------------------------------------------------------------
 
+def block_patching(results: dict) -> str:
+    """Where the shipped checkpoint carries the cat/dog difference (bench_patch.paper)."""
+    key = "bench_patch.paper"
+    p = part(results, key)
+    clean, corrupted = (o.split()[0].removesuffix("가") for o in p["outputs"])
+    at = sorted(set(p["enc_at_changed"]))
+    where = (f"{at[0]:.1f} at every layer" if len(at) == 1
+             else ", ".join(f"{v:.2f}" for v in p["enc_at_changed"]))
+    heads = ", ".join(f"{v:.2f}" for v in p["cross_last_heads"])
+    elsewhere = "0" if p["enc_elsewhere_max"] == 0 else f"at most {p['enc_elsewhere_max']:.2f}"
+    return (f"On `paper`, `The cat/dog eats fish.` → {clean}/{corrupted} (step {p['step']}): "
+            f"the difference stays at the `{p['changed_piece']}` position of the encoder "
+            f"({where}, {elsewhere} elsewhere) and reaches the decoder "
+            f"through cross-attention, mostly layer {p['cross_last_layer']}: its "
+            f"{len(p['cross_last_heads'])} heads alone recover {heads}, together "
+            f"{p['cross_last_together']:.2f}, and all cross heads of all layers together "
+            f"{p['cross_all_together']:.2f}; encoder and decoder self-attention heads recover at "
+            f"most {p['self_heads_max']:.2f} ({provenance(results, key)}).")
+
+
 def block_soak(results: dict) -> str:
     """make soak's last committed run (bench_soak.soak)."""
     s = part(results, "bench_soak.soak")
@@ -587,6 +607,7 @@ BLOCKS: dict[str, Callable[[dict], str]] = {
     "benchmarks": block_benchmarks,
     "estimates": block_estimates,
     "soak": block_soak,
+    "patching": block_patching,
     "soak_short": block_soak_short,
     "capacity": block_capacity,
     "capacity_nginx": block_capacity_nginx,
