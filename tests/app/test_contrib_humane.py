@@ -48,3 +48,16 @@ def test_a_short_sweep_runs_at_once(tmp_path, monkeypatch):
     ok(at)
     assert "contrib_sweep_go" not in [b.key for b in at.button]
     assert len(at.radio(key="_w_contrib_measure").options) == 2  # attribution and knock-out
+
+
+def test_the_scan_button_shows_its_estimate(monkeypatch):
+    """Heads › Importance scan: its button names the estimate (ui/cost.py); on a server
+    1,000 times slower, in seconds."""
+    at = run_app({"ckpt": "paper", "view": "heads", "text": "The cat eats fish."},
+                 timeout=120)
+    at.radio(key="_w_heads_part").set_value("scan").run(timeout=120)
+    ok(at)
+    assert at.button(key="scan_go").label == "Scan every head (under a second)"
+    monkeypatch.setattr(cost, "FLOPS_PER_THREAD", cost.FLOPS_PER_THREAD / 1_000)
+    at.run(timeout=120)
+    assert re.fullmatch(r"Scan every head \(about \d+ s\)", at.button(key="scan_go").label)

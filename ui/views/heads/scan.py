@@ -8,6 +8,7 @@ import streamlit as st
 
 from model.analysis.ablation import importance_scan
 from model.dispatch import estimate_scan
+from ui import cost
 from ui.admission import admitted, or_warning
 from ui.common import NOT_NATIVE, can_ablate, chart, progress_bar
 from ui.context import Ctx
@@ -27,7 +28,10 @@ def render(ctx: Ctx) -> None:
                  "checkpoint and sentence for every session.").format(b=ctx.b + 1))
     key = ("scan", ctx.key, line, ctx.lang)
     # a scan already kept is shown at once, never queued again
-    if st.button(_("Scan every head"), key="scan_go") and result_get(key) is None:
+    secs = _seconds(ctx, line)
+    label = (_("Scan every head (about {s:.0f} s)").format(s=secs) if secs >= 1
+             else _("Scan every head (under a second)"))
+    if st.button(label, key="scan_go") and result_get(key) is None:
         if or_warning(lambda: admitted(estimate_scan(ctx.bundle, line, ctx.lang),
                                        lambda: result_get(key),
                                        lambda: _scan(ctx, line, key))) is None:
@@ -39,6 +43,16 @@ def render(ctx: Ctx) -> None:
     scan, seconds = found
     st.caption(_("Scan took {s:.2f} s.").format(s=seconds))
     chart(viz_heads.importance_figure(scan), ctx)
+
+
+def _seconds(ctx: Ctx, line: str) -> float:
+    """The scan's time from the admission estimate's shapes (ui/cost.py): a decode, then heads
+    + 1 knocked-out copies, 64 per forward."""
+    dims = estimate_scan(ctx.bundle, line, ctx.lang).dims
+    if dims is None:
+        return 0.0
+    rows = sum(ctx.bundle.n_layers(k) for k in ctx.bundle.kinds) * ctx.bundle.config.n_heads + 1
+    return cost.sweep_seconds(dims, rows, extra_passes=1)  # the decode, with its prefix cache
 
 
 def _scan(ctx: Ctx, line: str, key: tuple) -> tuple:
