@@ -287,7 +287,8 @@ def compare_figure(a: np.ndarray, b: np.ndarray, q_a: Sequence[str], k_a: Sequen
                       row=row, col=col)
     style(fig, f"{overall}<br><sup>{note}</sup>", _("key"), _("query"),
           height=900 if both else 480)
-    fig.update_xaxes(type="category")
+    fig.update_xaxes(type="category", tickangle=-45)  # token labels side by side never collide
     fig.update_yaxes(type="category", autorange="reversed")
+    fig.update_yaxes(title_text="", row=1, col=2)  # "query" once: the left panel's axis
     fig.update_layout(margin={"t": 110}, **layout)  # subtitle above the subplot titles
     return fig

@@ -93,5 +93,8 @@ def qkmap_figure(points: QKPoints, kind: str, layer: int, head: int,
     layout.update(xaxis={"title": {"text": _("axis 1")}, "zeroline": False},
                   yaxis={"title": {"text": _("axis 2")}, "zeroline": False,
                          "scaleanchor": "x", "scaleratio": 1},
-                  margin={"l": 10, "r": 10, "t": 90, "b": 10}, legend={"itemsizing": "constant"})
+                  # the legend below the map: on the right it sat under the colour bar's title
+                  margin={"l": 10, "r": 10, "t": 90, "b": 10},
+                  legend={"itemsizing": "constant", "orientation": "h", "x": 0.0,
+                          "xanchor": "left", "y": -0.12, "yanchor": "top"})
     return go.Figure(data=traces, layout=layout)
