@@ -18,6 +18,30 @@ from .norms import native_norms
 from .slabs import ATTN_HOOKS, Slabs
 
 GROUPS = ("attn", "scores", "q", "k", "v", "hidden", "logits", "norms")
+# The one vocabulary for sides: a Trace's tokens and ids sit on side "src" (the encoder's
+# input, or an encoder-only model's text) or "tgt" (the decoder's input); hidden states,
+# positions and patching name the same sides by their stack, "enc" / "dec".
+SIDE_STACK = {"src": "enc", "tgt": "dec"}
+STACK_SIDE = {"enc": "src", "dec": "tgt"}
+KIND_SIDES = {"enc_self": ("src", "src"), "dec_self": ("tgt", "tgt"), "cross": ("tgt", "src")}
+
+
+def side_of(side: str) -> str:
+    """'src' or 'tgt' for a side named either way ('src'/'tgt' or its stack 'enc'/'dec')."""
+    found = STACK_SIDE.get(side, side)
+    if found not in SIDE_STACK:
+        raise ValueError(f"side must be 'src', 'tgt', 'enc' or 'dec', not {side!r}")
+    return found
+
+
+def query_side(kind: str) -> str:
+    """The side an attention kind's queries come from ('src' or 'tgt')."""
+    return KIND_SIDES[kind][0]
+
+
+def key_side(kind: str) -> str:
+    """The side an attention kind's keys come from ('src' or 'tgt')."""
+    return KIND_SIDES[kind][1]
 
 
 @dataclass(frozen=True)
@@ -62,9 +86,17 @@ class Trace:
         return {g: getattr(self, g)[kind] for g in ("attn", "scores", "q", "k", "v")
                 if kind in getattr(self, g)}
 
+    def tokens(self, side: str) -> list[list[str]]:
+        """Every sentence's pieces on a side ('src'/'tgt', or its stack 'enc'/'dec')."""
+        return self.src_tokens if side_of(side) == "src" else self.tgt_tokens
+
+    def ids(self, side: str) -> np.ndarray:
+        """int64 (B, n) padded ids on a side ('src'/'tgt', or 'enc'/'dec')."""
+        return self.src_ids if side_of(side) == "src" else self.tgt_ids
+
     def length(self, side: str, b: int) -> int:
-        """Unpadded length of sentence b on side 'src' or 'tgt'."""
-        return len(self.src_tokens[b] if side == "src" else self.tgt_tokens[b])
+        """Unpadded length of sentence b on a side ('src'/'tgt', or 'enc'/'dec')."""
+        return len(self.tokens(side)[b])
 
     def save(self, path: str | Path) -> Path:
         """Write this Trace to one .npz (arrays + trace.json, no pickle); see model.trace_io."""

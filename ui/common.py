@@ -8,6 +8,7 @@ import streamlit as st
 
 from model import Bundle, Trace, parse_ablate
 from model.backends import capabilities, is_translator  # noqa: F401  (the views' import)
+from model.capture import key_side, query_side
 from model.inputs import MAX_CHARS, MAX_LINES, clean_lines  # input caps live with the cleaning
 from ui.context import Ctx
 from ui.i18n import N_, _
@@ -73,10 +74,8 @@ def goto(view: str, head: tuple[str, int, int] | None = None) -> None:
 
 def side_tokens(trace: Trace, kind: str, b: int) -> tuple[list[str], list[str]]:
     """Unpadded (query, key) pieces of sentence b for an attention kind."""
-    q_side, k_side = {"enc_self": ("src", "src"), "dec_self": ("tgt", "tgt"),
-                      "cross": ("tgt", "src")}[kind]
-    pieces = {"src": trace.src_tokens[b], "tgt": trace.tgt_tokens[b]}
-    return list(pieces[q_side]), list(pieces[k_side])
+    return (list(trace.tokens(query_side(kind))[b]),
+            list(trace.tokens(key_side(kind))[b]))
 
 
 def progress_bar(text: str):

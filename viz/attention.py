@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from model.capture import key_side, query_side
+
 from .common import SCREEN_W, heatmap, numbers_fit, token_labels
 from .i18n import _
 from .masks import KIND_NAMES, axis_tokens
@@ -22,8 +24,8 @@ def head_matrix(trace, kind: str, layer: int, b: int, head: int, hide_pad: bool 
     q, k = axis_tokens(trace, kind, b)
     z = trace.attn[kind][layer, b, head]
     if hide_pad:
-        nq = trace.length("src" if kind == "enc_self" else "tgt", b)
-        nk = trace.length("tgt" if kind == "dec_self" else "src", b)
+        nq = trace.length(query_side(kind), b)
+        nk = trace.length(key_side(kind), b)
         z, q, k = z[:nq, :nk], q[:nq], k[:nk]
     return z, q, k
 
@@ -79,8 +81,8 @@ def _cells(trace, kind: str, b: int, hide_pad: bool) -> tuple[list[str], list[st
     q, k = axis_tokens(trace, kind, b)
     nq, nk = len(q), len(k)
     if hide_pad:
-        nq = trace.length("src" if kind == "enc_self" else "tgt", b)
-        nk = trace.length("tgt" if kind == "dec_self" else "src", b)
+        nq = trace.length(query_side(kind), b)
+        nk = trace.length(key_side(kind), b)
     return token_labels(q[:nq]), token_labels(k[:nk]), nq, nk
 
 

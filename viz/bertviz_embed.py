@@ -35,6 +35,8 @@ from pathlib import Path
 
 import numpy as np
 
+from model.capture import KIND_SIDES
+
 VIEWS = ("head", "model")
 DEFAULT_BUDGET = 8_000_000
 # bertviz draws one SVG line per attention value on screen: the head view one layer's heads,
@@ -43,7 +45,6 @@ DEFAULT_BUDGET = 8_000_000
 DEFAULT_MAX_LINES = 300_000
 ROOT_ID = "bertviz"
 _KIND_NAMES = {"enc_self": "Encoder", "dec_self": "Decoder", "cross": "Cross"}
-_SIDES = {"enc_self": ("src", "src"), "dec_self": ("tgt", "tgt"), "cross": ("tgt", "src")}
 _SCRIPT_END = re.compile(r"</script|<!--", re.IGNORECASE)
 _REQUIRE_CONFIG = re.compile(r"require\.config\(\{.*?\}\);\s*", re.DOTALL)
 _HEADER_COMMENT = re.compile(r"\A\s*/\*\*.*?\*\*/\s*", re.DOTALL)
@@ -187,7 +188,7 @@ def _kinds(trace, b: int) -> list[str]:
     """Attention kinds present in the trace whose two sides are not empty for sentence b."""
     out = []
     for kind in _KIND_NAMES:
-        if kind in trace.attn and all(trace.length(s, b) for s in _SIDES[kind]):
+        if kind in trace.attn and all(trace.length(s, b) for s in KIND_SIDES[kind]):
             out.append(kind)
     if not out:
         raise ValueError(f"sentence {b} has no attention to show")
@@ -208,7 +209,7 @@ def _layers(trace, kinds: Sequence[str], layers: Sequence[int] | None) -> list[i
 def bertviz_height(trace, b: int, view: str = "head", layers: Sequence[int] | None = None) -> int:
     """Pixel height of the drawn page (bertviz's own layout constants), for a fixed iframe."""
     kinds = _kinds(trace, b)
-    n = max(trace.length(s, b) for k in kinds for s in _SIDES[k])
+    n = max(trace.length(s, b) for k in kinds for s in KIND_SIDES[k])
     controls = 40
     if view == "head":
         return int(controls + 30 + n * 22.5 + 30)  # bertviz: TEXT_TOP + n * BOXHEIGHT
@@ -221,12 +222,12 @@ def bertviz_height(trace, b: int, view: str = "head", layers: Sequence[int] | No
 def _left_room(trace, b: int, kinds: Sequence[str]) -> int:
     """Pixels to add on the left so the head view's right-aligned left column is not cut off."""
     sides = {"src": trace.src_tokens[b], "tgt": trace.tgt_tokens[b]}
-    longest = max(len(display_token(t)) for k in kinds for t in sides[_SIDES[k][0]])
+    longest = max(len(display_token(t)) for k in kinds for t in sides[KIND_SIDES[k][0]])
     return int(min(max(longest * 9 - 100, 0), 600))  # ~9 px per character at 15 px, 100 px box
 
 
 def _entry(trace, b: int, kind: str, layers: list[int], name: str | None) -> str:
-    q_side, k_side = _SIDES[kind]
+    q_side, k_side = KIND_SIDES[kind]
     nq, nk = trace.length(q_side, b), trace.length(k_side, b)
     tokens = {"src": trace.src_tokens[b], "tgt": trace.tgt_tokens[b]}
     attn = np.asarray(trace.attn[kind])[layers, b, :, :nq, :nk]  # (L', H, Q, K)
@@ -302,13 +303,13 @@ def bertviz_html(trace, b: int, view: str = "head", layers: list[int] | None = N
     if layer is not None and layer not in chosen:
         raise ValueError(f"layer {layer} is not among the layers shown {chosen}")
     n_heads = trace.attn[kinds[0]].shape[2]
-    n_tokens = max(trace.length(s, b) for k in kinds for s in _SIDES[k])
-    n_values = sum(len(chosen) * n_heads * trace.length(_SIDES[k][0], b)
-                   * trace.length(_SIDES[k][1], b) for k in kinds)
+    n_tokens = max(trace.length(s, b) for k in kinds for s in KIND_SIDES[k])
+    n_values = sum(len(chosen) * n_heads * trace.length(KIND_SIDES[k][0], b)
+                   * trace.length(KIND_SIDES[k][1], b) for k in kinds)
     floor = 2 * n_values + _libraries_size(view)  # every value at least "0,"
     if floor > budget_bytes:
         raise BertvizTooLarge(n_tokens, floor, budget_bytes)
-    per_layer = max(n_heads * trace.length(_SIDES[k][0], b) * trace.length(_SIDES[k][1], b)
+    per_layer = max(n_heads * trace.length(KIND_SIDES[k][0], b) * trace.length(KIND_SIDES[k][1], b)
                     for k in kinds)
     lines = per_layer * (1 if view == "head" else len(chosen))
     if lines > max_lines:

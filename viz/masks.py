@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from model.capture import KIND_SIDES, key_side, query_side
 from model.transformer import MASK_FILL
 
 from .common import (
@@ -41,13 +42,10 @@ def axis_tokens(trace, kind: str, b: int) -> tuple[list[str], list[str]]:
     src = padded_tokens(trace.src_tokens[b], trace.src_ids.shape[1])
     tgt = (padded_tokens(trace.tgt_tokens[b], trace.tgt_ids.shape[1])
            if trace.tgt_tokens else [])
-    if kind == "enc_self":
-        return src, src
-    if kind == "dec_self":
-        return tgt, tgt
-    if kind == "cross":
-        return tgt, src
-    raise ValueError(f"unknown attention kind {kind!r}")
+    if kind not in KIND_SIDES:
+        raise ValueError(f"unknown attention kind {kind!r}")
+    pieces = {"src": src, "tgt": tgt}
+    return pieces[query_side(kind)], pieces[key_side(kind)]
 
 
 def mask_matrices(trace, b: int) -> dict[str, np.ndarray]:

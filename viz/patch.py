@@ -16,6 +16,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from model.capture import SIDE_STACK, query_side
 from model.patching import Patching
 
 from .common import DIVERGING, cell_text, half_width, heatmap, plotly_text, style
@@ -97,7 +98,7 @@ def resid_figure(p: Patching, side: str) -> go.Figure:
 def attn_out_figure(p: Patching, kind: str) -> go.Figure:
     """One attention kind's block outputs (after W_O) patched at one position."""
     grid = p.attn_out[kind]
-    side = "enc" if kind == "enc_self" else "dec"
+    side = SIDE_STACK[query_side(kind)]
     rows = [_("layer {i}").format(i=i) for i in range(grid.shape[0])]
     labels = position_labels(p.pieces.get(side, []), p.corrupted_pieces.get(side, []))
     return positions_figure(grid, labels[: grid.shape[1]], rows, _(
@@ -117,7 +118,7 @@ def patch_csv(p: Patching) -> str:
         for (layer, head), v in np.ndenumerate(grid):
             w.writerow(["head", kind, layer, head, "", f"{v:.6g}"])
     for kind, grid in p.attn_out.items():
-        pieces = p.pieces.get("enc" if kind == "enc_self" else "dec", [])
+        pieces = p.pieces.get(SIDE_STACK[query_side(kind)], [])
         for (layer, pos), v in np.ndenumerate(grid):
             w.writerow(["attn_out", kind, layer, pos, pieces[pos] if pos < len(pieces) else "",
                         f"{v:.6g}"])

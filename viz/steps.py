@@ -14,6 +14,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from model.capture import key_side, query_side
 from model.hooks import attn_prefix
 from model.transformer import MASK_FILL
 
@@ -123,8 +124,8 @@ def steps(walk: Walk, trace, *, hide_pad: bool = True, numbers: bool = True,
     q_tok, k_tok = axis_tokens(trace, walk.kind, walk.b)
     nq, nk = walk.qk.shape
     if hide_pad:
-        nq = trace.length("src" if walk.kind == "enc_self" else "tgt", walk.b)
-        nk = trace.length("tgt" if walk.kind == "dec_self" else "src", walk.b)
+        nq = trace.length(query_side(walk.kind), walk.b)
+        nk = trace.length(key_side(walk.kind), walk.b)
     qs, ks = token_labels(q_tok[:nq]), token_labels(k_tok[:nk])
     bs, h, dh, d = walk.batch, walk.n_heads, walk.d_head, walk.d_model
     nq_all, nk_all = walk.qk.shape
@@ -211,7 +212,7 @@ def query_key_figures(walk: Walk, trace, query: int, *, hide_pad: bool = True
                       ) -> list[go.Figure]:
     """One query token against every key: q and each k, the products q∘k, the scores."""
     q_tok, k_tok = axis_tokens(trace, walk.kind, walk.b)
-    nk = trace.length("tgt" if walk.kind == "dec_self" else "src", walk.b) if hide_pad \
+    nk = trace.length(key_side(walk.kind), walk.b) if hide_pad \
         else walk.k.shape[0]
     ks = token_labels(k_tok[:nk])
     q = walk.q[query]

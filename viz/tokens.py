@@ -7,6 +7,7 @@ import html
 import numpy as np
 import plotly.graph_objects as go
 
+from model.capture import SIDE_STACK
 from model.tokenizer import is_special
 
 from .common import heatmap, padded_tokens, plotly_text
@@ -24,9 +25,7 @@ _PIECE = "background:#dbe9f6;color:#102a43"
 def _side(trace, side: str) -> tuple[list[list[str]], np.ndarray, np.ndarray]:
     if side not in SIDES:
         raise ValueError(f"side must be 'src' or 'tgt', not {side!r}")
-    if side == "src":
-        return trace.src_tokens, trace.src_ids, trace.positions.get("enc")
-    return trace.tgt_tokens, trace.tgt_ids, trace.positions.get("dec")
+    return trace.tokens(side), trace.ids(side), trace.positions.get(SIDE_STACK[side])
 
 
 def chips_html(tokens: list[str], ids: list[int] | np.ndarray) -> str:

@@ -30,7 +30,7 @@ import torch
 
 from ..backends import backend_for, capabilities
 from ..budget import Estimate, estimate
-from ..capture import Trace
+from ..capture import Trace, key_side, query_side
 from ..hooks import ablation_hooks, attn_prefix, hooks
 from ..masks import trace_masks
 from ..tokenizer import is_special
@@ -44,8 +44,6 @@ APPLIES = {"previous_token": SELF_KINDS, "duplicate_token": SELF_KINDS,
            "positional": ("enc_self", "dec_self", "cross")}
 INDUCTION_LENGTH = 24  # random tokens per copy (2 copies + prefix per row)
 INDUCTION_ROWS = 4  # sequences averaged
-_Q_SIDE = {"enc_self": "src", "dec_self": "tgt", "cross": "tgt"}
-_K_SIDE = {"enc_self": "src", "dec_self": "tgt", "cross": "src"}
 Progress = Callable[[float], None] | None
 
 
@@ -85,19 +83,15 @@ def _mass(attn: np.ndarray, weight: np.ndarray) -> np.ndarray:
 
 
 def _lengths(trace: Trace, side: str) -> np.ndarray:
-    tokens = trace.src_tokens if side == "src" else trace.tgt_tokens
+    tokens = trace.tokens(side)
     return np.array([len(t) for t in tokens], dtype=np.int64)
-
-
-def _ids(trace: Trace, side: str) -> np.ndarray:
-    return trace.src_ids if side == "src" else trace.tgt_ids
 
 
 def _rows(trace: Trace, kind: str, min_keys: int = 1) -> np.ndarray:
     """bool (B, Q): real (non-pad) queries with at least `min_keys` unblocked keys."""
     blocked = trace.masks[kind]  # (B, Q, K)
     n_q = blocked.shape[1]
-    real = np.arange(n_q)[None, :] < _lengths(trace, _Q_SIDE[kind])[:, None]
+    real = np.arange(n_q)[None, :] < _lengths(trace, query_side(kind))[:, None]
     return real & ((~blocked).sum(-1) >= min_keys)
 
 
@@ -119,14 +113,14 @@ def previous_token(trace: Trace, kind: str) -> tuple[np.ndarray, int]:
 
 def duplicate_token(trace: Trace, kind: str) -> tuple[np.ndarray, int]:
     """(Σ weight on other copies of the query's token, rows that have a copy)."""
-    ids = _ids(trace, _K_SIDE[kind])  # (B, n)
+    ids = trace.ids(key_side(kind))  # (B, n)
     blocked = trace.masks[kind]
     n = blocked.shape[1]
     same = ids[:, :n, None] == ids[:, None, :n]  # (B, Q, K)
     same &= ~np.eye(n, dtype=bool)[None] & ~blocked
     if _causal(kind):
         same &= np.tril(np.ones((n, n), dtype=bool), -1)[None]
-    lengths = _lengths(trace, _K_SIDE[kind])
+    lengths = _lengths(trace, key_side(kind))
     real = np.arange(n)[None, :] < lengths[:, None]
     same &= real[:, :, None] & real[:, None, :]
     rows = same.any(-1)  # (B, Q)
@@ -135,8 +129,8 @@ def duplicate_token(trace: Trace, kind: str) -> tuple[np.ndarray, int]:
 
 def _special_ids(trace: Trace, side: str) -> list[int]:
     """Ids of the special pieces (markers) found on one side of the trace."""
-    tokens = trace.src_tokens if side == "src" else trace.tgt_tokens
-    ids = _ids(trace, side)
+    tokens = trace.tokens(side)
+    ids = trace.ids(side)
     found = set()
     for b, pieces in enumerate(tokens):
         for i, p in enumerate(pieces):
@@ -156,8 +150,8 @@ def sink(trace: Trace, kind: str) -> dict[str, tuple[np.ndarray, int]]:
     w = np.zeros(blocked.shape, np.float32)
     w[:, :, 0] = rows
     out["first position"] = (_mass(attn, w), n_rows)
-    ids = _ids(trace, _K_SIDE[kind])[:, : blocked.shape[2]]
-    for s in _special_ids(trace, _K_SIDE[kind]):
+    ids = trace.ids(key_side(kind))[:, : blocked.shape[2]]
+    for s in _special_ids(trace, key_side(kind)):
         on = (ids == s)[:, None, :] & rows[:, :, None] & ~blocked  # (B, Q, K)
         if on.any():
             out[f"token {s}"] = (_mass(attn, on), n_rows)
@@ -250,14 +244,14 @@ def _plain_ids(bundle) -> np.ndarray:
 
 
 def _row(trace: Trace, side: str, b: int) -> list[int]:
-    return [int(i) for i in _ids(trace, side)[b, : trace.length(side, b)]]
+    return [int(i) for i in trace.ids(side)[b, : trace.length(side, b)]]
 
 
 def _prefix(trace: Trace, side: str) -> list[int]:
     """The typed input's first token on a side, kept when it is a marker (BOS, <2ko>, [CLS])."""
-    tokens = trace.src_tokens if side == "src" else trace.tgt_tokens
+    tokens = trace.tokens(side)
     if tokens and tokens[0] and is_special(tokens[0][0]):
-        return [int(_ids(trace, side)[0, 0])]
+        return [int(trace.ids(side)[0, 0])]
     return []
 
 
@@ -295,7 +289,7 @@ def shuffled_inputs(trace: Trace, seed: int = 0) -> tuple[list[list[int]], list[
     rng = np.random.default_rng(seed)
     out = {}
     for side in ("src", "tgt"):
-        tokens = trace.src_tokens if side == "src" else trace.tgt_tokens
+        tokens = trace.tokens(side)
         rows = []
         for b, pieces in enumerate(tokens):
             row = _row(trace, side, b)
@@ -377,7 +371,7 @@ def _combine(trace: Trace, induction: tuple[Trace, dict, int] | None, shuffled: 
         tr, pre, n = induction
         out["induction"] = {}
         for kind in _kinds(tr, "induction"):
-            out["induction"][kind] = _Acc(*induction_score(tr, kind, pre[_Q_SIDE[kind]],
+            out["induction"][kind] = _Acc(*induction_score(tr, kind, pre[query_side(kind)],
                                                            n)).mean()
     if shuffled is not None:
         out["positional"] = {kind: _Acc(*positional_shift(trace, shuffled, kind)).mean()
@@ -442,7 +436,7 @@ def chance_levels(bundle, trace: Trace) -> dict[str, dict[str, float]]:
     _, _, pre, n = induction_inputs(bundle, trace)
     out["induction"] = {}
     for kind in _kinds(trace, "induction"):
-        start = pre.get(_Q_SIDE[kind], 0)
+        start = pre.get(query_side(kind), 0)
         q = np.arange(start + n, start + 2 * n)
         out["induction"][kind] = float(np.mean(1.0 / (q + 1) if _causal(kind)
                                                else np.full(len(q), 1.0 / (start + 2 * n))))

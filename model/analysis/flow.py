@@ -24,7 +24,6 @@ from ..capture import Trace
 
 Node = tuple[str, int, int]  # (side "enc"/"dec", depth, position)
 _SELF = {"enc": "enc_self", "dec": "dec_self"}
-_TOKENS = {"enc": "src", "dec": "tgt"}
 
 
 @dataclass(frozen=True)
@@ -72,7 +71,7 @@ def incoming(trace: Trace, b: int, node: Node, threshold: float = 0.0) -> list[E
     if depth < 1:
         return []
     layer = depth - 1
-    n_own = trace.length(_TOKENS[side], b)
+    n_own = trace.length(side, b)
     resid = float(np.linalg.norm(trace.hidden[side][layer, b, i].astype(np.float64)))
     blocks = [(_SELF[side], side, layer,
                trace.norms[_SELF[side]][layer, b, :, i, :n_own].astype(np.float64))]  # (H, K)
@@ -108,7 +107,7 @@ def flow_routes(trace: Trace, b: int = 0, position: int | None = None,
         raise ValueError(f"this trace has no {side!r} stack with norms")
     if not 0 <= b < len(trace.src_tokens):
         raise ValueError(f"sentence must be between 0 and {len(trace.src_tokens) - 1}")
-    n = trace.length(_TOKENS[side], b)
+    n = trace.length(side, b)
     if n == 0:
         raise ValueError("the sentence has no tokens on that side")
     position = n - 1 if position is None else int(position)
@@ -120,7 +119,7 @@ def flow_routes(trace: Trace, b: int = 0, position: int | None = None,
               if s in trace.hidden and _SELF[s] in trace.norms}
     target: Node = (side, depths[side], position)
     graph = FlowGraph(target=target, threshold=threshold, nodes={target}, depths=depths,
-                      tokens={s: list(getattr(trace, f"{_TOKENS[s]}_tokens")[b])
+                      tokens={s: list(trace.tokens(s)[b])
                               for s in depths})
     frontier, seen = [target], {target}
     while frontier and not graph.truncated:

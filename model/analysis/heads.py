@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Sequence
 import numpy as np
 
 from ..batch import directions  # shared with dispatch.estimate_validation
-from ..capture import Trace
+from ..capture import Trace, key_side, query_side
 from ..dispatch import capture
 from ..tokenizer import is_special
 from .alignment import alignment_agreement
@@ -41,9 +41,6 @@ METRICS: dict[str, str] = {
                  "gold source word (cross attention, teacher-forced on the reference)",
 }
 
-_SIDES = {"enc_self": ("src", "src"), "dec_self": ("tgt", "tgt"), "cross": ("tgt", "src")}
-
-
 def is_punct(piece: str) -> bool:
     """A piece made only of punctuation once the word-start mark ▁ is removed."""
     body = piece.replace("▁", "")
@@ -51,12 +48,6 @@ def is_punct(piece: str) -> bool:
 
 
 # ---- head statistics -----------------------------------------------------------------------
-
-
-def _side(trace: Trace, side: str) -> tuple[np.ndarray, list[list[str]]]:
-    if side == "src":
-        return trace.src_ids, trace.src_tokens
-    return trace.tgt_ids, trace.tgt_tokens
 
 
 def _key_flags(tokens: list[list[str]], width: int, test: Callable[[str], bool]) -> np.ndarray:
@@ -75,9 +66,7 @@ def _row_sums(trace: Trace, kind: str, b: int | None = None
     sel = slice(None) if b is None else slice(b, b + 1)
     attn = trace.attn[kind][:, sel].astype(np.float64)  # (L, B, H, Q, K)
     blocked = trace.masks[kind][sel]  # (B, Q, K)
-    q_side, k_side = _SIDES[kind]
-    _, q_tokens = _side(trace, q_side)
-    _, k_tokens = _side(trace, k_side)
+    q_tokens, k_tokens = trace.tokens(query_side(kind)), trace.tokens(key_side(kind))
     q_tokens, k_tokens = q_tokens[sel], k_tokens[sel]
     n_q, n_k = attn.shape[-2:]
     # padding from the token lists, never from ids == pad_id: Marian's decoder start id is pad

@@ -18,11 +18,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..capture import KIND_SIDES
 from ..dispatch import capture
 from .pca import principal_axes
 
 METHODS = ("pca", "tsne")
-_SIDES = {"enc_self": ("src", "src"), "dec_self": ("tgt", "tgt"), "cross": ("tgt", "src")}
 
 
 @dataclass(frozen=True)
@@ -78,10 +78,10 @@ class _Captured:
                 for b, i in enumerate(group):
                     length = {"src": tr.length("src", b), "tgt": tr.length("tgt", b)}
                     for side in ("src", "tgt"):
-                        self.tokens[side][i] = list(getattr(tr, f"{side}_tokens")[b])
+                        self.tokens[side][i] = list(tr.tokens(side)[b])
                     self.texts["tgt"][i] = tr.targets[b] if tr.targets else ""
                     for kind in tr.q:
-                        q_side, k_side = _SIDES[kind]
+                        q_side, k_side = KIND_SIDES[kind]
                         # copies: a view would keep the whole padded batch alive
                         self.q.setdefault(kind, [None] * n)[i] = \
                             tr.q[kind][:, b, :, :length[q_side]].copy()
@@ -134,7 +134,7 @@ def head_points(data: _Captured, kind: str, layer: int, head: int, method: str =
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}")
     q_all, k_all, qs, ks = head_vectors(data, kind, layer, head)
-    q_side, k_side = _SIDES[kind]
+    q_side, k_side = KIND_SIDES[kind]
     xy, explained = embed(np.concatenate([q_all, k_all]), method, seed)
     tokens, positions, sentences, langs = [], [], [], []
     for side, parts in ((q_side, qs), (k_side, ks)):

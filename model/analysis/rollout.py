@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..capture import Trace
+from ..capture import Trace, query_side
 
 
 def _mean_heads(trace: Trace, kind: str, layer: int, b: int, n_q: int, n_k: int) -> np.ndarray:
@@ -40,7 +40,7 @@ def rollout(trace: Trace, b: int, kind: str = "enc_self", residual: bool = True)
                          "use cross_rollout for the decoder → source view")
     if kind not in trace.attn:
         raise ValueError(f"the trace has no {kind!r} attention")
-    n = trace.length("src" if kind == "enc_self" else "tgt", b)
+    n = trace.length(query_side(kind), b)
     r = np.eye(n)
     for layer in range(trace.attn[kind].shape[0]):
         r = _mixed(_mean_heads(trace, kind, layer, b, n, n), residual) @ r

@@ -24,12 +24,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from ..capture import SIDE_STACK, query_side
 from ..checkpoint import Bundle
 from ..decode import checked_heads
 from ..hooks import Head, ablation_hooks
 from ..pairs import Setup
 from .core import (
-    SIDE_OF,
     Patch,
     Progress,
     attribution_values,
@@ -117,7 +117,7 @@ def _rows(setup: Setup, parts: Collection[str]) -> list[Patch]:
                  for h in range(setup.n_heads)]
     if "attn_out" in parts:
         rows += [("attn_out", k, layer, p) for k, n in setup.kinds.items() for layer in range(n)
-                 for p in range(setup.lengths[SIDE_OF[k]])]
+                 for p in range(setup.lengths[SIDE_STACK[query_side(k)]])]
     if "resid" in parts:
         rows += [("resid", s, i, p) for s, n in setup.sides.items() for i in range(n + 1)
                  for p in range(setup.lengths[s])]
@@ -187,8 +187,8 @@ def _result(setup: Setup, rows: list[Patch], effects: list[float], parts, m_c: f
             m_r: float, a: int, w: int, method: str) -> Patching:
     heads = {k: np.zeros((n, setup.n_heads)) for k, n in setup.kinds.items()} \
         if "heads" in parts else {}
-    attn_out = {k: np.zeros((n, setup.lengths[SIDE_OF[k]])) for k, n in setup.kinds.items()} \
-        if "attn_out" in parts else {}
+    attn_out = {k: np.zeros((n, setup.lengths[SIDE_STACK[query_side(k)]]))
+                for k, n in setup.kinds.items()} if "attn_out" in parts else {}
     resid = {s: np.zeros((n + 1, setup.lengths[s])) for s, n in setup.sides.items()} \
         if "resid" in parts else {}
     target = {"head": heads, "attn_out": attn_out, "resid": resid}

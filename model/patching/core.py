@@ -32,7 +32,6 @@ Progress = Callable[[float], None] | None
 #   ("resid", side, i, p)         the residual stream entering block i (i = L: leaving the
 #                                 last block) at position p; p = None: every position
 Patch = tuple[str, str, int, "int | None"]
-SIDE_OF = {"enc_self": "enc", "dec_self": "dec", "cross": "dec"}  # side of the queries
 STACK = {"enc": "encoder", "dec": "decoder"}
 
 

@@ -9,6 +9,7 @@ import streamlit as st
 
 from model.analysis import qk_terms
 from model.backends import capabilities
+from model.capture import query_side
 from ui.common import chart, head_picker, side_tokens
 from ui.context import Ctx
 from ui.i18n import _
@@ -35,7 +36,7 @@ def render(ctx: Ctx) -> None:
         _show_step(step, ctx)
     st.subheader(_("One query against every key"))
     q_tokens = viz_masks.axis_tokens(t, kind, ctx.b)[0]
-    n_q = t.length("src" if kind == "enc_self" else "tgt", ctx.b)
+    n_q = t.length(query_side(kind), ctx.b)
     if st.session_state.get("steps_query", 0) >= n_q:
         st.session_state["steps_query"] = 0
     query = st.selectbox(_("Query token"), list(range(n_q)), key="steps_query",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ...capture import Trace
+from ...capture import SIDE_STACK, Trace, query_side
 from ...qkparts import BANDS, Parts, frozen_parts, products, project_parts, split_parts
 from .positions import rotary_frequencies, t5_bias
 from .recorder import site_of, sites
@@ -41,8 +41,8 @@ def _hf_added_parts(backend, trace: Trace, kind: str, layer: int, head: int, que
     model = bundle.model
     if kind == "cross":
         raise ValueError("the decomposition covers self-attention of added-position models")
-    side = "enc" if kind == "enc_self" else "dec"
-    ids = (trace.src_ids if side == "enc" else trace.tgt_ids)[batch]
+    side = SIDE_STACK[query_side(kind)]
+    ids = trace.ids(side)[batch]
     positions = np.asarray(trace.positions[side][batch])
     # padding is recorded as -1; the model itself ran pads at their index (+ the table offset)
     positions = np.where(positions >= 0, positions,
