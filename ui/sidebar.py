@@ -10,9 +10,8 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from model import Bundle, CheckpointError, format_ablate, parse_ablate
-from model.backends import capabilities, is_lab, resolve_model_ref
+from model.backends import capabilities, is_translator, resolve_model_ref, trained_here
 from ui.catalog import open_folder
-from ui.common import is_translator
 from ui.context import Notes
 from ui.i18n import N_, Labels, _
 from ui.state import MAX_URL_TEXT, seed
@@ -36,7 +35,7 @@ def card_line(bundle: Bundle) -> str:
     """variant · layers × heads · d_model · positions · norm · test metrics."""
     cfg, card = bundle.config, bundle.card or {}
     parts = [str(card.get("variant") or bundle.name)]
-    if is_lab(bundle):  # the lab's own card; a Hugging Face card names its source instead
+    if trained_here(bundle):  # the lab's own card; a Hugging Face card names its source instead
         caps = capabilities(bundle)
         parts += [_("{enc}+{dec} layers × {heads} heads").format(
                       enc=cfg.n_enc_layers, dec=cfg.n_dec_layers, heads=cfg.n_heads),
