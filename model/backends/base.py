@@ -161,6 +161,13 @@ class Backend(Protocol):
         """W_Q, W_K, W_V, W_O (D, D) in the x @ W convention and b_Q … b_O (D,) of one block,
         float32 copies (the steps view; ValueError where caps.raw_hooks is False)."""
 
+    def circuit_weights(self, kind: str, layer: int) -> dict[str, Any]:
+        """One layer's heads as float64 numpy, x @ W form: W_Q, W_K, W_V (H, D, Dh) (grouped
+        key/value heads repeated per query head), W_O (H, Dh, D), kv_groups (H,); norm_q,
+        norm_k, norm_v: γ (D,) of the pre-norm each side reads through (None: none, post-LN);
+        centred: that norm removes the mean (LayerNorm, not RMSNorm). No biases (composition
+        scores; ValueError for a layout it cannot split)."""
+
     def unembed(self, states: Any) -> Any:
         """(…, D) torch residual states -> (…, V) logits through the final norm and the
         unembedding, as the model's own output (the logit lens; ValueError where

@@ -214,6 +214,12 @@ class HFBackend:
     def head_weights(self, kind: str, layer: int) -> dict[str, Any]:
         raise ValueError("head_weights reads this project's own Transformer only")
 
+    def circuit_weights(self, kind: str, layer: int) -> dict[str, Any]:
+        """Per-head W_Q … W_O, float64, and the pre-norms they read through (hf/circuits.py)."""
+        from .circuits import circuit_weights
+
+        return circuit_weights(self.bundle, kind, layer)
+
     def unembed(self, states: Any) -> Any:
         """(L+1, T, D) recorded hidden states -> (L+1, T, V) logits of a decoder-only model.
 

@@ -217,6 +217,12 @@ class LabBackend:
 
         return head_weights(self.bundle, kind, layer)
 
+    def circuit_weights(self, kind: str, layer: int) -> dict[str, Any]:
+        """Per-head W_Q … W_O, float64, and the pre-norms they read through (lab/circuits.py)."""
+        from .circuits import circuit_weights
+
+        return circuit_weights(self.bundle, kind, layer)
+
     def unembed(self, states: Any) -> Any:
         """(…, D) residual states -> (…, V) logits: the decoder's final norm (if any), then
         the output projection, as the real output does."""
