@@ -21,6 +21,24 @@ NAMES = {"residual": N_("residual"), "enc_self": N_("encoder self-attention"),  
          "dec_self": N_("decoder self-attention"), "cross": N_("cross-attention")}
 BINS = (0.1, 0.25, 0.5, 1.01)  # edge weights drawn in four line widths
 SIDE_NAMES = {"enc": N_("encoder"), "dec": N_("decoder")}
+LABEL_PX = 22  # vertical room one token label needs (18-px text on a projector, and a gap)
+
+
+def labelled_positions(graph: FlowGraph, side: str, plot_px: float) -> list[int]:
+    """Positions of one stack whose token is written: all of them when the rows have room,
+    else the ones a route touches first (the target's among them), then every k-th, none
+    closer than a label's height to another (at 200 tokens every label was drawn: a smear)."""
+    n = len(graph.tokens.get(side, []))
+    step = max(1, -(-n * LABEL_PX // max(int(plot_px), 1)))  # rows per label
+    if step == 1:
+        return list(range(n))
+    routes = sorted({pos for s, _d, pos in graph.nodes if s == side and pos < n},
+                    key=lambda p: (graph.target[0] != side or p != graph.target[2], p))
+    kept: list[int] = []
+    for p in [*routes, *range(0, n, step)]:
+        if all(abs(p - q) >= step for q in kept):
+            kept.append(p)
+    return sorted(kept)
 
 
 def _columns(graph: FlowGraph) -> dict[str, float]:
@@ -53,6 +71,8 @@ def _edge_text(graph: FlowGraph, e: Edge) -> str:
 def flow_figure(graph: FlowGraph, title: str | None = None) -> go.Figure:
     """Nodes of both stacks (faint), route nodes (dark), and edges by kind and weight."""
     cols = _columns(graph)
+    n_rows = max((len(t) for t in graph.tokens.values()), default=1)
+    height = int(min(1400, max(380, 140 + 26 * n_rows)))
     traces: list[go.Scatter] = []
     for side, depth in graph.depths.items():
         n = len(graph.tokens[side])
@@ -61,9 +81,11 @@ def flow_figure(graph: FlowGraph, title: str | None = None) -> go.Figure:
         traces.append(go.Scatter(
             x=xs, y=ys, mode="markers", marker={"size": 5, "color": "#e0e0e0"},
             hoverinfo="skip", showlegend=False))
+        shown_at = labelled_positions(graph, side, height - 140)
         traces.append(go.Scatter(  # the tokens, left of each stack's embedding column
-            x=[cols[side] - 0.15] * n, y=[float(p) for p in range(n)], mode="text",
-            text=[f"{p + 1}:{plotly_text(t)}" for p, t in enumerate(graph.tokens[side])],
+            x=[cols[side] - 0.15] * len(shown_at), y=[float(p) for p in shown_at],
+            mode="text", text=[f"{p + 1}:{plotly_text(graph.tokens[side][p])}"
+                               for p in shown_at],
             textposition="middle left", hoverinfo="skip", showlegend=False))
     shown: set[str] = set()
     for kind, colour in COLOURS.items():
@@ -99,13 +121,14 @@ def flow_figure(graph: FlowGraph, title: str | None = None) -> go.Figure:
         marker={"size": [13 if n == graph.target else 8 for n in nodes],
                 "color": ["#c62828" if n == graph.target else "#263238" for n in nodes]},
         hovertemplate="%{text}<extra></extra>", showlegend=False))
-    n_rows = max((len(t) for t in graph.tokens.values()), default=1)
-    ticks = [(cols[s] + d, _(SIDE_NAMES[s]) + " " + (_("emb") if d == 0 else f"L{d - 1}"))
+    # two short lines per column: on one line, neighbours overlapped and plotly dropped every
+    # other one (the last layer went unlabelled)
+    ticks = [(cols[s] + d, _(SIDE_NAMES[s]) + "<br>" + (_("emb") if d == 0 else f"L{d - 1}"))
              for s in graph.depths for d in range(graph.depths[s] + 1)]
     head = title or _("Information flow into {node} (edges ≥ {threshold:.2f} of a node's "
                       "input)").format(node=_label(graph, graph.target),
                                        threshold=graph.threshold)
-    layout = base_layout(head, height=int(min(1400, max(380, 140 + 26 * n_rows))))
+    layout = base_layout(head, height=height)
     left = min(cols.values()) - 2.2
     layout.update(
         xaxis={"tickvals": [t[0] for t in ticks], "ticktext": [t[1] for t in ticks],

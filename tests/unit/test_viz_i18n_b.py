@@ -176,7 +176,7 @@ def test_hover_words_are_translated_and_plotly_fields_kept(marked):
             assert part in text, (name, part)
     lens = marked["lens"].data[0].customdata
     assert lens[0][1].startswith("⟦layer 0 · after 2:▁은⟧<br>a  0.900")
-    assert marked["flow"].layout.xaxis.ticktext[:2] == ("⟦encoder⟧ ⟦emb⟧", "⟦encoder⟧ L0")
+    assert marked["flow"].layout.xaxis.ticktext[:2] == ("⟦encoder⟧<br>⟦emb⟧", "⟦encoder⟧<br>L0")
 
 
 def test_without_a_translator_the_english_is_unchanged(english):
