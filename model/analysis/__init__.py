@@ -1,8 +1,9 @@
 """Analyses built on a Trace or on runs of the model: head statistics, alignment, ablation,
-rollout, logit lens, the per-head weights the steps view shows, head detectors and the
-query–key decomposition."""
+rollout, logit lens, the per-head weights the steps view shows, head detectors, the
+query–key decomposition and composition scores between heads."""
 
+from .composition import composition_scores
 from .detectors import detect_heads
 from .qkterms import qk_terms
 
-__all__ = ["detect_heads", "qk_terms"]
+__all__ = ["composition_scores", "detect_heads", "qk_terms"]
