@@ -72,3 +72,17 @@ def test_the_single_head_fits_the_screen():
 def test_outside_presenter_mode_figures_are_as_built():
     at = run_app({"ckpt": "paper", "text": TEXT, "view": "attention"}, timeout=240)
     assert charts(at)[0]["layout"].get("font", {}).get("size") is None
+
+
+def _charts_in_columns(at) -> int:
+    return sum(len(col.get("plotly_chart")) for col in at.columns)
+
+
+def test_the_masks_rows_are_one_chart_wide_on_a_projector():
+    """'What a mask does to one head' was three charts to a 1280-px row: titles cut off, cells
+    too small for a number. In presenter mode every chart of the view is full width."""
+    normal = run_app({"ckpt": "paper", "text": TEXT, "view": "masks"}, timeout=240)
+    assert _charts_in_columns(normal) == len(charts(normal))  # two and three to a row
+    at = run_app({"ckpt": "paper", "text": TEXT, "present": "1", "view": "masks"}, timeout=240)
+    assert not at.exception, [e.value for e in at.exception]
+    assert charts(at) and _charts_in_columns(at) == 0
