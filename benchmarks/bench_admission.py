@@ -83,8 +83,8 @@ def child(n: int, mode: str, model: str) -> dict:
     bundle = tiny_lab_bundle() if model == "tiny" else paper_bundle()[0]
     import ui.admission as admission
     import ui.runtime as runtime
-    from model.budget import Busy, Gate, TooLarge
     from model.dispatch import estimate_capture
+    from model.gate import Busy, Gate, TooLarge
 
     names = runtime.capture_names(bundle)
     est = estimate_capture(bundle, list(largest_input(-1)), None, target_lang="ko",

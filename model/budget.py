@@ -3,7 +3,7 @@ the sum of their costs fits a budget.
 
 The estimate is a pure function of the model's shape and the batch's (B sentences, S source and
 T target positions), worked out before anything is allocated; tokenizing is cheap and runs
-first to know S and T. The gate (model/gate.py, re-exported here) is plain threading (no
+first to know S and T. The gate (model/gate.py) is plain threading (no
 streamlit), shared by every session of a server process. Sizes are bytes; float32 everywhere
 (4 bytes), masks bool (1 byte).
 
@@ -332,21 +332,3 @@ def too_large_message(est: Estimate, budget: int) -> str:
     """Why a run is refused outright, and how to make it fit (ui/admission.py: translated)."""
     key, values = too_large_advice(est, budget)
     return TOO_LARGE[key].format(**values)
-
-
-# ---- the gate: model/gate.py (re-exported: callers import it from here) ----------------
-
-from .gate import (  # noqa: E402, F401
-    BUSY,
-    QUEUE_FULL,
-    QUEUE_TIMEOUT,
-    Busy,
-    Gate,
-    QueueFull,
-    QueueTimeout,
-    TooLarge,
-    Withdrawn,
-    cores,
-    gate_from_env,
-    threads_per_run,
-)

@@ -7,7 +7,6 @@ from dataclasses import dataclass
 
 import torch
 
-from .batch import target_langs  # noqa: F401  (defined with the Batch; imported from here too)
 from .confidence import geometric_mean
 from .hooks import Head, ablation_hooks, hooks, parse_ablate
 from .transformer import PrefixCache

@@ -20,12 +20,12 @@ from streamlit.runtime.scriptrunner_utils.script_run_context import (
     get_script_run_ctx,
 )
 
-from model.budget import (
+from model.budget import Estimate, too_large_advice, too_large_message
+from model.gate import (
     BUSY,
     QUEUE_FULL,
     QUEUE_TIMEOUT,
     Busy,
-    Estimate,
     Gate,
     QueueFull,
     QueueTimeout,
@@ -33,8 +33,6 @@ from model.budget import (
     Withdrawn,
     gate_from_env,
     threads_per_run,
-    too_large_advice,
-    too_large_message,
 )
 from model.heap import return_freed_memory
 from model.norms import limit_blas_threads

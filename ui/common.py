@@ -7,7 +7,7 @@ from collections.abc import Callable
 import streamlit as st
 
 from model import Bundle, Trace, parse_ablate
-from model.backends import capabilities, is_translator  # noqa: F401  (the views' import)
+from model.backends import capabilities
 from model.capture import key_side, query_side
 from model.inputs import MAX_CHARS, MAX_LINES, clean_lines  # input caps live with the cleaning
 from ui.context import Ctx

@@ -20,14 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
-from .common import (  # noqa: F401 - SCREEN_W, numbers_fit, thin_ticks: re-exported
-    SCREEN_W,
-    TEMPLATE,
-    block_labels,
-    block_mean,
-    numbers_fit,
-    thin_ticks,
-)
+from .common import SCREEN_W, TEMPLATE, block_labels, block_mean
 from .i18n import _
 
 CELL_MIN_PX = 2  # a panel is pooled until each of its cells is at least this wide

@@ -22,17 +22,8 @@ from streamlit.testing.v1 import AppTest
 
 import ui.admission as admission
 from benchmarks.bench_admission import run_child
-from model.budget import (
-    BUSY,
-    QUEUE_FULL,
-    QUEUE_TIMEOUT,
-    Busy,
-    Dims,
-    Estimate,
-    Gate,
-    QueueFull,
-    QueueTimeout,
-)
+from model.budget import Dims, Estimate
+from model.gate import BUSY, QUEUE_FULL, QUEUE_TIMEOUT, Busy, Gate, QueueFull, QueueTimeout
 from tests.app.conftest import APP
 
 SENTENCE = "The cat eats the fish."

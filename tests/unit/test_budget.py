@@ -17,19 +17,8 @@ import pytest
 
 from model import capture
 from model.backends.hf.shapes import FORWARD_COSTS
-from model.budget import (
-    MB,
-    Busy,
-    Dims,
-    Gate,
-    TooLarge,
-    Withdrawn,
-    estimate,
-    gate_from_env,
-    lines_that_fit,
-    quad_bytes,
-    too_large_message,
-)
+from model.budget import MB, Dims, estimate, lines_that_fit, quad_bytes, too_large_message
+from model.gate import Busy, Gate, TooLarge, Withdrawn, gate_from_env
 from tests.unit.peaks import MIN_PEAK, check_estimate, run_child
 
 CHILD = r"""

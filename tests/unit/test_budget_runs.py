@@ -144,7 +144,7 @@ def test_the_page_says_it_in_english_as_the_model_does_and_in_korean(monkeypatch
 
 
 def test_refusal_of_a_gate_error_without_an_estimate_is_its_text():
-    from model.budget import TooLarge
+    from model.gate import TooLarge
     from ui.admission import refusal
 
     assert refusal(TooLarge("needs 5 bytes, budget 4")) == "needs 5 bytes, budget 4"

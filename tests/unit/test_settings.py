@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from model.budget import MB, gate_from_env
+from model.budget import MB
+from model.gate import gate_from_env
 from model.settings import (
     NAMES,
     Settings,

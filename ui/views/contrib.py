@@ -6,11 +6,11 @@ from __future__ import annotations
 import streamlit as st
 
 from model.analysis.contributions import Contributions
-from model.backends import capabilities
+from model.backends import capabilities, is_translator
 from model.dispatch import estimate_scan
 from ui import cost
 from ui.admission import refusal
-from ui.common import chart, head_picker, is_translator
+from ui.common import chart, head_picker
 from ui.context import Ctx
 from ui.i18n import _
 from ui.runtime import cached_contributions

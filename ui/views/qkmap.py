@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import streamlit as st
 
+from model.backends import is_translator
 from ui.admission import or_warning
-from ui.common import chart, head_picker, is_translator
+from ui.common import chart, head_picker
 from ui.context import Ctx
 from ui.i18n import N_, Labels, _
 from ui.runtime import cached_qkmap

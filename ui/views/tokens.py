@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui.common import chart, is_translator
+from model.backends import is_translator
+from ui.common import chart
 from ui.context import Ctx
 from ui.i18n import _
 from ui.runtime import cached_translate

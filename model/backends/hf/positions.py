@@ -12,8 +12,6 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ...positional import score_by_distance  # noqa: F401  (pure numpy; was defined here)
-
 
 def rotary_frequencies(model: torch.nn.Module) -> np.ndarray | None:
     """θ_i (radians per position) of each rotated dimension pair, (Dh/2,), or None."""

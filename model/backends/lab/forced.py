@@ -10,7 +10,8 @@ from collections.abc import Sequence
 
 import torch
 
-from ...decode import source_batch, target_langs
+from ...batch import target_langs
+from ...decode import source_batch
 from ...forced import Forced
 from ...hooks import HookFn, hooks
 

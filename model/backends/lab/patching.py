@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import torch
 
-from ...decode import target_langs
+from ...batch import target_langs
 from ...hooks import Head
 from ...pairs import Setup, check_same_length, checked_step, first_difference, nothing_differs
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import streamlit as st
 
 from model import format_ablate, parse_ablate
-from model.backends import capabilities
+from model.backends import capabilities, is_translator
 from ui.admission import or_warning
-from ui.common import NOT_NATIVE, can_ablate, chart, head_label, is_translator
+from ui.common import NOT_NATIVE, can_ablate, chart, head_label
 from ui.context import Ctx
 from ui.i18n import _
 from ui.runtime import cached_ablation, cached_translate

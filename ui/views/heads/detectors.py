@@ -13,9 +13,10 @@ from model.analysis.detectors import (
     estimate_detectors,
     quick_detectors,
 )
+from model.backends import is_translator
 from model.dispatch import estimate_validation
 from ui.admission import admitted, or_warning
-from ui.common import chart, goto, is_translator
+from ui.common import chart, goto
 from ui.context import Ctx, trace_key
 from ui.i18n import _
 from ui.runtime import result_get, result_put, val_split

@@ -5,9 +5,10 @@ from __future__ import annotations
 import streamlit as st
 
 from model.analysis.heads import METRICS, validation_stats
+from model.backends import is_translator
 from model.dispatch import estimate_validation
 from ui.admission import admitted, or_warning
-from ui.common import chart, goto, is_translator, progress_bar
+from ui.common import chart, goto, progress_bar
 from ui.context import Ctx, trace_key
 from ui.i18n import _
 from ui.runtime import (
