@@ -130,7 +130,7 @@ def test_korean_page_has_no_untranslated_catalogue_message(query):
 
 def test_english_by_default_and_bad_value_warns():
     at = run_app({"ckpt": "paper", "text": TEXT, "view": "tour"}, timeout=300)
-    assert [h.value for h in at.subheader][-1].startswith("1. SentencePiece pieces")
+    assert [h.value for h in at.subheader][-1].startswith("1. Pieces and ids")
     assert len(untranslated(at)) >= 10  # the check does find English messages on a page
     at = run_app({"ckpt": "paper", "text": TEXT, "view": "attention"}, timeout=300)
     assert len(english_in_charts(at)) >= 3  # … and English chart titles and axes

@@ -27,11 +27,12 @@ ROOMS = ("model", "viz", "ui")
 CODE = ("app.py", "ui", "viz", "model", "benchmarks", "tests", "deploy")  # cycles: all of it
 OURS = ("app", "ui", "viz", "model", "benchmarks", "tests", "deploy")
 # model's public API for app, ui and viz: the package, its core modules (model/*.py), the
-# analyses, the backends' registry (model.backends itself), patching's entry point and the
-# two training modules the knows view reads. Anything deeper is an adapter's inside.
+# analyses, the backends' registry (model.backends itself), patching's entry point, the two
+# training modules the knows view reads and the language model's history the training view
+# reads. Anything deeper is an adapter's inside.
 PUBLIC_PACKAGES = ("model.analysis",)
 PUBLIC_MODULES = {"model", "model.backends", "model.patching", "model.training.knowledge",
-                  "model.training.corpus"}
+                  "model.training.corpus", "model.training.lm.history"}
 MUTATORS = {"append", "extend", "insert", "pop", "popitem", "remove", "clear", "update",
             "setdefault", "add", "discard", "move_to_end", "appendleft", "extendleft", "sort"}
 CONTAINERS = {"dict", "list", "set", "OrderedDict", "defaultdict", "deque", "Counter",
