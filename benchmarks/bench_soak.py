@@ -199,8 +199,9 @@ def cache_report(runtime) -> tuple[dict, list[str]]:
             problems.append(f"{name}: {entry['bytes']} bytes > {cache.max_size_bytes}")
         caches[f"cache_data.{name}"] = entry
     results = runtime.shared_results()
-    with results["lock"]:
-        caches["shared_results"] = {"entries": len(results["items"]), "bound": "64 entries"}
+    with results.lock:
+        caches["shared_results"] = {"entries": len(results.items),
+                                    "bound": f"{results.max_entries} entries"}
     return caches, problems
 
 

@@ -110,7 +110,7 @@ def test_shipped_val_split_is_the_one_drawn_beside_training(shipped, drawn_val):
     """val_pairs.tsv (read by the heads and query–key map views instead of drawing 200,000
     training pairs to reach it) is exactly what the corpus draws for the card's settings."""
     from model.training import corpus
-    from ui.runtime import corpus_args
+    from ui.corpus_cache import corpus_args
 
     _name, folder, bundle, _card = shipped
     kept = corpus.read_pairs_file(folder / corpus.VAL_FILE)
@@ -124,7 +124,7 @@ def test_textbook_sets_are_outside_the_training_corpus(shipped, drawn):
     """The hand-written textbook sentences: at least 100 each way, and neither a source nor a
     reference is a sentence of the training split the checkpoint was trained on."""
     from model.training.textbook_eval import read_sets
-    from ui.runtime import corpus_args
+    from ui.corpus_cache import corpus_args
 
     rows = read_sets(TEXTBOOK)
     per_direction = Counter(r.direction for r in rows)

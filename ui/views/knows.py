@@ -2,7 +2,7 @@
 out-of-lexicon notice the tokens and translation views show above a typed sentence.
 
 The word list is the one training saved next to the checkpoint (corpus_words.txt, read once per
-checkpoint by ui.runtime.corpus_words); Hugging Face models and folders without it get nothing.
+checkpoint by ui.corpus_cache.corpus_words); Hugging Face models and folders without it get nothing.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from model.confidence import threshold
 from model.tokenizer import is_special
 from model.training.knowledge import unknown_flags, unknown_list
 from ui.context import Ctx, key_folder
+from ui.corpus_cache import cached_knowledge, corpus_words
 from ui.i18n import N_, Labels, _, current
-from ui.runtime import cached_knowledge, corpus_words
 from ui.text import md
 
 MAX_LISTED = 20  # words named in the notice; the rest are counted

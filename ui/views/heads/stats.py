@@ -10,15 +10,9 @@ from model.dispatch import estimate_validation
 from ui.admission import admitted, or_warning
 from ui.common import chart, goto, progress_bar
 from ui.context import Ctx, trace_key
+from ui.corpus_cache import LOOKUP_SAMPLE, cached_alignment
 from ui.i18n import _
-from ui.runtime import (
-    LOOKUP_SAMPLE,
-    cached_alignment,
-    cached_head_stats,
-    result_get,
-    result_put,
-    val_split,
-)
+from ui.runtime import cached_head_stats, result_get, result_put, val_split
 from ui.state import seed
 from ui.text import KIND_LABELS, md
 from ui.views.measure import measure_toggle
