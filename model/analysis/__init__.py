@@ -2,8 +2,9 @@
 rollout, logit lens, the per-head weights the steps view shows, head detectors, the
 query–key decomposition and composition scores between heads."""
 
+from .components import QKComponents, qk_components
 from .composition import composition_scores
 from .detectors import detect_heads
 from .qkterms import qk_terms
 
-__all__ = ["composition_scores", "detect_heads", "qk_terms"]
+__all__ = ["QKComponents", "composition_scores", "detect_heads", "qk_components", "qk_terms"]

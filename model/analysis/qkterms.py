@@ -36,7 +36,7 @@ from ..backends import backend_for
 from ..capture import Trace
 
 
-def _check(trace: Trace, kind: str, layer: int, head: int, query: int, key: int,
+def check_address(trace: Trace, kind: str, layer: int, head: int, query: int, key: int,
            batch: int) -> None:
     if kind not in trace.scores:
         raise ValueError(f"the trace has no recorded scores for {kind!r}")
@@ -52,5 +52,5 @@ def qk_terms(bundle, trace: Trace, kind: str, layer: int, head: int, query: int,
     """{term: value} adding up to trace.scores[kind][layer, batch, head, query, key]
     (within 1e-4); the terms depend on how the model knows positions (module docstring), and
     the backend builds them (Backend.qk_terms)."""
-    _check(trace, kind, layer, head, query, key, batch)
+    check_address(trace, kind, layer, head, query, key, batch)
     return backend_for(bundle).qk_terms(trace, kind, layer, head, query, key, batch)

@@ -163,10 +163,19 @@ class Backend(Protocol):
 
     def circuit_weights(self, kind: str, layer: int) -> dict[str, Any]:
         """One layer's heads as float64 numpy, x @ W form: W_Q, W_K, W_V (H, D, Dh) (grouped
-        key/value heads repeated per query head), W_O (H, Dh, D), kv_groups (H,); norm_q,
+        key/value heads repeated per query head), W_O (H, Dh, D), b_Q, b_K, b_V (H, Dh),
+        b_O (D,) (zeros where none), kv_groups (H,); norm_q,
         norm_k, norm_v: γ (D,) of the pre-norm each side reads through (None: none, post-LN);
-        centred: that norm removes the mean (LayerNorm, not RMSNorm). No biases (composition
-        scores; ValueError for a layout it cannot split)."""
+        centred: that norm removes the mean (LayerNorm, not RMSNorm) (composition scores,
+        query–key components; ValueError for a layout it cannot split)."""
+
+    def qk_parts(self, trace: Trace, kind: str, layer: int, head: int, query: int, key: int,
+                 batch: int = 0) -> tuple[dict[str, Any], dict[str, Any], float]:
+        """(query parts, key parts, scale): the head's query and key at those positions as
+        float64 (Dh,) vectors per upstream component (embedding, position, "L{l}H{h}",
+        "MLP {l}", "bias"), norms frozen at their actual scale, rotation applied, adding up to
+        q and k; score = scale · q·k (model.analysis.qk_components; ValueError where the
+        stream cannot be split)."""
 
     def unembed(self, states: Any) -> Any:
         """(…, D) torch residual states -> (…, V) logits through the final norm and the

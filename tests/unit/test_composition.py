@@ -155,7 +155,7 @@ def _max_diff(ours: dict, theirs: dict) -> float:
 
 # ---- models ----
 
-def _randomise_norms(model: torch.nn.Module) -> None:
+def randomise_norms(model: torch.nn.Module) -> None:
     """Norm weights away from 1 (random init leaves them at 1, which would hide folding)."""
     gen = torch.Generator().manual_seed(1)
     with torch.no_grad():
@@ -170,7 +170,7 @@ def hf_bundles(tmp_path_factory):
     out = {}
     for family in FAMILIES:
         model, template = hf_model(family)
-        _randomise_norms(model)
+        randomise_norms(model)
         model.save_pretrained(root / family, safe_serialization=True)
         make_tokenizer(template).save_pretrained(root / family)
         out[family] = load_checkpoint(root / family)
@@ -185,7 +185,7 @@ def paper():
 @pytest.fixture(scope="module")
 def pre_ln(tokenizer):
     bundle = make_bundle(tokenizer, norm="pre", pos_encoding="learned", activation="gelu")
-    _randomise_norms(bundle.model)
+    randomise_norms(bundle.model)
     return bundle
 
 

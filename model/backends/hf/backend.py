@@ -220,6 +220,13 @@ class HFBackend:
 
         return circuit_weights(self.bundle, kind, layer)
 
+    def qk_parts(self, trace: Trace, kind: str, layer: int, head: int, query: int, key: int,
+                 batch: int = 0) -> tuple[dict[str, Any], dict[str, Any], float]:
+        """One head's query and key split by upstream component (hf/components.py)."""
+        from .components import qk_parts
+
+        return qk_parts(self, trace, kind, layer, head, query, key, batch)
+
     def unembed(self, states: Any) -> Any:
         """(L+1, T, D) recorded hidden states -> (L+1, T, V) logits of a decoder-only model.
 

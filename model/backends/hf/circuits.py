@@ -15,7 +15,8 @@ Each layout's projections, found from the output projection (projections.py) upw
                       the cross keys and values read encoder.final_layer_norm's output
 
 Grouped key/value heads are repeated per query head (query head h reads kv head h // (H/G),
-as transformers' repeat_kv does). Biases are not returned.
+as transformers' repeat_kv does). Biases come separately
+(b_Q, b_K, b_V per head, b_O); composition scores ignore them.
 """
 
 from __future__ import annotations
@@ -36,7 +37,13 @@ def _out(module: torch.nn.Module) -> np.ndarray:
     return projection_weight(module)[0].astype(np.float64).T
 
 
-def _attention(model: torch.nn.Module, o_proj: torch.nn.Module) -> tuple[str, torch.nn.Module]:
+def _bias(module: torch.nn.Module, width: int) -> np.ndarray:
+    """(out,) float64 bias of a Linear or Conv1D, zeros where it has none."""
+    b = projection_weight(module)[1]
+    return np.zeros(width) if b is None else b.astype(np.float64)
+
+
+def attention_of(model: torch.nn.Module, o_proj: torch.nn.Module) -> tuple[str, torch.nn.Module]:
     """(path, module) holding the query/key/value projections that feed `o_proj`."""
     named = dict(model.named_modules())
     path = next(n for n, m in named.items() if m is o_proj)
@@ -52,16 +59,17 @@ def _attention(model: torch.nn.Module, o_proj: torch.nn.Module) -> tuple[str, to
     raise ValueError("no query/key/value projections found beside the output projection")
 
 
-def _qkv(attn: torch.nn.Module, d_model: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """W_Q (D, H·Dh), W_K, W_V (D, G·Dh) of one attention module, x @ W form."""
+def _qkv(attn: torch.nn.Module, d_model: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """[(W (D, n·Dh), b (n·Dh,)) of Q, K, V] of one attention module, x @ W + b form."""
     if getattr(attn, "q_norm", None) is not None or getattr(attn, "k_norm", None) is not None:
         raise ValueError("per-head query/key norms (Qwen3, OLMo-2) are not linear: no W_QK")
     if hasattr(attn, "c_attn"):
-        w = _out(attn.c_attn)  # (D, 3D): Q | K | V
-        return w[:, :d_model], w[:, d_model:2 * d_model], w[:, 2 * d_model:]
+        w, b = _out(attn.c_attn), _bias(attn.c_attn, 3 * d_model)  # Q | K | V side by side
+        return [(w[:, i * d_model:(i + 1) * d_model], b[i * d_model:(i + 1) * d_model])
+                for i in range(3)]
     names = next(n for n in _QKV if all(hasattr(attn, a) for a in n))
-    q, k, v = (_out(getattr(attn, a)) for a in names)
-    return q, k, v
+    mods = [getattr(attn, a) for a in names]
+    return [(_out(m), _bias(m, _out(m).shape[1])) for m in mods]
 
 
 def _gamma(norm: torch.nn.Module) -> np.ndarray:
@@ -69,23 +77,26 @@ def _gamma(norm: torch.nn.Module) -> np.ndarray:
     return 1.0 + w if type(norm).__name__.startswith("Gemma") else w  # Gemma: x·(1 + w)
 
 
+def pre_norm(model: torch.nn.Module, path: str) -> torch.nn.Module:
+    """The norm a pre-norm block applies before the attention at `path` (GPT-2 ln_1, Llama
+    input_layernorm, T5 layer_norm); ValueError where none is found."""
+    parent = model.get_submodule(path.rsplit(".", 1)[0])
+    for attr in ("ln_1", "input_layernorm", "layer_norm"):
+        norm = getattr(parent, attr, None)
+        if isinstance(norm, torch.nn.Module):
+            return norm
+    raise ValueError(f"no pre-norm found beside {path}: its norms cannot be folded")
+
+
 def _norms(model, path: str, kind: str) -> dict:
     """γ of the pre-norm each side reads through, and whether it removes the mean (LayerNorm;
     RMSNorm does not)."""
-    named = dict(model.named_modules())
-    parent = named[path.rsplit(".", 1)[0]]
-    norm = None
-    for attr in ("ln_1", "input_layernorm", "layer_norm"):  # GPT-2, Llama-like, T5
-        if isinstance(getattr(parent, attr, None), torch.nn.Module):
-            norm = getattr(parent, attr)
-            break
-    if norm is None:
-        raise ValueError(f"no pre-norm found beside {path}: its norms cannot be folded")
+    norm = pre_norm(model, path)
     q = _gamma(norm)
     kv = q
     if kind == "cross":
-        final = next((m for n, m in named.items() if n.endswith("encoder.final_layer_norm")),
-                     None)
+        final = next((m for n, m in model.named_modules()
+                      if n.endswith("encoder.final_layer_norm")), None)
         if final is None:
             raise ValueError("the encoder's final norm (what cross keys read) was not found")
         kv = _gamma(final)
@@ -103,10 +114,10 @@ def circuit_weights(bundle, kind: str, layer: int) -> dict:
     mods = projection_modules(model, cfg.family).get(kind)
     if not mods or len(mods) != bundle.n_layers(kind):
         raise ValueError(f"no per-head weights for this model's {kind} attention layout")
-    path, attn = _attention(model, mods[layer])
+    path, attn = attention_of(model, mods[layer])
     w_o = _out(mods[layer])  # (H·Dh, D)
     d, n_heads = w_o.shape[1], cfg.n_heads
-    w_q, w_k, w_v = _qkv(attn, d)
+    (w_q, b_q), (w_k, b_k), (w_v, b_v) = _qkv(attn, d)
     dh = w_q.shape[1] // n_heads
     n_kv = w_k.shape[1] // dh
     if w_q.shape[1] != n_heads * dh or w_k.shape[1] != n_kv * dh or n_heads % n_kv:
@@ -119,6 +130,8 @@ def circuit_weights(bundle, kind: str, layer: int) -> dict:
 
     out = {"W_Q": heads(w_q, np.arange(n_heads)), "W_K": heads(w_k, kv_of),
            "W_V": heads(w_v, kv_of), "W_O": w_o.reshape(n_heads, dh, d).copy(),
+           "b_Q": b_q.reshape(n_heads, dh), "b_K": b_k.reshape(-1, dh)[kv_of],
+           "b_V": b_v.reshape(-1, dh)[kv_of], "b_O": _bias(mods[layer], d),
            "kv_groups": kv_of}
     if cfg.model_type in _POST_LN:
         out.update(norm_q=None, norm_k=None, norm_v=None, centred=False)

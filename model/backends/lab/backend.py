@@ -223,6 +223,13 @@ class LabBackend:
 
         return circuit_weights(self.bundle, kind, layer)
 
+    def qk_parts(self, trace: Trace, kind: str, layer: int, head: int, query: int, key: int,
+                 batch: int = 0) -> tuple[dict[str, Any], dict[str, Any], float]:
+        """One head's query and key split by upstream component (lab/components.py)."""
+        from .components import qk_parts
+
+        return qk_parts(self.bundle, trace, kind, layer, head, query, key, batch)
+
     def unembed(self, states: Any) -> Any:
         """(…, D) residual states -> (…, V) logits: the decoder's final norm (if any), then
         the output projection, as the real output does."""

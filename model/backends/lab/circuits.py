@@ -28,7 +28,10 @@ def circuit_weights(bundle, kind: str, layer: int) -> dict:
 
     out = {"W_Q": heads(w["W_Q"]), "W_K": heads(w["W_K"]), "W_V": heads(w["W_V"]),
            "W_O": w["W_O"].astype(np.float64).reshape(n_heads, dh, d).copy(),
-           "kv_groups": np.arange(n_heads)}
+           "b_Q": w["b_Q"].astype(np.float64).reshape(n_heads, dh),
+           "b_K": w["b_K"].astype(np.float64).reshape(n_heads, dh),
+           "b_V": w["b_V"].astype(np.float64).reshape(n_heads, dh),
+           "b_O": w["b_O"].astype(np.float64), "kv_groups": np.arange(n_heads)}
     if cfg.norm != "pre":
         out.update(norm_q=None, norm_k=None, norm_v=None, centred=False)
         return out

@@ -15,7 +15,7 @@ from ...hooks import ablation_hooks, hooks
 from ...qkparts import Parts, frozen_parts, products, project_parts, split_parts
 
 
-def _lab_run(bundle, trace: Trace, batch: int, names: list[str]) -> dict[str, np.ndarray]:
+def lab_run(bundle, trace: Trace, batch: int, names: list[str]) -> dict[str, np.ndarray]:
     """The named hook tensors of sentence `batch` (its padded row, ablation as in the trace)."""
     got: dict[str, np.ndarray] = {}
 
@@ -43,7 +43,7 @@ def _lab_parts(bundle, trace: Trace, kind: str, layer: int, head: int, query: in
     k_in = (f"encoder.layers.{n_enc - 1}.hook_resid_post" if kind == "cross" else q_in)
     names = [q_in, k_in, f"{q_stack}.hook_tok", f"{q_stack}.hook_pos", f"{k_stack}.hook_tok",
              f"{k_stack}.hook_pos"]
-    acts = _lab_run(bundle, trace, batch, sorted(set(names)))
+    acts = lab_run(bundle, trace, batch, sorted(set(names)))
     block = getattr(model, q_stack).layers[layer]
     attn = {"enc_self": "self_attn", "dec_self": "self_attn", "cross": "cross_attn"}[kind]
     module = getattr(block, attn)
