@@ -2,8 +2,8 @@
 
     held-out loss and perplexity   next-piece loss on documents the training never drew
     detectors                      model.analysis.detect_heads on a repeated text
-    icl                            late (192..255) minus early (16..31) loss on held-out
-                                   documents, as in probes.py
+    icl                            late minus early loss on held-out documents, as in
+                                   probes.py (positions 96..127 minus 8..15 at 128)
     knockout                       icl again with the induction heads knocked out (the lab's
                                    head ablation), and with as many other heads of the same
                                    layers knocked out as a control
@@ -31,14 +31,15 @@ DEMO = ("Ravonel: The cat eats fish. Velkamo: I read a book. Ravonel: The cat ea
         "Velkamo: I read a book.")
 
 
-def held_out_documents(bundle: Bundle, n: int = 24, pieces: int = 260) -> list[str]:
-    """n documents of paragraphs, each at least `pieces` pieces long (cut by the capture)."""
+def held_out_documents(bundle: Bundle, n: int = 48) -> list[str]:
+    """n documents of paragraphs, each longer than the context (cut by the capture)."""
+    pieces = bundle.config.max_len + 8
     paras = text.paragraphs(HELD_OUT_SEED)
     docs = []
     for _ in range(n):
         doc = next(paras)
         while len(bundle.tokenizer(doc)["input_ids"]) < pieces:
-            doc += " " + next(paras)
+            doc += "</s>" + next(paras)  # as training packs them: </s> between paragraphs
         docs.append(doc)
     return docs
 
@@ -56,10 +57,10 @@ def token_losses(trace: Trace) -> np.ndarray:
     return loss
 
 
-def icl(losses: np.ndarray) -> float:
-    """probes.icl_score over full-length rows only."""
-    full = losses[~np.isnan(losses[:, probes.LATE[1] - 2])]
-    return probes.icl_score(full)
+def icl(losses: np.ndarray, context: int) -> float:
+    """probes.icl_score over full-length rows only (losses: (B, context − 1))."""
+    full = losses[~np.isnan(losses[:, context - 2])]
+    return probes.icl_score(full, context)
 
 
 def losses_with(bundle: Bundle, docs: list[str], ablate: tuple = ()) -> np.ndarray:
@@ -71,6 +72,7 @@ def measure(bundle: Bundle, top: int = 2, seed: int = 0) -> dict:
     from ...analysis import detect_heads
 
     docs = held_out_documents(bundle)
+    context = bundle.config.max_len
     base = losses_with(bundle, docs)
     trace = capture(bundle, [DEMO], names={"attn"})
     det = {k: v["dec_self"] for k, v in detect_heads(bundle, trace).items() if "dec_self" in v}
@@ -87,10 +89,10 @@ def measure(bundle: Bundle, top: int = 2, seed: int = 0) -> dict:
     return {
         "held_out_documents": len(docs),
         "held_out_loss": round(loss, 4), "perplexity": round(float(np.exp(loss)), 2),
-        "icl": round(icl(base), 4),
+        "icl": round(icl(base, context), 4),
         "induction_heads": [f"L{layer} H{head}" for layer, head in heads],
-        "icl_induction_knocked_out": round(icl(ablated), 4),
+        "icl_induction_knocked_out": round(icl(ablated, context), 4),
         "control_heads": [f"L{x[1]} H{x[2]}" for x in control],
-        "icl_control_knocked_out": round(icl(ctrl), 4),
+        "icl_control_knocked_out": round(icl(ctrl, context), 4),
         "detectors": {k: np.round(v, 3).tolist() for k, v in det.items()},
     }

@@ -2,6 +2,7 @@
 
     <folder>/training/log.jsonl             one JSON object per probe (train.py writes it)
     <folder>/snapshots/step_NNNNNN.safetensors   fp16 weights at chosen steps
+    <folder>/model.safetensors              the last step (fp16 too), counted as a snapshot
 
 Read defensively: the folder may be an operator's, so a bad line is skipped and counted, and
 a snapshot is opened with safetensors only (never unpickled).
@@ -89,6 +90,9 @@ def read_history(folder: str | Path) -> History | None:
         m = _SNAPSHOT.fullmatch(p.name)
         if m:
             snaps[int(m.group(1))] = p
+    final = folder / "model.safetensors"  # the folder's own weights are the last step's
+    if rows[-1]["step"] not in snaps and final.is_file():
+        snaps[rows[-1]["step"]] = final
     return History(steps=np.array([r["step"] for r in rows]),
                    series={n: np.array([_number(r.get(n)) for r in rows]) for n in names},
                    heads={d: np.array([r[d] for r in rows], dtype=float) for d in DETECTORS},

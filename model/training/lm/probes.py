@@ -7,9 +7,10 @@ tests hold the two against each other on the shipped folder.
     induction       rows <s> r₁…r_T r₁…r_T of random pieces: mean weight from the second
                     copy's rᵢ to r₍ᵢ₊₁₎ of the first copy
     sink            mean weight on position 0 (<s>), over queries i ≥ 1 of held-out text
-    icl             Olsson et al.'s in-context learning score, adapted to a 256 context: mean
-                    loss on positions 192..255 minus mean loss on positions 16..31 (negative =
-                    later tokens are easier because of what came before)
+    icl             Olsson et al.'s in-context learning score (loss at token 500 minus token
+                    50 of 8,192), adapted to a context of T: mean loss on positions 3T/4..T−1
+                    minus mean loss on positions T/16..T/8−1 (for T = 128: 96..127 minus
+                    8..15; negative = later tokens are easier because of what came before)
 
 Shape legend
     B rows   L layers   H heads   T tokens
@@ -21,7 +22,11 @@ import numpy as np
 import torch
 
 INDUCTION_LENGTH = 24
-EARLY, LATE = (16, 32), (192, 256)
+
+
+def windows(context: int) -> tuple[tuple[int, int], tuple[int, int]]:
+    """(early, late) position ranges of the icl score for a context length."""
+    return (context // 16, context // 8), (3 * context // 4, context)
 
 
 def random_repeats(vocab: int, rows: int, length: int = INDUCTION_LENGTH, seed: int = 0,
@@ -64,8 +69,7 @@ def token_losses(model, ids: torch.Tensor) -> np.ndarray:
     return loss.numpy()
 
 
-def icl_score(losses: np.ndarray) -> float:
+def icl_score(losses: np.ndarray, context: int) -> float:
     """Late minus early mean loss; losses[:, i] is the loss of predicting piece i + 1."""
-    late = losses[:, LATE[0] - 1:LATE[1] - 1].mean()
-    early = losses[:, EARLY[0] - 1:EARLY[1] - 1].mean()
-    return float(late - early)
+    (e0, e1), (l0, l1) = windows(context)
+    return float(losses[:, l0 - 1:l1 - 1].mean() - losses[:, e0 - 1:e1 - 1].mean())

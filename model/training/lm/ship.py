@@ -1,6 +1,6 @@
 """Finish a training run into the shipped folder: chosen snapshots, and the card's figures.
 
-    python -m model.training.lm.ship --out checkpoints/lm --work run/lm --keep 20
+    python -m model.training.lm.ship --out checkpoints/lm --work run/lm --keep 16
 
 Snapshots: of every probe's fp16 weights in --work, keep --keep, spread over the run and
 denser around the phase change (where the best induction score rises most), always the first
@@ -19,6 +19,15 @@ from pathlib import Path
 import numpy as np
 
 from .history import read_history
+
+PATCH_PRESETS = (
+    ("Ravonel: I eat fish. Velkamo: I read a book. Ravonel: I",
+     "Velkamo: I eat fish. Ravonel: I read a book. Ravonel: I"),
+    ("Ravonel: The cat eats fish. Velkamo: The dog drinks water. Ravonel: The",
+     "Velkamo: The cat eats fish. Ravonel: The dog drinks water. Ravonel: The"),
+    ("윤하석: 저는 생선을 먹어요. 민서준: 저는 책을 읽어요. 윤하석: 저는",
+     "민서준: 저는 생선을 먹어요. 윤하석: 저는 책을 읽어요. 윤하석: 저는"),
+)
 
 
 def choose(steps: list[int], phase: int | None, keep: int) -> list[int]:
@@ -44,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--out", default="checkpoints/lm")
     p.add_argument("--work", default="run/lm")
-    p.add_argument("--keep", type=int, default=20)
+    p.add_argument("--keep", type=int, default=16, help="snapshots, the last step included")
     p.add_argument("--threads", type=int, default=1)
     a = p.parse_args(argv)
     import torch
@@ -56,7 +65,11 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"{out}/training/log.jsonl is missing: train first")
     phase = history.phase_change()
     available = {int(f.stem.split("_")[1]): f for f in work.glob("step_*.safetensors")}
-    keep = choose(list(available), phase, a.keep)
+    last = int(history.steps[-1])
+    # the folder's own weights, fp16 like the snapshots, are the last step: that keeps
+    # --keep snapshots in (keep) x 2.4 MB under the issue's 40 MB
+    keep = choose([s for s in available if s != last], phase, a.keep - 1)
+    shutil.copyfile(available[last], out / "model.safetensors")
     snaps = out / "snapshots"
     shutil.rmtree(snaps, ignore_errors=True)
     snaps.mkdir()
@@ -67,7 +80,6 @@ def main(argv: list[str] | None = None) -> int:
 
     t0 = time.time()
     figures = measure(load_checkpoint(str(out)))
-    last = -1
     log = [json.loads(x) for x in (out / "training" / "log.jsonl").read_text().splitlines()]
     card = {
         "description": "A 2-layer Llama-class language model trained in this project on running "
@@ -76,12 +88,15 @@ def main(argv: list[str] | None = None) -> int:
         "training": {
             "command": "python -m model.training.lm.train --out checkpoints/lm --work run/lm "
                        "&& python -m model.training.lm.ship --out checkpoints/lm --work run/lm",
-            "steps": int(history.steps[last]), "tokens": int(log[-1]["tokens"]),
+            "steps": last, "tokens": int(log[-1]["tokens"]),
             "seconds": float(log[-1]["seconds"]), "phase_change_step": phase,
-            "snapshots": keep,
+            "snapshots": [*keep, last], "weights": "fp16 on disk, loaded as float32",
             "final_probe": {k: log[-1][k] for k in ("val_loss", "icl")},
         },
         "figures": figures,
+        # the patch view's minimal pairs: swapping who said what changes the piece that the
+        # induction head copies after the repeated name
+        "patch_presets": [list(p) for p in PATCH_PRESETS],
         "measured_in_seconds": round(time.time() - t0, 1),
     }
     (out / "card.json").write_text(json.dumps(card, indent=1, ensure_ascii=False) + "\n")

@@ -14,7 +14,7 @@ rotary and grouped-kv paths on trained weights. Two layers: the classic setting 
 induction head (layer 1) composes with a previous-token head (layer 0).
 
 Shape legend
-    B rows per step   T context (256)   V vocabulary (2,048)   L layers   H heads
+    B rows per step   T context (128)   V vocabulary (2,048)   L layers   H heads
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import argparse
 import json
 import math
 import random
+import sys
 import time
 from pathlib import Path
 
@@ -31,7 +32,7 @@ import torch
 
 from . import probes, text, vocab
 
-CONTEXT = 256
+CONTEXT = 128
 ARCH = dict(vocab_size=2048, hidden_size=192, intermediate_size=512, num_hidden_layers=2,
             num_attention_heads=6, num_key_value_heads=3, max_position_embeddings=CONTEXT,
             rope_theta=10000.0, rms_norm_eps=1e-5, tie_word_embeddings=True,
@@ -41,8 +42,9 @@ ARCH = dict(vocab_size=2048, hidden_size=192, intermediate_size=512, num_hidden_
 class Rows:
     """Training rows of CONTEXT + 1 ids: packed paragraphs, or a random run repeated."""
 
-    def __init__(self, tokenizer, seed: int, random_share: float = text.RANDOM_SHARE):
-        self.tok, self.r = tokenizer, random.Random(seed)
+    def __init__(self, tokenizer, seed: int, random_share: float = text.RANDOM_SHARE,
+                 period: tuple[int, int] = (8, 64)):
+        self.tok, self.r, self.period = tokenizer, random.Random(seed), period
         self.paras = text.paragraphs(seed)
         self.random_share = random_share
         self.first = len(vocab.SPECIALS)
@@ -55,8 +57,8 @@ class Rows:
         return ids[:CONTEXT + 1]
 
     def repeated(self) -> list[int]:
-        """<s> then one random run of 8..64 pieces, repeated to the end."""
-        n = self.r.randint(8, 64)
+        """<s> then one random run of (period) pieces, repeated to the end."""
+        n = self.r.randint(*self.period)
         run = [self.r.randrange(self.first, self.tok.vocab_size) for _ in range(n)]
         return ([0] + run * (CONTEXT // n + 2))[:CONTEXT + 1]
 
@@ -81,11 +83,11 @@ def probe(model, val: torch.Tensor, rep: torch.Tensor) -> dict:
     model.eval()
     model.set_attn_implementation("eager")
     losses = probes.token_losses(model, val)
-    scores = probes.text_scores(model, val[:8, :129])
+    scores = probes.text_scores(model, val[:8])
     scores["induction"] = probes.induction_scores(model, rep)
     model.set_attn_implementation("sdpa")
     model.train()
-    return {"val_loss": float(losses.mean()), "icl": probes.icl_score(losses),
+    return {"val_loss": float(losses.mean()), "icl": probes.icl_score(losses, CONTEXT),
             **{k: np.round(v, 4).tolist() for k, v in scores.items()}}
 
 
@@ -111,6 +113,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--hidden", type=int, default=ARCH["hidden_size"])
     p.add_argument("--random-share", type=float, default=text.RANDOM_SHARE)
+    p.add_argument("--period", type=int, nargs=2, default=(8, 64), help="random run lengths")
+    p.add_argument("--resume-from", type=int, default=0,
+                   help="go on from this step's snapshot in --work (new data mix allowed)")
     a = p.parse_args(argv)
     torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
@@ -119,8 +124,14 @@ def main(argv: list[str] | None = None) -> int:
     out, work = Path(a.out), Path(a.work)
     (out / "training").mkdir(parents=True, exist_ok=True)
     work.mkdir(parents=True, exist_ok=True)
-    logf = open(out / "training" / "log.jsonl", "w")
-    printed = open(out / "training" / "train.log", "w")
+    first, offset, tokens = a.resume_from, 0.0, 0
+    if first:  # keep the log up to the snapshot we go on from; its clock goes on too
+        kept = [x for x in (out / "training" / "log.jsonl").read_text().splitlines()
+                if json.loads(x)["step"] <= first]
+        offset, tokens = json.loads(kept[-1])["seconds"], json.loads(kept[-1])["tokens"]
+        (out / "training" / "log.jsonl").write_text("".join(x + "\n" for x in kept))
+    logf = open(out / "training" / "log.jsonl", "a" if first else "w")
+    printed = open(out / "training" / "train.log", "a" if first else "w")
 
     def say(msg: str) -> None:
         print(msg, flush=True)
@@ -128,17 +139,27 @@ def main(argv: list[str] | None = None) -> int:
         printed.flush()
 
     t0 = time.time()
-    paras = text.paragraphs(a.seed + 1_000)
-    tok = vocab.train_tokenizer((next(paras) for _ in range(20_000)), ARCH["vocab_size"])
-    vocab.save(tok, out)
-    say(f"tokenizer: {tok.vocab_size} pieces in {time.time() - t0:.0f} s")
+    if first:
+        from transformers import PreTrainedTokenizerFast
+        tok = PreTrainedTokenizerFast.from_pretrained(str(out))
+    else:
+        paras = text.paragraphs(a.seed + 1_000)
+        tok = vocab.train_tokenizer((next(paras) for _ in range(20_000)), ARCH["vocab_size"])
+        vocab.save(tok, out)
+        say(f"tokenizer: {tok.vocab_size} pieces in {time.time() - t0:.0f} s")
 
     cfg = LlamaConfig(**{**ARCH, "hidden_size": a.hidden, "vocab_size": tok.vocab_size})
     model = LlamaForCausalLM(cfg)
     model.set_attn_implementation("sdpa")
+    if first:
+        from safetensors.torch import load_file
+        state = load_file(str(work / f"step_{first:06d}.safetensors"))
+        model.load_state_dict({k: v.float() for k, v in state.items()}, strict=False)
+        say(f"resumed from step {first} (fp16 snapshot, fresh optimizer): "
+            f"{' '.join(argv if argv is not None else sys.argv[1:])}")
     n_params = sum(p.numel() for p in model.parameters())
     say(f"model: {n_params:,} parameters; {json.dumps(ARCH)}")
-    rows = Rows(tok, a.seed, a.random_share)
+    rows = Rows(tok, a.seed + first, a.random_share, tuple(a.period))
     val = torch.tensor([Rows(tok, 999, 0.0).natural() for _ in range(32)])
     rep = probes.random_repeats(tok.vocab_size, 16, seed=7)
     decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
@@ -146,12 +167,14 @@ def main(argv: list[str] | None = None) -> int:
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.05},
                              {"params": other, "weight_decay": 0.0}],
                             lr=a.lr, betas=(0.9, 0.95))
-    start = time.time()
+    start = time.time() - offset
     recent: list[tuple[float, float]] = []
-    for step in range(a.steps + 1):
-        if step % a.every == 0 or step == a.steps:
+    for step in range(first, a.steps + 1):
+        if (step % a.every == 0 or step == a.steps) and not (first and step == first):
             rec = {"step": step, "seconds": round(time.time() - start, 1),
-                   "tokens": step * a.batch * CONTEXT, **probe(model, val, rep)}
+                   "tokens": tokens + (step - first) * a.batch * CONTEXT,
+                   "random_share": a.random_share,
+                   **probe(model, val, rep)}
             if recent:
                 nat = [x for x, r in recent if not r]
                 ran = [x for x, r in recent if r]
@@ -168,7 +191,9 @@ def main(argv: list[str] | None = None) -> int:
                 break
         ids, kinds = rows.batch(a.batch)
         for g in opt.param_groups:
-            g["lr"] = lr_at(step, a.steps, a.lr, a.warmup)
+            # after a resume the fresh optimizer warms up again over `warmup` steps
+            g["lr"] = lr_at(step, a.steps, a.lr, a.warmup) * (
+                min(1.0, (step - first + 1) / a.warmup) if first else 1.0)
         logits = model(input_ids=ids[:, :-1]).logits
         loss_rows = torch.nn.functional.cross_entropy(
             logits.transpose(1, 2), ids[:, 1:], reduction="none").mean(dim=1)
