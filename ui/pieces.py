@@ -23,13 +23,29 @@ class Word:
     pieces: tuple[str, ...]
 
 
-def words(pieces: list[str] | tuple[str, ...], text: str) -> list[Word]:
-    """The pieces of one sentence grouped into words (specials left out)."""
+def style(*sentences) -> str:
+    """How these pieces mark words: "wordpiece" (## continues), "marks" (▁ or Ġ starts) or
+    "plain" (a word-level tokenizer: every piece is a word). Read from all the sentences
+    compared, so two sentences are grouped alike."""
+    every = [p for pieces in sentences for p in pieces if not is_special(p)]
+    if any(p.startswith("##") for p in every):
+        return "wordpiece"
+    return "marks" if any(p.startswith(STARTS) for p in every) else "plain"
+
+
+def words(pieces: list[str] | tuple[str, ...], text: str, how: str | None = None
+          ) -> list[Word]:
+    """The pieces of one sentence grouped into words (specials left out); how: style()."""
     plain = [p for p in pieces if not is_special(p)]
-    wordpiece = any(p.startswith("##") for p in plain)
+    how = how or style(plain)
     groups: list[list[str]] = []
     for p in plain:
-        starts = not p.startswith("##") if wordpiece else (p.startswith(STARTS) or not groups)
+        if how == "wordpiece":
+            starts = not p.startswith("##")
+        elif how == "marks":
+            starts = p.startswith(STARTS) or not groups
+        else:
+            starts = True
         if starts:
             groups.append([p])
         else:
@@ -59,7 +75,8 @@ def mismatches(clean_pieces, corrupted_pieces, clean: str, corrupted: str) -> li
     not a cause). Empty when the piece counts are equal."""
     if len(clean_pieces) == len(corrupted_pieces):
         return []
-    a, b = words(clean_pieces, clean), words(corrupted_pieces, corrupted)
+    how = style(clean_pieces, corrupted_pieces)
+    a, b = words(clean_pieces, clean, how), words(corrupted_pieces, corrupted, how)
     found = []
     matcher = SequenceMatcher(None, [w.text for w in a], [w.text for w in b], autojunk=False)
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
