@@ -1,12 +1,12 @@
 """The README renderers for the load, admission CPU, estimate and short-soak figures read the
-figures they name (benchmarks/readme.py; the blocks themselves are tied to results.json by
+figures they name (benchmarks/readme_*.py; the blocks themselves are tied to results.json by
 test_readme.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from benchmarks import readme
+from benchmarks import readme, readme_table
 from benchmarks.bench_estimates import spread
 
 RUN = {"measured": "2026-11-24 04:30 UTC", "cpu_cores": 2, "load_average": [9.0, 8.0, 7.0]}
@@ -35,7 +35,7 @@ def test_cpu_per_result_is_read_at_four_inputs_for_each_policy():
 
     results = {"bench_admission": {"gate": counts(1.0, 1, 2), "no_gate": counts(2.0, 10**6, 2),
                                    "runs2": counts(3.0, 2, 1)}}
-    assert readme.cpu_per_result(results) == (
+    assert readme_table.cpu_per_result(results) == (
         "CPU per result at 4: 1.00 s gated (1 run(s) × 2 thread(s)), 2.00 s ungated (all at "
         "once × 2 thread(s)), 3.00 s 2 runs at once (2 run(s) × 1 thread(s))")
 
@@ -55,7 +55,7 @@ def test_load_row_gives_the_sessions_latencies_and_the_servers_cpu():
     r = {"sessions": 20, "charts": 4, "p50_s": 41.04, "p95_s": 52.96, "wall_s": 60.2,
          "server_cpu_s": 7.46, "server_peak_rss_mib": 1234, "health_max_s": 0.5, "problems": 0,
          "load_average_start": 12.34, **RUN}
-    (row,) = readme.rows_load({"bench_load": {"sessions_20": r}})
+    (row,) = readme_table.rows_load({"bench_load": {"sessions_20": r}})
     assert "| p50 41.0 s / p95 53.0 s Ctrl+Enter → last chart, all done after 60 s; the " \
            "server used 7.5 s of CPU, peaked at 1,234 MiB" in row
     assert "load average 12.3 before the browsers started (`bench_load.sessions_20`" in row

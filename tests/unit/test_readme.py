@@ -87,10 +87,12 @@ def test_figure_blocks_catch_drift_and_stray_figures():
     # provenance: the key, date, cores and load of the run
     results2 = {"bench_x": {"p": {"measured": "2026-11-24 03:00 UTC", "cpu_cores": 2,
                                    "load_average": [6.25, 5.5, 4.0]}}}
-    assert figures.provenance(results2, "bench_x.p") == (
+    from benchmarks.readme_results import MissingResult, provenance
+
+    assert provenance(results2, "bench_x.p") == (
         "`bench_x.p`, 2026-11-24 03:00 UTC, 2 cores, load average 6.2 (1 min), 5.5 (5 min)")
-    with pytest.raises(figures.MissingResult, match="bench_x.q"):
-        figures.provenance(results2, "bench_x.q")
+    with pytest.raises(MissingResult, match="bench_x.q"):
+        provenance(results2, "bench_x.q")
 
 
 def test_save_results_records_date_cores_and_load(tmp_path):
@@ -126,9 +128,10 @@ def test_tokenizers_block_holds_the_shipped_row_to_the_card():
     so the warm-started rows stay; leg 3's grammar draws another split), the block says so."""
     from benchmarks import readme as figures
     from benchmarks.common import load_results
+    from benchmarks.readme_results import part
 
     results = load_results()
-    r = figures.part(results, "bench_tokenizers.sizes")
+    r = part(results, "bench_tokenizers.sizes")
     card = json.loads((ROOT / "checkpoints" / "paper" / "card.json").read_text("utf-8"))
     assert r["shipped_card"] == card["tokenizer"]
     block = figures.render("tokenizers", results)

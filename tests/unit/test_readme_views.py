@@ -69,12 +69,13 @@ def test_the_patching_paragraph_is_the_shipped_checkpoints():
     from benchmarks import readme as figures
     from benchmarks.bench_patch import LAB_PAIR
     from benchmarks.common import load_results
+    from benchmarks.readme_results import part
     from model import load_checkpoint
     from model.patching import effect, patch
 
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "patching" in figures.blocks_in(text)
-    saved = figures.part(load_results(), "bench_patch.paper")
+    saved = part(load_results(), "bench_patch.paper")
     bundle = load_checkpoint(ROOT / "checkpoints" / "paper")
     p = patch(bundle, *LAB_PAIR)
     last = saved["cross_last_layer"]
