@@ -1,7 +1,7 @@
 """model.analysis.qk_components: the component × component terms plus the bias add up to the
-recorded score (≤ 1e-4) on the shipped `paper` (post-LN), a pre-LN lab model, and tiny GPT-2
-and grouped-kv Llama (rotary) models; dropping a component, the bias or the rotation breaks
-the identity."""
+recorded score (≤ 1e-4) on the shipped `paper` (post-LN), a pre-LN lab model, and tiny GPT-2,
+grouped-kv Llama (rotary) and BERT (post-LN) models; dropping a component, the bias or the
+rotation breaks the identity."""
 
 from __future__ import annotations
 
@@ -47,7 +47,8 @@ def _louder(model) -> None:
     gen = torch.Generator().manual_seed(2)
     with torch.no_grad():
         for name, p in model.named_parameters():
-            if name.endswith(("proj.weight", "c_attn.weight", "c_proj.weight")):
+            if name.endswith(("proj.weight", "c_attn.weight", "c_proj.weight", "query.weight",
+                              "key.weight", "value.weight", "dense.weight")):
                 p.mul_(5.0)
             elif name.endswith("bias"):
                 p.copy_(0.3 * torch.randn(p.shape, generator=gen))
@@ -75,7 +76,7 @@ def lab_models(tokenizer):
 def hf_bundles(tmp_path_factory):
     root = tmp_path_factory.mktemp("component_models")
     out = {}
-    for family in ("gpt2", "llama"):
+    for family in ("gpt2", "llama", "bert"):
         model, template = hf_model(family)
         randomise_norms(model)
         _louder(model)
@@ -93,11 +94,14 @@ def test_lab_components_add_up(lab_models, name, kind):
     assert _worst(bundle, trace, kind) < TOL
 
 
-@pytest.mark.parametrize("family", ["gpt2", "llama"])
-def test_hf_decoder_components_add_up(hf_bundles, family):
+@pytest.mark.parametrize("family", ["gpt2", "llama", "bert"])
+def test_hf_components_add_up(hf_bundles, family):
     bundle = hf_bundles[family]
     trace = capture(bundle, LINES)
-    assert _worst(bundle, trace, "dec_self") < TOL
+    kind = bundle.kinds[0]
+    assert _worst(bundle, trace, kind) < TOL
+    c = qk_components(bundle, trace, kind, 1, 0, 3, 2)
+    assert abs(c.score) > 0.05  # loud enough for the tolerance to mean something
 
 
 def test_component_names_follow_the_stream(lab_models, hf_bundles):
@@ -137,7 +141,13 @@ def test_dropping_a_part_breaks_the_identity(hf_bundles, monkeypatch):
     assert abs(c2.terms.sum() + c2.bias - c2.score) > 1e-3
 
 
-def test_refusals(hf_bundles, lab_models):
+def test_refusals(hf_bundles, lab_models, tmp_path):
     trace = capture(lab_models["paper"], ["The cat eats fish."])
     with pytest.raises(ValueError, match="head"):
         qk_components(lab_models["paper"], trace, "enc_self", 0, 9, 0, 0)
+    model, template = hf_model("t5")  # relative position bias: not split (yet)
+    model.save_pretrained(tmp_path / "t5", safe_serialization=True)
+    make_tokenizer(template).save_pretrained(tmp_path / "t5")
+    t5 = load_checkpoint(tmp_path / "t5")
+    with pytest.raises(ValueError, match="relative_bias"):
+        qk_components(t5, capture(t5, LINES), "enc_self", 0, 0, 1, 0)

@@ -37,9 +37,9 @@ def _frozen_rms(parts: Parts, norm: torch.nn.Module) -> Parts:
     return {p: v * gamma / rms for p, v in parts.items()}
 
 
-def _recorded(backend, trace: Trace, batch: int) -> tuple[Trace, int]:
+def _recorded(backend, trace: Trace, kind: str, side: str, batch: int) -> tuple[Trace, int]:
     """The trace itself when it holds attn, v and hidden, else a capture of that sentence."""
-    if "dec_self" in trace.attn and "dec_self" in trace.v and "dec" in trace.hidden:
+    if kind in trace.attn and kind in trace.v and side in trace.hidden:
         return trace, batch
     again = backend.record(backend.encode([trace.sources[batch]]), list(NEEDS), trace.ablate)
     return again, 0
@@ -60,58 +60,121 @@ def _rotate(parts: Parts, model: torch.nn.Module, position: int) -> Parts:
     return {p: one(v) for p, v in parts.items()}
 
 
+class _Run:
+    """What the stream of one sentence is rebuilt from: the recorded attention, values and
+    hidden states (L+1, n, D), positions, and each layer's circuit_weights."""
+
+    def __init__(self, backend, trace: Trace, kind: str, layer: int, batch: int) -> None:
+        bundle = backend.bundle
+        self.kind, self.side = kind, "enc" if kind == "enc_self" else "dec"
+        self.rec, self.row = _recorded(backend, trace, kind, self.side, batch)
+        self.hidden = self.rec.hidden[self.side][:, self.row].astype(np.float64)
+        positions = np.asarray(self.rec.positions[self.side][self.row])
+        # padding is recorded as -1; the model ran pads at their index (+ the table's offset)
+        self.positions = np.where(positions >= 0, positions,
+                                  np.arange(len(positions)) + max(int(positions[0]), 0))
+        self.weights = [circuit_weights(bundle, kind, i) for i in range(layer + 1)]
+        self.ablate = set(trace.ablate or ())
+        groups = self.rec.kv_groups
+        self.kv = groups if groups is not None else np.arange(bundle.config.n_heads)
+
+    def heads(self, i: int, p: int) -> tuple[Parts, np.ndarray]:
+        """({"L{i}H{h}": head h's write at p}, the attention's whole output with b_O)."""
+        w = self.weights[i]
+        attn = self.rec.attn[self.kind][i, self.row, :, p].astype(np.float64)  # (H, n)
+        v = self.rec.v[self.kind][i, self.row].astype(np.float64)  # (G, n, Dh)
+        parts, total = {}, w["b_O"].copy()
+        for h in range(len(attn)):
+            out = (attn[h] @ v[self.kv[h]]) @ w["W_O"][h]
+            if (self.kind, i, h) in self.ablate:
+                out = np.zeros_like(out)
+            parts[f"L{i}H{h}"] = out
+            total = total + out
+        return parts, total
+
+
+def _add(parts: Parts, writes: Parts) -> Parts:
+    out = dict(parts)
+    for name, v in writes.items():
+        out[name] = out.get(name, 0.0) + v
+    return out
+
+
+def _pre_stream(run: _Run, model, layer: int, p: int) -> Parts:
+    """Pre-norm decoder: the embedding, then each block's heads, b_O and MLP added."""
+    wpe = next((m for n, m in model.named_modules() if n.endswith("wpe")), None)
+    # the recorded input of block 0 (less the position row): the token row as the model
+    # scales it (Gemma multiplies by √D)
+    parts: Parts = {"embedding": run.hidden[0, p]}
+    if wpe is not None:
+        parts["position"] = wpe.weight.detach().double().cpu().numpy()[run.positions[p]]
+        parts["embedding"] = run.hidden[0, p] - parts["position"]
+    for i in range(layer):
+        heads, total = run.heads(i, p)
+        parts = _add(parts, {**heads, "bias": run.weights[i]["b_O"]})
+        parts[f"MLP {i}"] = run.hidden[i + 1, p] - run.hidden[i, p] - total
+    return parts
+
+
+def _bert_stream(run: _Run, model, paths: list[str], layer: int, p: int) -> Parts:
+    """BERT-like post-LN encoder: LayerNorm(word + token type + position), then per block
+    LN(x + attention) and LN(x + MLP), each norm frozen at the whole sum's scale; the MLP's
+    output is recomputed from the rebuilt stream."""
+    emb = next(m for m in model.modules() if hasattr(m, "word_embeddings")
+               and hasattr(m, "position_embeddings"))
+    ids = run.rec.src_ids[run.row]
+
+    def row(table, i: int) -> np.ndarray:
+        return table.weight.detach().double().cpu().numpy()[i]
+
+    tok = row(emb.word_embeddings, ids[p])
+    if getattr(emb, "token_type_embeddings", None) is not None:
+        tok = tok + row(emb.token_type_embeddings, 0)
+    parts = frozen_parts({"embedding": tok, "position": row(emb.position_embeddings,
+                                                            run.positions[p])}, emb.LayerNorm)
+    for i in range(layer):
+        attn_path = paths[i]
+        block = model.get_submodule(attn_path.rsplit(".", 1)[0])
+        heads, _ = run.heads(i, p)
+        parts = _add(parts, {**heads, "bias": run.weights[i]["b_O"]})
+        parts = frozen_parts(parts, model.get_submodule(f"{attn_path}.output.LayerNorm"))
+        with torch.inference_mode():
+            x = torch.tensor(sum(parts.values()), dtype=torch.float32)[None]
+            mlp = block.output.dense(block.intermediate(x))[0].double().numpy()
+        parts = frozen_parts(_add(parts, {f"MLP {i}": mlp}), block.output.LayerNorm)
+    return parts
+
+
 def qk_parts(backend, trace: Trace, kind: str, layer: int, head: int, query: int, key: int,
              batch: int) -> tuple[Parts, Parts, float]:
-    """Backend.qk_parts for a Hugging Face decoder-only pre-norm model (see base.py)."""
-    bundle = backend.bundle
-    model, caps = bundle.model, backend.caps
-    if caps.family != "decoder" or caps.norm != "pre":
-        raise ValueError("component parts cover decoder-only pre-norm Hugging Face models")
+    """Backend.qk_parts for a Hugging Face pre-norm decoder-only model or a BERT-like
+    post-LN encoder (see base.py)."""
+    model, caps = backend.bundle.model, backend.caps
     if caps.positional not in ("learned", "rotary"):
         raise ValueError(f"no component split for {caps.positional!r} positions")
-    rec, row = _recorded(backend, trace, batch)
-    hidden = rec.hidden["dec"][:, row].astype(np.float64)  # (L+1, n, D)
-    positions = np.asarray(rec.positions["dec"][row])
-    # padding is recorded as -1; the model ran pads at their index (+ the table's offset)
-    positions = np.where(positions >= 0, positions,
-                         np.arange(len(positions)) + max(int(positions[0]), 0))
-    wpe = next((m for n, m in model.named_modules() if n.endswith("wpe")), None)
-    table = None if wpe is None else wpe.weight.detach().double().cpu().numpy()
-    weights = [circuit_weights(bundle, kind, i) for i in range(layer + 1)]
-    ablate = set(trace.ablate or ())
-    kv = rec.kv_groups if rec.kv_groups is not None else np.arange(bundle.config.n_heads)
+    mods = projection_modules(model, caps.family)[kind]
+    paths = [attention_of(model, m)[0] for m in mods[:layer + 1]]
+    attn_mod = attention_of(model, mods[layer])[1]
+    run = _Run(backend, trace, kind, layer, batch)
+    if caps.family == "decoder" and caps.norm == "pre":
+        norm = pre_norm(model, paths[layer])
+        freeze = frozen_parts if isinstance(norm, torch.nn.LayerNorm) else _frozen_rms
 
-    def stream(p: int) -> Parts:
-        # the recorded input of block 0 less the position row: the token row as the model
-        # scales it (Gemma multiplies by √D)
-        parts: Parts = {"embedding": hidden[0, p]}
-        if table is not None:
-            parts["position"] = table[positions[p]]
-            parts["embedding"] = hidden[0, p] - parts["position"]
-        for i in range(layer):
-            w = weights[i]
-            attn = rec.attn[kind][i, row, :, p].astype(np.float64)  # (H, n)
-            v = rec.v[kind][i, row].astype(np.float64)  # (G, n, Dh)
-            total = w["b_O"].copy()
-            for h in range(len(attn)):
-                out = (attn[h] @ v[kv[h]]) @ w["W_O"][h]
-                if (kind, i, h) in ablate:
-                    out = np.zeros_like(out)
-                parts[f"L{i}H{h}"] = out
-                total = total + out
-            parts["bias"] = parts.get("bias", 0.0) + w["b_O"]
-            parts[f"MLP {i}"] = hidden[i + 1, p] - hidden[i, p] - total
-        return parts
-
-    path, attn_mod = attention_of(model, projection_modules(model, caps.family)[kind][layer])
-    norm = pre_norm(model, path)
-    freeze = frozen_parts if isinstance(norm, torch.nn.LayerNorm) else _frozen_rms
-    w = weights[layer]
+        def stream(p: int) -> Parts:
+            return freeze(_pre_stream(run, model, layer, p), norm)
+    elif caps.family == "encoder" and caps.norm == "post" and hasattr(attn_mod, "query"):
+        def stream(p: int) -> Parts:
+            return _bert_stream(run, model, paths, layer, p)
+    else:
+        raise ValueError("component parts cover pre-norm decoder-only and BERT-like "
+                         "Hugging Face models")
+    w = run.weights[layer]
     wq, bq = torch.from_numpy(w["W_Q"][head]), torch.from_numpy(w["b_Q"][head])
     wk, bk = torch.from_numpy(w["W_K"][head]), torch.from_numpy(w["b_K"][head])
-    q = project_parts(freeze(stream(query), norm), lambda t: t @ wq + bq)
-    k = project_parts(freeze(stream(key), norm), lambda t: t @ wk + bk)
+    q = project_parts(stream(query), lambda t: t @ wq + bq)
+    k = project_parts(stream(key), lambda t: t @ wk + bk)
     if caps.positional == "rotary":
-        q, k = _rotate(q, model, int(positions[query])), _rotate(k, model, int(positions[key]))
+        q = _rotate(q, model, int(run.positions[query]))
+        k = _rotate(k, model, int(run.positions[key]))
     scale = float(getattr(attn_mod, "scaling", w["W_Q"].shape[2] ** -0.5))
     return q, k, scale
