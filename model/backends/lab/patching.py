@@ -34,15 +34,15 @@ def lab_setup(backend, clean: str, corrupted: str, *, target: str | None, step: 
     sides = {}
     if has_enc:
         lang = target_langs(bundle, [clean], target_lang)[0]
-        src_c, _ = tok.source_ids(clean, lang, limit)
-        src_r, _ = tok.source_ids(corrupted, lang, limit)
+        batch = backend.encode([clean, corrupted], None, lang)  # tokenized once, for both uses
+        src_c, src_r = (list(ids) for ids in batch.src_lists)
         check_same_length(src_c, src_r, pieces, "sentences")
         ids_c, ids_r = src_c, src_r
         sides["enc"] = len(model.encoder.layers)
     if has_dec:
         sides["dec"] = len(model.decoder.layers)
     if has_enc and has_dec:
-        done = backend.translate(backend.encode([clean, corrupted], None, lang), ablate=ablate)
+        done = backend.translate(batch, ablate=ablate)
         body = done[0].ids if target is None else tok.encode(target)
         body = list(body)[: limit - 1]
         chosen = checked_step(step, first_difference(done[0].ids, done[1].ids), len(body))
