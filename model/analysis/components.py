@@ -9,7 +9,8 @@ head's query and key are sums of one vector per component (rotary models rotate 
 its own position), so the score s·q·k (s the head's scaling) is a bilinear sum:
 
     terms[i, j] = s · q_i · k_j        over query_parts × key_parts ("bias" last in both)
-    bias        = s · q_bias · k_bias  (what involves no component; its cell in terms is 0)
+    bias        = s · q_bias · k_bias  (what involves no component; its cell in terms is 0),
+                  plus T5's relative position bias of the (query, key) pair
     terms.sum() + bias == score        (the recorded score, within 1e-4)
 
 The backend builds the parts (Backend.qk_parts: model/backends/*/components.py); this module
@@ -36,7 +37,7 @@ class QKComponents:
     query_parts: list[str]  # component names on the query side, "bias" last
     key_parts: list[str]  # component names on the key side, "bias" last
     terms: np.ndarray  # float64 (n_q, n_k): s · q_i · k_j; the (bias, bias) cell is 0
-    bias: float  # s · q_bias · k_bias: what involves no component
+    bias: float  # s · q_bias · k_bias (+ T5's position bias): what involves no component
     score: float  # trace.scores[kind][layer, batch, head, query, key]
 
     def top(self, n: int = 5) -> list[tuple[str, str, float]]:
@@ -56,14 +57,15 @@ def qk_components(bundle, trace: Trace, kind: str, layer: int, head: int, query:
     """QKComponents of trace.scores[kind][layer, batch, head, query, key] (module docstring);
     ValueError where the backend cannot split this model's stream."""
     check_address(trace, kind, layer, head, query, key, batch)
-    q, k, scale = backend_for(bundle).qk_parts(trace, kind, layer, head, query, key, batch)
+    q, k, scale, constant = backend_for(bundle).qk_parts(trace, kind, layer, head, query, key,
+                                                         batch)
     q.setdefault("bias", np.zeros_like(next(iter(q.values()))))
     k.setdefault("bias", np.zeros_like(next(iter(k.values()))))
     q_names, k_names = _ordered(q), _ordered(k)
     qm = np.stack([np.asarray(q[n], np.float64) for n in q_names])  # (n_q, Dh)
     km = np.stack([np.asarray(k[n], np.float64) for n in k_names])  # (n_k, Dh)
     terms = scale * qm @ km.T
-    bias = float(terms[-1, -1])
+    bias = float(terms[-1, -1]) + float(constant)
     terms[-1, -1] = 0.0
     score = float(trace.scores[kind][layer, batch, head, query, key])
     return QKComponents(q_names, k_names, terms, bias, score)

@@ -170,12 +170,13 @@ class Backend(Protocol):
         query–key components; ValueError for a layout it cannot split)."""
 
     def qk_parts(self, trace: Trace, kind: str, layer: int, head: int, query: int, key: int,
-                 batch: int = 0) -> tuple[dict[str, Any], dict[str, Any], float]:
-        """(query parts, key parts, scale): the head's query and key at those positions as
-        float64 (Dh,) vectors per upstream component (embedding, position, "L{l}H{h}",
-        "MLP {l}", "bias"), norms frozen at their actual scale, rotation applied, adding up to
-        q and k; score = scale · q·k (model.analysis.qk_components; ValueError where the
-        stream cannot be split)."""
+                 batch: int = 0) -> tuple[dict[str, Any], dict[str, Any], float, float]:
+        """(query parts, key parts, scale, constant): the head's query and key at those
+        positions as float64 (Dh,) vectors per upstream component (embedding, position,
+        "L{l}H{h}", "MLP {l}", "bias"), norms frozen at their actual scale, rotation applied,
+        adding up to q and k; score = scale · q·k + constant (T5's relative position bias;
+        0 elsewhere) (model.analysis.qk_components; ValueError where the stream cannot be
+        split)."""
 
     def unembed(self, states: Any) -> Any:
         """(…, D) torch residual states -> (…, V) logits through the final norm and the

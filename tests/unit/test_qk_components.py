@@ -1,7 +1,7 @@
 """model.analysis.qk_components: the component × component terms plus the bias add up to the
 recorded score (≤ 1e-4) on the shipped `paper` (post-LN), a pre-LN lab model, and tiny GPT-2,
-grouped-kv Llama (rotary) and BERT (post-LN) models; dropping a component, the bias or the
-rotation breaks the identity."""
+grouped-kv Llama (rotary), BERT (post-LN) and T5 (relative bias, all three kinds) models;
+dropping a component, the bias or the rotation breaks the identity."""
 
 from __future__ import annotations
 
@@ -76,7 +76,7 @@ def lab_models(tokenizer):
 def hf_bundles(tmp_path_factory):
     root = tmp_path_factory.mktemp("component_models")
     out = {}
-    for family in ("gpt2", "llama", "bert"):
+    for family in ("gpt2", "llama", "bert", "t5"):
         model, template = hf_model(family)
         randomise_norms(model)
         _louder(model)
@@ -94,11 +94,12 @@ def test_lab_components_add_up(lab_models, name, kind):
     assert _worst(bundle, trace, kind) < TOL
 
 
-@pytest.mark.parametrize("family", ["gpt2", "llama", "bert"])
-def test_hf_components_add_up(hf_bundles, family):
+@pytest.mark.parametrize("family,kind", [("gpt2", "dec_self"), ("llama", "dec_self"),
+                                         ("bert", "enc_self"), ("t5", "enc_self"),
+                                         ("t5", "dec_self"), ("t5", "cross")])
+def test_hf_components_add_up(hf_bundles, family, kind):
     bundle = hf_bundles[family]
     trace = capture(bundle, LINES)
-    kind = bundle.kinds[0]
     assert _worst(bundle, trace, kind) < TOL
     c = qk_components(bundle, trace, kind, 1, 0, 3, 2)
     assert abs(c.score) > 0.05  # loud enough for the tolerance to mean something
@@ -141,13 +142,20 @@ def test_dropping_a_part_breaks_the_identity(hf_bundles, monkeypatch):
     assert abs(c2.terms.sum() + c2.bias - c2.score) > 1e-3
 
 
-def test_refusals(hf_bundles, lab_models, tmp_path):
+def test_refusals(hf_bundles, lab_models):
     trace = capture(lab_models["paper"], ["The cat eats fish."])
     with pytest.raises(ValueError, match="head"):
         qk_components(lab_models["paper"], trace, "enc_self", 0, 9, 0, 0)
-    model, template = hf_model("t5")  # relative position bias: not split (yet)
-    model.save_pretrained(tmp_path / "t5", safe_serialization=True)
-    make_tokenizer(template).save_pretrained(tmp_path / "t5")
-    t5 = load_checkpoint(tmp_path / "t5")
-    with pytest.raises(ValueError, match="relative_bias"):
-        qk_components(t5, capture(t5, LINES), "enc_self", 0, 0, 1, 0)
+
+
+def test_t5_position_bias_is_in_the_bias_and_cross_keys_read_the_encoder(hf_bundles):
+    from model.backends.hf.positions import t5_bias
+
+    t5 = hf_bundles["t5"]
+    trace = capture(t5, LINES)
+    c = qk_components(t5, trace, "enc_self", 1, 2, 3, 1)
+    rel = float(t5_bias(t5.model, 4)["encoder"][2, 3, 1])
+    assert abs(rel) > 1e-3 and abs(c.terms.sum() + c.bias - rel - c.score) > 1e-3
+    x = qk_components(t5, trace, "cross", 1, 0, 2, 1)
+    assert "L0H0 cross" in x.query_parts and "L1H0" in x.query_parts
+    assert "MLP 1" in x.key_parts and not any("cross" in p for p in x.key_parts)

@@ -145,11 +145,90 @@ def _bert_stream(run: _Run, model, paths: list[str], layer: int, p: int) -> Part
     return parts
 
 
+def _t5_mlp(parts: Parts, ff: torch.nn.Module) -> Parts:
+    """T5's feed-forward sublayer adds DenseReluDense(layer_norm(x)) to the stream."""
+    with torch.inference_mode():
+        x = torch.tensor(sum(parts.values()), dtype=torch.float32)[None]
+        out = ff.DenseReluDense(ff.layer_norm(x))[0].double().numpy()
+    return _add(parts, {f"MLP {len([p for p in parts if p.startswith('MLP ')])}": out})
+
+
+def _t5_parts(backend, trace: Trace, kind: str, layer: int, head: int, query: int, key: int,
+              batch: int) -> tuple[Parts, Parts, float, float]:
+    """T5: pre-RMSNorm blocks (self-attention, cross-attention in the decoder, feed-forward),
+    no position parts; the relative position bias is the constant. Cross keys read the
+    encoder's output after its final RMSNorm."""
+    from .positions import t5_bias
+
+    bundle = backend.bundle
+    model = bundle.model
+    runs: dict[str, _Run] = {}
+
+    def run(k: str, upto: int) -> _Run:
+        if k not in runs:
+            runs[k] = _Run(backend, trace, k, upto, batch)
+        return runs[k]
+
+    def encoder(p: int, upto: int) -> Parts:
+        r = run("enc_self", bundle.n_layers("enc_self") - 1)
+        parts: Parts = {"embedding": r.hidden[0, p]}
+        for i in range(upto):
+            heads, _ = r.heads(i, p)
+            parts = _add(parts, {**heads, "bias": r.weights[i]["b_O"]})
+            parts = _t5_mlp(parts, model.encoder.block[i].layer[-1])
+        return parts
+
+    def decoder(p: int, upto: int, cross: bool) -> Parts:
+        own, other = run("dec_self", layer), run("cross", layer)
+        parts: Parts = {"embedding": own.hidden[0, p]}
+        for i in range(upto + 1):
+            if i == upto and not cross:
+                break
+            heads, _ = own.heads(i, p)
+            parts = _add(parts, {**heads, "bias": own.weights[i]["b_O"]})
+            if i == upto:
+                break
+            heads, _ = other.heads(i, p)
+            parts = _add(parts, {**{f"{n} cross": v for n, v in heads.items()},
+                                 "bias": other.weights[i]["b_O"]})
+            parts = _t5_mlp(parts, model.decoder.block[i].layer[-1])
+        return parts
+
+    if kind == "enc_self":
+        norm = model.encoder.block[layer].layer[0].layer_norm
+        q_in = _frozen_rms(encoder(query, layer), norm)
+        k_in = _frozen_rms(encoder(key, layer), norm)
+    elif kind == "dec_self":
+        norm = model.decoder.block[layer].layer[0].layer_norm
+        q_in = _frozen_rms(decoder(query, layer, False), norm)
+        k_in = _frozen_rms(decoder(key, layer, False), norm)
+    else:
+        q_in = _frozen_rms(decoder(query, layer, True),
+                           model.decoder.block[layer].layer[1].layer_norm)
+        k_in = _frozen_rms(encoder(key, bundle.n_layers("enc_self")),
+                           model.encoder.final_layer_norm)
+    w = circuit_weights(bundle, kind, layer)
+    wq, bq = torch.from_numpy(w["W_Q"][head]), torch.from_numpy(w["b_Q"][head])
+    wk, bk = torch.from_numpy(w["W_K"][head]), torch.from_numpy(w["b_K"][head])
+    q = project_parts(q_in, lambda t: t @ wq + bq)
+    k = project_parts(k_in, lambda t: t @ wk + bk)
+    attn = model.get_submodule("encoder.block.0.layer.0.SelfAttention")
+    constant = 0.0
+    if kind != "cross":  # encoder–decoder attention has no relative bias
+        bias = t5_bias(model, max(query, key) + 1).get("encoder" if kind == "enc_self"
+                                                       else "decoder")
+        constant = float(bias[head, query, key]) if bias is not None else 0.0
+    return q, k, float(getattr(attn, "scaling", 1.0)), constant
+
+
 def qk_parts(backend, trace: Trace, kind: str, layer: int, head: int, query: int, key: int,
-             batch: int) -> tuple[Parts, Parts, float]:
+             batch: int) -> tuple[Parts, Parts, float, float]:
     """Backend.qk_parts for a Hugging Face pre-norm decoder-only model or a BERT-like
     post-LN encoder (see base.py)."""
     model, caps = backend.bundle.model, backend.caps
+    if caps.positional == "relative_bias" and hasattr(model, "encoder") \
+            and hasattr(model.encoder, "block"):
+        return _t5_parts(backend, trace, kind, layer, head, query, key, batch)
     if caps.positional not in ("learned", "rotary"):
         raise ValueError(f"no component split for {caps.positional!r} positions")
     mods = projection_modules(model, caps.family)[kind]
@@ -177,4 +256,4 @@ def qk_parts(backend, trace: Trace, kind: str, layer: int, head: int, query: int
         q = _rotate(q, model, int(run.positions[query]))
         k = _rotate(k, model, int(run.positions[key]))
     scale = float(getattr(attn_mod, "scaling", w["W_Q"].shape[2] ** -0.5))
-    return q, k, scale
+    return q, k, scale, 0.0

@@ -224,7 +224,7 @@ class LabBackend:
         return circuit_weights(self.bundle, kind, layer)
 
     def qk_parts(self, trace: Trace, kind: str, layer: int, head: int, query: int, key: int,
-                 batch: int = 0) -> tuple[dict[str, Any], dict[str, Any], float]:
+                 batch: int = 0) -> tuple[dict[str, Any], dict[str, Any], float, float]:
         """One head's query and key split by upstream component (lab/components.py)."""
         from .components import qk_parts
 

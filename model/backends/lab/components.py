@@ -80,7 +80,7 @@ def _stream(bundle, acts: dict, stack: str, pos: int, stop: tuple[int, str] | No
 
 
 def qk_parts(bundle, trace: Trace, kind: str, layer: int, head: int, query: int, key: int,
-             batch: int) -> tuple[Parts, Parts, float]:
+             batch: int) -> tuple[Parts, Parts, float, float]:
     """Backend.qk_parts for the lab's model (see base.py)."""
     model, cfg = bundle.model, bundle.config
     q_stack = "encoder" if kind == "enc_self" else "decoder"
@@ -104,4 +104,4 @@ def qk_parts(bundle, trace: Trace, kind: str, layer: int, head: int, query: int,
     wq, bq = torch.from_numpy(w["W_Q"][head]), torch.from_numpy(w["b_Q"][head])
     wk, bk = torch.from_numpy(w["W_K"][head]), torch.from_numpy(w["b_K"][head])
     return (project_parts(q_in, lambda t: t @ wq + bq),
-            project_parts(k_in, lambda t: t @ wk + bk), 1.0 / np.sqrt(cfg.d_head))
+            project_parts(k_in, lambda t: t @ wk + bk), 1.0 / np.sqrt(cfg.d_head), 0.0)
