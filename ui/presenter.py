@@ -33,6 +33,7 @@ MIN_PX = 18  # no text in a chart smaller than this on a projector (11 px was un
 CELL_PX = (44, 24)  # a heatmap cell narrower or shorter than this (w, h) loses its number
 MAX_SINGLE_HEIGHT = 600  # one heatmap (a single head) fits a 720-px screen below the header
 PLOT_WIDTH = 1200  # a chart's width at 1280 px, the sidebar collapsed
+TICK_PX = {"x": 26, "y": 22}  # room one 18-px tick label needs (x labels are tilted)
 
 
 def for_screen(fig):
@@ -52,6 +53,9 @@ def for_screen(fig):
     heatmaps = [t for t in spec.get("data", []) if t.get("type") == "heatmap"]
     if len(heatmaps) == 1 and len(spec.get("data", [])) == 1:
         layout["height"] = min(layout.get("height") or 450, MAX_SINGLE_HEIGHT)
+    for name, axis in layout.items():
+        if name[:5] in ("xaxis", "yaxis") and isinstance(axis, dict):
+            _thin(axis, name[0], layout)
     for trace in heatmaps:
         if trace.get("texttemplate"):
             w, h = _cell_px(layout, trace)
@@ -77,6 +81,22 @@ def _scale_fonts(node) -> None:
                 value.get("size"), (int, float)):
             value["size"] = max(MIN_PX, round(value["size"] * ZOOM))
         _scale_fonts(value)
+
+
+def _thin(axis: dict, letter: str, layout: dict) -> None:
+    """An axis that names chosen categories (tickvals) keeps every k-th of them, so 18-px
+    labels stay TICK_PX apart; plotly spaces the ticks of other axes by itself."""
+    vals, text = axis.get("tickvals"), axis.get("ticktext")
+    if not isinstance(vals, list) or len(vals) < 2:
+        return
+    lo, hi = axis.get("domain", [0.0, 1.0])
+    room = ((layout.get("height") or 450) - 160 if letter == "y"
+            else (layout.get("width") or PLOT_WIDTH) - 150) * (hi - lo)
+    step = -(-len(vals) * TICK_PX[letter] // max(int(room), 1))
+    if step > 1:
+        axis["tickvals"] = vals[::step]
+        if isinstance(text, list) and len(text) == len(vals):
+            axis["ticktext"] = text[::step]
 
 
 def _cell_px(layout: dict, trace: dict) -> tuple[float, float]:

@@ -86,3 +86,29 @@ def test_the_masks_rows_are_one_chart_wide_on_a_projector():
     at = run_app({"ckpt": "paper", "text": TEXT, "present": "1", "view": "masks"}, timeout=240)
     assert not at.exception, [e.value for e in at.exception]
     assert charts(at) and _charts_in_columns(at) == 0
+
+
+LONG = " ".join(["My friend reads a book in the park and the child drinks water."] * 6)
+
+
+@pytest.mark.parametrize("view", ["attention", "masks", "steps"])
+def test_named_ticks_leave_room_for_18_px_labels(view):
+    """Axes that name every k-th token (tickvals) were thinned for 12-px labels: at 18 px on
+    a projector they overlapped, more so once the single head is 600 px high."""
+    at = run_app({"ckpt": "paper", "text": LONG, "present": "1", "view": view}, timeout=240)
+    assert not at.exception, [e.value for e in at.exception]
+    checked = 0
+    for spec in charts(at):
+        layout = spec["layout"]
+        for name, axis in layout.items():
+            if name[:5] not in ("xaxis", "yaxis") or not isinstance(axis, dict):
+                continue
+            vals = axis.get("tickvals")
+            if not isinstance(vals, list) or len(vals) < 2:
+                continue
+            lo, hi = axis.get("domain", [0.0, 1.0])
+            room = ((layout.get("height") or 450) - 160 if name[0] == "y"
+                    else (layout.get("width") or 1200) - 150) * (hi - lo)
+            assert room / len(vals) >= (22 if name[0] == "y" else 26) - 1e-9, (name, len(vals))
+            checked += 1
+    assert checked, "no axis names chosen tokens: the test looks at nothing"
