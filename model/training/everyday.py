@@ -18,9 +18,8 @@ import random
 from .hangul import infinitive, lemma_stem, particle, pred_words, prospective
 from .lexicon import ADJECTIVES, NOUNS, PRONOUNS, VERBS, Noun, Verb, read_pairs
 from .render import Keys, Pair, Reject, adj_pred, finish
-from .words import (  # noqa: F401 (re-exported: the everyday helpers live in words.py)
+from .words import (
     COUNTER_EN,
-    NUMBERS,
     agree_be,
     agree_do,
     agree_have,

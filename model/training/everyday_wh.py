@@ -14,7 +14,6 @@ from .everyday import (
     FORM_VERBS,
     KIN,
     NAMES,
-    NUMBERS,
     POSSESSIVES,
     agree_be,
     agree_do,
@@ -30,6 +29,7 @@ from .everyday import (
 from .hangul import particle, pred_words
 from .lexicon import ADJECTIVES, NOUNS, WEATHER_STATES, read_pairs, read_table
 from .render import Keys, Pair, Reject, adj_pred, finish, pred_keys
+from .words import NUMBERS
 
 DAYS = read_pairs("days")
 MONTHS = read_pairs("months")
