@@ -1,0 +1,56 @@
+"""Issue 37's worked example on the shipped language model (checkpoints/lm, skipped while it is
+not there): its best induction head's keys read the previous-token head.
+
+- K-composition: among the layer-0 heads, the induction head composes most with a
+  previous-token head, well above the random baseline;
+- on a repeated sequence, where the head attends from the second copy to the token after the
+  first copy, the largest key-side share of its score is a previous-token head's output."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from model import capture, load_checkpoint
+from model.analysis import composition_scores, detect_heads, qk_components
+
+LM = Path(__file__).resolve().parents[2] / "checkpoints" / "lm"
+REPEATED = "river mill barn hill sky lamp river mill barn hill sky lamp"
+
+pytestmark = pytest.mark.skipif(not (LM / "model.safetensors").is_file(),
+                                reason="checkpoints/lm is not shipped yet")
+
+
+@pytest.fixture(scope="module")
+def lm():
+    bundle = load_checkpoint(LM)
+    trace = capture(bundle, [REPEATED])
+    found = detect_heads(bundle, trace)
+    return bundle, trace, found["induction"]["dec_self"], found["previous_token"]["dec_self"]
+
+
+def test_the_induction_head_k_composes_with_a_previous_token_head(lm):
+    bundle, _, induction, previous = lm
+    head = int(np.argmax(induction[1]))
+    scores = composition_scores(bundle)
+    k = scores["k"]["dec_self"][1, head, 0]  # (H,) over layer-0 heads
+    best = int(np.argmax(k))
+    assert previous[0, best] > 0.5, (k, previous[0])
+    assert k[best] > 2 * scores["baseline"]["k"]["dec_self"]
+
+
+def test_its_largest_key_side_term_is_a_previous_token_head(lm):
+    bundle, trace, induction, previous = lm
+    head = int(np.argmax(induction[1]))
+    n = len(trace.tgt_tokens[0])
+    query = n - 2  # in the second copy
+    attn = trace.attn["dec_self"][1, 0, head, query, :query]
+    key = int(np.argmax(attn))
+    assert key < n // 2 + 1  # it looks back into the first copy
+    c = qk_components(bundle, trace, "dec_self", 1, head, query, key)
+    assert abs(c.terms.sum() + c.bias - c.score) < 1e-4
+    side = c.terms.sum(axis=0)
+    top = c.key_parts[int(np.argmax(side))]
+    assert top.startswith("L0H") and previous[0, int(top[3:])] > 0.5, (top, side)
