@@ -120,7 +120,7 @@ def estimate_logit_lens(bundle: Bundle, trace: Trace, b: int) -> Estimate:
     return lens_estimate(Dims(batch=1, src=0, tgt=len(trace.tgt_tokens[b]),
                               layers={"dec_self": layers}, heads=cfg.n_heads,
                               d_head=cfg.d_model // cfg.n_heads, d_model=cfg.d_model,
-                              d_ff=cfg.d_ff, vocab=cfg.vocab_size))
+                              d_ff=int(capabilities(bundle).d_ff or 0), vocab=cfg.vocab_size))
 
 
 def estimate_validation(bundle: Bundle, pairs: Sequence, *, batch: int = 32,
