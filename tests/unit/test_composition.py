@@ -164,17 +164,24 @@ def randomise_norms(model: torch.nn.Module) -> None:
                 p.copy_(0.5 + torch.rand(p.shape, generator=gen))
 
 
-@pytest.fixture(scope="module")
-def hf_bundles(tmp_path_factory):
-    root = tmp_path_factory.mktemp("composition_models")
+def tweaked_bundles(root: Path, families, *tweaks) -> dict:
+    """{family: bundle} of test_qk_terms' tiny models, each tweak(model) applied, saved and
+    loaded through load_checkpoint."""
     out = {}
-    for family in FAMILIES:
+    for family in families:
         model, template = hf_model(family)
-        randomise_norms(model)
+        for tweak in tweaks:
+            tweak(model)
         model.save_pretrained(root / family, safe_serialization=True)
         make_tokenizer(template).save_pretrained(root / family)
         out[family] = load_checkpoint(root / family)
     return out
+
+
+@pytest.fixture(scope="module")
+def hf_bundles(tmp_path_factory):
+    return tweaked_bundles(tmp_path_factory.mktemp("composition_models"), FAMILIES,
+                           randomise_norms)
 
 
 @pytest.fixture(scope="module")

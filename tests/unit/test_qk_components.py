@@ -17,9 +17,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from model import capture, load_checkpoint  # noqa: E402
 from model.analysis import qk_components  # noqa: E402
 from tests.unit.conftest import make_bundle  # noqa: E402
-from tests.unit.test_composition import randomise_norms  # noqa: E402
-from tests.unit.test_hf import make_tokenizer  # noqa: E402
-from tests.unit.test_qk_terms import LINES, hf_model  # noqa: E402
+from tests.unit.test_composition import randomise_norms, tweaked_bundles  # noqa: E402
+from tests.unit.test_qk_terms import LINES  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 TOL = 1e-4
@@ -74,16 +73,8 @@ def lab_models(tokenizer):
 
 @pytest.fixture(scope="module")
 def hf_bundles(tmp_path_factory):
-    root = tmp_path_factory.mktemp("component_models")
-    out = {}
-    for family in ("gpt2", "llama", "bert", "t5"):
-        model, template = hf_model(family)
-        randomise_norms(model)
-        _louder(model)
-        model.save_pretrained(root / family, safe_serialization=True)
-        make_tokenizer(template).save_pretrained(root / family)
-        out[family] = load_checkpoint(root / family)
-    return out
+    return tweaked_bundles(tmp_path_factory.mktemp("component_models"),
+                           ("gpt2", "llama", "bert", "t5"), randomise_norms, _louder)
 
 
 @pytest.mark.parametrize("name", ["paper", "pre"])
