@@ -24,12 +24,12 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from .capabilities import hf_capabilities
 from .projections import projection_modules, projection_weight
 
 # attribute names of the query, key and value projections, per layout
 _QKV = (("q_proj", "k_proj", "v_proj"), ("query", "key", "value"), ("q", "k", "v"),
         ("q_lin", "k_lin", "v_lin"))
-_POST_LN = {"bert", "roberta", "distilbert", "marian", "bart", "electra"}
 
 
 def _out(module: torch.nn.Module) -> np.ndarray:
@@ -133,7 +133,7 @@ def circuit_weights(bundle, kind: str, layer: int) -> dict:
            "b_Q": b_q.reshape(n_heads, dh), "b_K": b_k.reshape(-1, dh)[kv_of],
            "b_V": b_v.reshape(-1, dh)[kv_of], "b_O": _bias(mods[layer], d),
            "kv_groups": kv_of}
-    if cfg.model_type in _POST_LN:
+    if hf_capabilities(bundle).norm == "post":  # the norm sits after the residual add
         out.update(norm_q=None, norm_k=None, norm_v=None, centred=False)
     else:
         out.update(_norms(model, path, kind))
