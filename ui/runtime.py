@@ -115,9 +115,12 @@ def _cached(bundle: Bundle, key: str, lines: tuple[str, ...], targets: tuple[str
     missing = needs - found[1] if found is not None else needs
     # on the page the greedy decode is shared with the translation and heads views: one they
     # made already is handed in, and one made here is kept for them
-    shared = on_page and targets is None and is_translator(bundle)
+    decodes = targets is None and is_translator(bundle)
+    shared = on_page and decodes
     tkey = (key, lines, lang, ablate)
-    known = translations().get(tkey) if shared else None
+    # a decode another view (or page run) made is reused off the page too: the download's
+    # Trace does not decode the lines a second time
+    known = translations().get(tkey) if decodes else None
 
     def admit(cost, work):
         def run() -> Trace:
