@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ...capture import Trace
+from ...capture import SIDE_STACK, Trace, query_side
 from ...qkparts import Parts, frozen_parts, project_parts
 from .circuits import attention_of, circuit_weights, pre_norm
 from .projections import projection_modules
@@ -66,7 +66,7 @@ class _Run:
 
     def __init__(self, backend, trace: Trace, kind: str, layer: int, batch: int) -> None:
         bundle = backend.bundle
-        self.kind, self.side = kind, "enc" if kind == "enc_self" else "dec"
+        self.kind, self.side = kind, SIDE_STACK[query_side(kind)]
         self.rec, self.row = _recorded(backend, trace, kind, self.side, batch)
         self.hidden = self.rec.hidden[self.side][:, self.row].astype(np.float64)
         positions = np.asarray(self.rec.positions[self.side][self.row])
