@@ -35,6 +35,7 @@ from benchmarks.readme_cards import (
     block_tokenizer,
     block_tokenizers,
 )
+from benchmarks.readme_lm import block_lm
 from benchmarks.readme_prose import (
     block_capacity,
     block_capacity_nginx,
@@ -64,6 +65,7 @@ BLOCKS: dict[str, Callable[[dict], str]] = {
     "soak_short": block_soak_short,
     "capacity": block_capacity,
     "capacity_nginx": block_capacity_nginx,
+    "lm": block_lm,
 }
 
 

@@ -18,22 +18,38 @@ def block_lm(results: dict) -> str:
     card = json.loads((ROOT / "checkpoints" / "lm" / "card.json").read_text(encoding="utf-8"))
     f, t = card["figures"], card["training"]
     det = f["detectors"]
+    snaps = {int(k): v["icl"] for k, v in t["snapshot_figures"].items()}
+    low_step = min(snaps, key=snaps.get)
+    low_icl = snaps[low_step]
     rows = [
         "| figure (from `checkpoints/lm/card.json`) | value |", "|---|---|",
-        f"| held-out loss / perplexity ({f['held_out_documents']} documents) | "
+        f"| held-out loss / perplexity ({f['held_out_documents']} documents of 128 pieces) | "
         f"{f['held_out_loss']:.3f} nats / {f['perplexity']:.1f} |",
         f"| best induction head (lab detector) | {_heads(det['induction'])} |",
         f"| best previous-token head | {_heads(det['previous_token'])} |",
         f"| best sink head (first position or a special piece) | {_heads(det['sink'])} |",
-        f"| in-context learning score (loss at 192–255 − loss at 16–31) | {f['icl']:+.3f} |",
-        f"| … with {', '.join(f['induction_heads'])} knocked out | "
-        f"{f['icl_induction_knocked_out']:+.3f} |",
-        f"| … with {', '.join(f['control_heads'])} knocked out instead (control) | "
-        f"{f['icl_control_knocked_out']:+.3f} |",
+        f"| words said twice: loss on the second copy − the first (20 random words) | "
+        f"{f['repeat_gap']:+.2f} |",
+        *(f"| … with the {what} knocked out ({', '.join(f[name + '_heads'])}) | "
+          f"{f['repeat_gap_' + name + '_knocked_out']:+.2f} |"
+          for name, what in (("induction", "induction heads"),
+                             ("previous_token", "previous-token heads"),
+                             ("control", "heads in neither circuit (control)"))
+          if f.get(name + "_heads")),
+        f"| in-context learning score on held-out text rows (loss at 96–127 − loss at 8–15) | "
+        f"{f['icl']:+.3f}; lowest over the snapshots {low_icl:+.3f} at step {low_step:,} |",
+        *(f"| … with the {what} knocked out | {f['icl_' + name + '_knocked_out']:+.3f} "
+          f"(held-out loss {f['loss_' + name + '_knocked_out']:.3f}) |"
+          for name, what in (("induction", "induction heads"),
+                             ("previous_token", "previous-token heads"),
+                             ("control", "heads in neither circuit (control)"))
+          if f.get(name + "_heads")),
         f"| phase change (largest rise of the best induction score) | step "
         f"{t['phase_change_step']:,} |",
         f"| training | {t['steps']:,} steps, {t['tokens'] / 1e6:.1f} M tokens, "
-        f"{t['seconds'] / 60:.0f} min on one thread |",
+        f"{t['seconds'] / 60:.0f} min on one thread; repeated random rows "
+        + ", ".join(f"{x['random_share']:.0%} from step {x['from_step']:,}"
+                    for x in t["schedule"]) + " |",
         f"| snapshots shipped | {len(t['snapshots'])} |",
     ]
     return "\n".join(rows)

@@ -13,7 +13,8 @@ from plotly.subplots import make_subplots
 from .common import SEQUENTIAL, base_layout, heatmap
 from .i18n import N_, _
 
-SERIES = {"val_loss": N_("held-out loss"), "train_loss_text": N_("training loss (text rows)"),
+SERIES = {"val_loss": N_("held-out loss (probe row)"),
+          "train_loss_text": N_("training loss (text rows)"),
           "train_loss_random": N_("training loss (repeated random rows)")}
 
 
@@ -22,8 +23,9 @@ def _mark(fig: go.Figure, step: int | None, **where) -> None:
         fig.add_vline(x=step, line_dash="dash", line_color="#d62728", **where)
 
 
-def loss_figure(h, phase: int | None) -> go.Figure:
-    """Losses (top) and the in-context learning score (bottom) over training steps."""
+def loss_figure(h, phase: int | None, snapshots: dict | None = None) -> go.Figure:
+    """Losses (top) and the in-context learning score (bottom) over training steps; snapshots
+    ({step: {held_out_loss, icl}}, the card's) add both measured on the held-out documents."""
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.12,
                         row_heights=[0.6, 0.4])
     for name, label in SERIES.items():
@@ -33,8 +35,15 @@ def loss_figure(h, phase: int | None) -> go.Figure:
             fig.add_trace(go.Scatter(x=h.steps[ok], y=y[ok], name=_(label), mode="lines"),
                           row=1, col=1)
     icl = h.series["icl"]
-    fig.add_trace(go.Scatter(x=h.steps, y=icl, name=_("in-context learning score"),
+    fig.add_trace(go.Scatter(x=h.steps, y=icl, name=_("in-context learning (probe row)"),
                              mode="lines+markers", line={"color": "#9467bd"}), row=2, col=1)
+    if snapshots:
+        steps = sorted(int(k) for k in snapshots)
+        for row, key, label in ((1, "held_out_loss", N_("held-out loss (documents, snapshots)")),
+                                (2, "icl", N_("in-context learning (documents, snapshots)"))):
+            fig.add_trace(go.Scatter(x=steps, y=[snapshots[str(x)][key] for x in steps],
+                                     name=_(label), mode="markers+lines",
+                                     line={"dash": "dot"}), row=row, col=1)
     fig.add_hline(y=0, line_color="#888", row=2, col=1)
     if phase is not None:
         for row in (1, 2):

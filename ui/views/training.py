@@ -61,6 +61,12 @@ def _history(ctx: Ctx):
         return None
 
 
+def _measured(ctx: Ctx, key: str, fallback: float) -> float:
+    """The card's figure (measured on the held-out documents), else the log's last probe."""
+    value = ctx.bundle.card.get("figures", {}).get(key)
+    return float(value) if isinstance(value, (int, float)) else float(fallback)
+
+
 def render(ctx: Ctx) -> None:
     got = _history(ctx)
     if got is None:
@@ -77,18 +83,29 @@ def render(ctx: Ctx) -> None:
     st.markdown(_("**{steps:,} training steps.** Held-out loss {loss:.2f} at the end; "
                   "in-context learning score {icl:+.2f} (loss late in the context minus "
                   "early). Best induction head: layer {layer}, head {head} ({score:.2f}).")
-                .format(steps=int(h.steps[-1]), loss=h.series["val_loss"][last],
-                        icl=h.series["icl"][last], layer=layer, head=head,
+                .format(steps=int(h.steps[-1]), loss=_measured(ctx, "held_out_loss",
+                                                                h.series["val_loss"][last]),
+                        icl=_measured(ctx, "icl", h.series["icl"][last]), layer=layer, head=head,
                         score=float(best.max())))
     if phase is not None:
         st.markdown(_("**Phase change at step {step}**: the best induction score rises most "
                       "between two probes there (dashed red line).").format(step=phase))
     else:
         st.info(_("No phase change: the induction score never jumps between two probes."))
+    legs = ctx.bundle.card.get("training", {}).get("schedule")
+    if isinstance(legs, list) and len(legs) > 1 and all(isinstance(x, dict) for x in legs):
+        st.caption(_("Share of repeated random-token rows in training: {legs}.").format(
+            legs="; ".join(_("{share:.0%} from step {step}").format(
+                share=float(x.get("random_share", 0)), step=int(x.get("from_step", 0)))
+                for x in legs)))
     if h.skipped:
         st.warning(_("{n} lines of the training log could not be read and are left out.")
                    .format(n=h.skipped))
-    chart(viz_training.loss_figure(h, phase), ctx)
+    snaps = ctx.bundle.card.get("training", {}).get("snapshot_figures")
+    valid = isinstance(snaps, dict) and all(
+        isinstance(v, dict) and {"held_out_loss", "icl"} <= set(v) and str(k).isdigit()
+        for k, v in snaps.items())
+    chart(viz_training.loss_figure(h, phase, snaps if valid else None), ctx)
     detector = st.radio(_("Detector"), list(DETECTOR_NAMES), horizontal=True, key="trn_det",
                         format_func=lambda d: names[d])
     chart(viz_training.heads_steps_figure(h, detector, names[detector], phase), ctx)

@@ -49,12 +49,24 @@ def choose(steps: list[int], phase: int | None, keep: int) -> list[int]:
     return sorted(chosen)
 
 
+def schedule(log: list[dict], first_share: float) -> list[dict]:
+    """Where the share of repeated random rows changed (resumed legs log theirs)."""
+    legs: list[dict] = []
+    for before, rec in zip([None, *log], log):
+        share = rec.get("random_share", first_share)
+        if not legs or legs[-1]["random_share"] != share:  # a leg resumes from the last probe
+            legs.append({"from_step": before["step"] if before else 0, "random_share": share})
+    return legs
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--out", default="checkpoints/lm")
     p.add_argument("--work", default="run/lm")
     p.add_argument("--keep", type=int, default=16, help="snapshots, the last step included")
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--first-share", type=float, default=0.5,
+                   help="the first leg's --random-share (resumed legs log their own)")
     a = p.parse_args(argv)
     import torch
 
@@ -76,10 +88,12 @@ def main(argv: list[str] | None = None) -> int:
     for step in keep:
         shutil.copyfile(available[step], snaps / available[step].name)
     from ...dispatch import load_checkpoint
-    from .figures import measure
+    from .figures import measure, snapshot_figures
 
     t0 = time.time()
-    figures = measure(load_checkpoint(str(out)))
+    bundle = load_checkpoint(str(out))
+    figures = measure(bundle)
+    per_snapshot = snapshot_figures(bundle, read_history(out))
     log = [json.loads(x) for x in (out / "training" / "log.jsonl").read_text().splitlines()]
     card = {
         "description": "A 2-layer Llama-class language model trained in this project on running "
@@ -92,6 +106,13 @@ def main(argv: list[str] | None = None) -> int:
             "seconds": float(log[-1]["seconds"]), "phase_change_step": phase,
             "snapshots": [*keep, last], "weights": "fp16 on disk, loaded as float32",
             "final_probe": {k: log[-1][k] for k in ("val_loss", "icl")},
+            "schedule": schedule(log, a.first_share),
+            # the log's val_loss and icl were taken on one held-out row repeated 32 times (a
+            # bug in this run's train.py, fixed since); these are on the 48 documents
+            "snapshot_figures": per_snapshot,
+            "probe_rows_note": "training/log.jsonl's val_loss and icl: one 129-piece held-out "
+                               "row (the run's validation set repeated one row); "
+                               "snapshot_figures: 48 held-out documents",
         },
         "figures": figures,
         # the patch view's minimal pairs: swapping who said what changes the piece that the

@@ -37,13 +37,14 @@ def korean_name(r: random.Random) -> str:
     return "".join(r.choice(_KO_SYLLABLES) for _ in range(3))
 
 
-def paragraph(r: random.Random) -> str:
-    """One paragraph of 3 to 9 sentences in English, Korean, or both side by side."""
+def paragraph(r: random.Random, sentences: int | None = None) -> str:
+    """One paragraph of 3 to 9 sentences (or `sentences`) in English, Korean, or both side by
+    side."""
     lang = "both" if r.random() < BILINGUAL else r.choice(("en", "ko"))
     name = korean_name if lang == "ko" else english_name
     speakers = [name(r) for _ in range(r.randint(0, 2))]
     lines: list[str] = []
-    for _ in range(r.randint(3, 9)):
+    for _ in range(r.randint(3, 9) if sentences is None else sentences):
         if lines and r.random() < REPEAT_SENTENCE:
             lines.append(r.choice(lines))
             continue

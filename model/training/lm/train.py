@@ -160,7 +160,8 @@ def main(argv: list[str] | None = None) -> int:
     n_params = sum(p.numel() for p in model.parameters())
     say(f"model: {n_params:,} parameters; {json.dumps(ARCH)}")
     rows = Rows(tok, a.seed + first, a.random_share, tuple(a.period))
-    val = torch.tensor([Rows(tok, 999, 0.0).natural() for _ in range(32)])
+    held = Rows(tok, 999, 0.0)  # one stream: 32 different rows (checkpoints/lm's run drew
+    val = torch.tensor([held.natural() for _ in range(32)])  # one row 32 times, see its card
     rep = probes.random_repeats(tok.vocab_size, 16, seed=7)
     decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
     other = [p for n, p in model.named_parameters() if p.dim() < 2]

@@ -1,0 +1,86 @@
+"""Every view on the shipped language model (checkpoints/lm, a Hugging Face Llama-class folder
+with trained weights), and the training and generation views in detail, in English and
+Korean. No exception, no error box."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from model import load_checkpoint
+from tests.app.conftest import run_app
+from tests.app.test_views import charts, ok, texts
+from tests.conftest import ROOT
+from ui.views import VIEWS
+from ui.views.heads import HEADS_PARTS
+
+TEXT = "Ravonel: The cat eats fish. Ravonel: The cat eats fish."
+CARD = json.loads((ROOT / "checkpoints" / "lm" / "card.json").read_text())
+
+
+def no_errors(at) -> None:
+    ok(at)
+    assert not at.error, texts(at.error)
+
+
+@pytest.mark.parametrize("view", list(VIEWS))
+def test_every_view_opens_on_the_language_model(view):
+    at = run_app({"ckpt": "lm", "view": view, "text": TEXT}, timeout=120)
+    no_errors(at)
+    reason = VIEWS[view].applies(load_checkpoint(str(ROOT / "checkpoints" / "lm")))
+    # only the translators' own views (greedy translation, their lexicon) say why not
+    assert (reason is not None) == (view in ("translation", "knows")), (view, reason)
+
+
+@pytest.mark.parametrize("part", list(HEADS_PARTS))
+def test_every_heads_part_opens_on_the_language_model(part):
+    at = run_app({"ckpt": "lm", "view": "heads", "text": TEXT}, timeout=120)
+    no_errors(at)
+    at.radio(key="_w_heads_part").set_value(part).run(timeout=120)
+    no_errors(at)
+
+
+def test_training_view_draws_the_history_and_a_snapshot():
+    at = run_app({"ckpt": "lm", "view": "training", "text": TEXT}, timeout=120)
+    no_errors(at)
+    figs = charts(at)
+    titles = [str(f["layout"].get("title", {}).get("text", "")) for f in figs]
+    assert "Loss and in-context learning over training" in titles
+    assert "induction score of every head over training" in titles
+    phase = CARD["training"]["phase_change_step"]
+    assert f"Phase change at step {phase}" in texts(at.markdown)
+    heads = next(f for f in figs if "every head over training" in f["layout"]["title"]["text"])
+    assert len(heads["data"][0]["y"]) == 12  # 2 layers × 6 heads
+    assert any(s.get("x0") == str(phase) for s in heads["layout"].get("shapes", []))
+    first = min(CARD["training"]["snapshots"])
+    at.select_slider(key="trn_step").set_value(first).run(timeout=120)
+    no_errors(at)
+    assert f"At step {first} this head scores" in texts(at.caption)
+    at.radio(key="trn_det").set_value("previous_token").run(timeout=120)
+    no_errors(at)
+    assert "previous token score of every head over training" in \
+        " ".join(str(f["layout"].get("title", {}).get("text", "")) for f in charts(at))
+
+
+def test_training_view_in_korean():
+    at = run_app({"ckpt": "lm", "view": "training", "text": TEXT, "lang_ui": "ko"}, timeout=120)
+    assert not at.exception and not at.error, (at.exception, at.error)
+    titles = " ".join(str(f["layout"].get("title", {}).get("text", "")) for f in charts(at))
+    assert "훈련 중 손실과 문맥 내 학습" in titles
+    assert "상전이" in texts(at.markdown)
+
+
+def test_training_view_says_why_on_a_translator():
+    at = run_app({"ckpt": "paper", "view": "training", "text": "The cat eats fish."})
+    no_errors(at)
+    assert "keeps none" in texts(at.info)
+
+
+def test_generation_continues_a_repeated_name():
+    at = run_app({"ckpt": "lm", "view": "generate", "text": "Ravonel: I eat fish. Ravonel:"},
+                 timeout=120)
+    no_errors(at)
+    shown = [c.value for c in at.code if "⟶" in c.value]
+    assert shown and shown[0].startswith("Ravonel: I eat fish. Ravonel: ⟶")
+    assert len(charts(at)) == 2  # the step's top-k bar and top-k over steps
