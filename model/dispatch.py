@@ -185,7 +185,7 @@ def generate(bundle: Bundle, sources: Sequence[str] | str, *, max_new: int = 24,
              top_k: int = 5, ablate: Iterable[Head] | str = ()) -> list[Translation]:
     """Greedy continuation of each line by a decoder-only model, with per-step top-k."""
     backend = backend_for(bundle)
-    if bundle.kinds != ("dec_self",) or not hasattr(backend, "generate"):
+    if not backend.caps.generates:  # a backend that says so implements generate()
         raise ValueError("step-by-step generation needs a decoder-only model")
     if not _lines(sources):
         return []

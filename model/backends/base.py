@@ -55,6 +55,7 @@ class Capabilities:
     weighted_norms: bool = False  # ‖α·f(x)‖ computable: each layer's output projection known
     teacher_forced: bool = True  # greedy/forced/forced_values run: ablation, the scan
     logit_lens: bool = False  # unembed() reads every decoder layer out (the logit lens)
+    generates: bool = False  # generate(): greedy continuation of a decoder-only model
     pad_row: bool = False  # row 0 of the position table belongs to the pad (positions from 1)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from model import Bundle
+from model.backends import capabilities
 from ui.common import chart
 from ui.context import Ctx
 from ui.i18n import _
@@ -19,8 +20,8 @@ MAX_NEW = 24
 
 
 def applies(bundle: Bundle) -> str | None:
-    """Decoder-only models only: the translators have the translation view."""
-    if bundle.kinds == ("dec_self",):
+    """Decoder-only models whose backend generates; the translators have the translation view."""
+    if capabilities(bundle).generates:
         return None
     return _("Step-by-step generation is for decoder-only models, which continue text; this "
              "model's counterpart is the translation view.")

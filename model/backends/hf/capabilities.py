@@ -41,6 +41,7 @@ def hf_capabilities(bundle: Bundle):
         head_outputs=recorded, ablates=recorded,
         logit_attribution=recorded and cfg.family == "decoder" and not post_ln,
         logit_lens=cfg.family == "decoder" and bundle.model.get_output_embeddings() is not None,
+        generates=cfg.family == "decoder" and bundle.model.get_output_embeddings() is not None,
         weighted_norms=bool(projections),
         d_ff=int(getattr(hf, "intermediate_size", None) or getattr(hf, "n_inner", None)
                  or getattr(hf, "d_ff", None) or getattr(hf, "encoder_ffn_dim", None) or 0))
