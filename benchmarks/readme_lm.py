@@ -13,6 +13,17 @@ def _heads(scores: list[list[float]]) -> str:
     return f"L{best[1]} H{best[2]} {best[0]:.2f}"
 
 
+KNOCKED = (("induction", "induction heads"), ("previous_token", "previous-token heads"),
+           ("control", "heads in neither circuit (control)"))
+
+
+def _knocked(f: dict, value, named: bool) -> list[str]:
+    """One row per knocked-out group the card has: value(group) in the second cell."""
+    return [f"| … with the {what} knocked out"
+            + (f" ({', '.join(f[name + '_heads'])})" if named else "") + f" | {value(name)} |"
+            for name, what in KNOCKED if f.get(name + "_heads")]
+
+
 def block_lm(results: dict) -> str:
     """Loss, detectors, in-context learning and its knock-out, from checkpoints/lm/card.json."""
     card = json.loads((ROOT / "checkpoints" / "lm" / "card.json").read_text(encoding="utf-8"))
@@ -30,20 +41,11 @@ def block_lm(results: dict) -> str:
         f"| best sink head (first position or a special piece) | {_heads(det['sink'])} |",
         f"| words said twice: loss on the second copy − the first (20 random words) | "
         f"{f['repeat_gap']:+.2f} |",
-        *(f"| … with the {what} knocked out ({', '.join(f[name + '_heads'])}) | "
-          f"{f['repeat_gap_' + name + '_knocked_out']:+.2f} |"
-          for name, what in (("induction", "induction heads"),
-                             ("previous_token", "previous-token heads"),
-                             ("control", "heads in neither circuit (control)"))
-          if f.get(name + "_heads")),
+        *_knocked(f, lambda name: f"{f['repeat_gap_' + name + '_knocked_out']:+.2f}", True),
         f"| in-context learning score on held-out text rows (loss at 96–127 − loss at 8–15) | "
         f"{f['icl']:+.3f}; lowest over the snapshots {low_icl:+.3f} at step {low_step:,} |",
-        *(f"| … with the {what} knocked out | {f['icl_' + name + '_knocked_out']:+.3f} "
-          f"(held-out loss {f['loss_' + name + '_knocked_out']:.3f}) |"
-          for name, what in (("induction", "induction heads"),
-                             ("previous_token", "previous-token heads"),
-                             ("control", "heads in neither circuit (control)"))
-          if f.get(name + "_heads")),
+        *_knocked(f, lambda name: f"{f['icl_' + name + '_knocked_out']:+.3f} (held-out loss "
+                                  f"{f['loss_' + name + '_knocked_out']:.3f})", False),
         f"| phase change (largest rise of the best induction score) | step "
         f"{t['phase_change_step']:,} |",
         f"| training | {t['steps']:,} steps, {t['tokens'] / 1e6:.1f} M tokens, "
