@@ -9,6 +9,9 @@
 (c) in Chromium: Ctrl+Enter after a new sentence -> last chart drawn, median of 5;
 (d) peak RSS (VmHWM) of a `streamlit run` server given the largest input the app accepts
     (16 lines, each cut to the model's max_len pieces), target <= 2 GB.
+
+(c) and (d) live in app_browser.py, (e) (the first builds, issue 26) in app_first_builds.py;
+this module runs them all as its parts.
 """
 
 from __future__ import annotations
@@ -20,23 +23,11 @@ from pathlib import Path
 
 import torch
 
+from benchmarks.app_browser import browser_median, peak_memory
+from benchmarks.app_first_builds import first_builds
 from benchmarks.bench_load import checkpoint_env
 from benchmarks.common import Report, median_times, share_script_cache
-from benchmarks.sessions import (
-    Session,
-    close_all,
-    collect,
-    launch_browser,
-    open_session,
-    peak_rss_mib,
-    start_server,
-    stop_server,
-    type_all,
-    wait_idle,
-)
 from model import capture
-from model.decode import source_batch
-from model.inputs import MAX_CHARS, MAX_LINES
 from viz.attention import LAYER_MAX, THUMB_MAX
 
 PAIRS = [("The cat eats the fish.", "겨울은 추워요."),
@@ -44,8 +35,6 @@ PAIRS = [("The cat eats the fish.", "겨울은 추워요."),
          ("The big dog drinks water.", "고양이는 생선을 먹어요."),
          ("A child is cold.", "내 친구는 공원에서 책을 읽어요."),
          ("The teacher eats bread.", "개가 물을 마셔요.")]
-TYPED = ["The cat drinks water.", "My friend is cold.", "겨울은 추워요.", "A child reads a book.",
-         "The big dog eats the fish."]
 
 
 def app_test(env: dict[str, str], **query):
@@ -219,135 +208,6 @@ def readme_rows(section: dict) -> list[str]:
         f"`head_view` {same['bertviz_s']:.2f} s, {same['bertviz_bytes'] / 1e6:.0f} MB "
         f"(median of {a['repeat']}) | reported |",
     ]
-
-
-def browser_median(env, bundle) -> list[str]:
-    """(c): one tab, five new sentences in turn, Ctrl+Enter -> last chart drawn."""
-    launched = launch_browser()
-    if launched is None:
-        return ["(c) skipped: playwright or /usr/bin/chromium missing"]
-    pw, browser = launched
-    with tempfile.TemporaryDirectory() as tmp:
-        proc, base = start_server(env, Path(tmp) / "server.log")
-        s = Session("", {"view": "tokens"}, [])
-        try:
-            open_session(browser, base, s, viewport=(1280, 900))
-            wait_idle([s], 300)
-            times = []
-            for text in TYPED:
-                s.sentence = text
-                s.expect_src = capture(bundle, [text], target_lang="auto").src_tokens[0]
-                type_all([s])
-                collect([s], 4, 120)
-                times.append(s.latency_s)
-        finally:
-            close_all([s])
-            stop_server(proc)
-            browser.close()
-            pw.stop()
-    return [f"(c) browser, tokens view: Ctrl+Enter -> last chart drawn, median of 5 "
-            f"{statistics.median(times):.2f} s (each: {', '.join(f'{t:.2f}' for t in times)})"]
-
-
-def largest_input(bundle) -> str:
-    """16 lines of one repeated letter: every line is cut to max_len pieces, and a trained
-    model never ends such a translation, so decoding runs to its step budget too."""
-    per_line = MAX_CHARS // MAX_LINES - 2
-    return "\n".join(["a" * per_line] * MAX_LINES)
-
-
-def peak_memory(env, bundle) -> list[str]:
-    """(d): a fresh server: default page, then the largest input on tokens and attention."""
-    launched = launch_browser()
-    if launched is None:
-        return ["(d) skipped: playwright or /usr/bin/chromium missing"]
-    pw, browser = launched
-    text = largest_input(bundle)
-    src, _, cuts = source_batch(bundle, text.split("\n"), ["ko"] * MAX_LINES)
-    lines = [f"(d) largest accepted input: {MAX_LINES} lines x {src.shape[1]} source pieces "
-             f"({sum(cuts):,} pieces cut first), {len(text):,} characters"]
-    with tempfile.TemporaryDirectory() as tmp:
-        proc, base = start_server(env, Path(tmp) / "server.log")
-        pages = []
-        try:
-            first = Session("", {"view": "tokens"}, [])
-            pages.append(first)
-            open_session(browser, base, first)
-            wait_idle([first], 300)
-            lines.append(f"    server after the default page: {peak_rss_mib(proc.pid):.0f} MiB")
-            for view in ("tokens", "attention"):
-                s = Session("", {"view": view, "text": text}, [])
-                pages.append(s)
-                t0 = time.monotonic()
-                open_session(browser, base, s)
-                wait_idle([s], 600)
-                lines.append(f"    {view} view of it: page ready after "
-                             f"{time.monotonic() - t0:.1f} s; server peak RSS "
-                             f"{peak_rss_mib(proc.pid):.0f} MiB (target <= 2048)")
-        finally:
-            close_all(pages)
-            stop_server(proc)
-            browser.close()
-            pw.stop()
-    return lines
-
-
-_FIRST_BUILDS = r"""
-import json, sys, time
-t0 = time.perf_counter()
-from pathlib import Path
-from model import load_checkpoint  # before torch, as the server imports them (OMP_WAIT_POLICY)
-import torch
-from model.analysis.heads import validation_stats
-from model.analysis.qkmap import QKMapCache, corpus_sentences
-from model.norms import limit_blas_threads
-from model.training import corpus
-from ui.views.heads.stats import VAL_SIZES
-from ui.views.qkmap import N_SENTENCES
-limit_blas_threads(torch.get_num_threads())  # the server's thread policy (server_gate)
-folder = Path(sys.argv[1])
-bundle = load_checkpoint(folder)
-pairs = corpus.read_pairs_file(folder / corpus.VAL_FILE)
-t1 = time.perf_counter()
-cache = QKMapCache(bundle, corpus_sentences(pairs, N_SENTENCES))
-cache.data()
-t2 = time.perf_counter()
-cache.get("enc_self", 0, 0, "pca")
-t3 = time.perf_counter()
-validation_stats(bundle, pairs[:VAL_SIZES[1]])
-t4 = time.perf_counter()
-print(json.dumps({"imports_and_load_s": round(t1 - t0, 2), "qkmap_sentences": N_SENTENCES,
-                  "qkmap_capture_s": round(t2 - t1, 2), "qkmap_first_head_s": round(t3 - t2, 2),
-                  "validation_pairs": VAL_SIZES[1], "validation_stats_s": round(t4 - t3, 2),
-                  "torch_threads": torch.get_num_threads()}))
-"""
-
-
-def first_builds(env, bundle) -> tuple[list[str], dict]:
-    """(e) issue 26: in a new process, the query–key map's first build (q/k of its sentences,
-    then one head's PCA) and the heads view's validation statistics (default pair count), each
-    after the checkpoint is loaded; target <= 5 s each."""
-    import json
-    import os
-    import subprocess
-    import sys
-
-    from benchmarks.common import ROOT
-    from model.settings import Settings
-
-    # the folder the app would read under this environment (a relative one is from the root)
-    folder = ROOT / Settings.from_env(env).checkpoints_dir / "paper"
-    out = subprocess.run([sys.executable, "-c", _FIRST_BUILDS, str(folder)], cwd=ROOT,
-                         env={**os.environ, "PYTHONPATH": str(ROOT)}, check=True,
-                         capture_output=True, text=True, timeout=600)
-    f = json.loads(out.stdout.splitlines()[-1])
-    qk = f["qkmap_capture_s"] + f["qkmap_first_head_s"]
-    return ([f"(e) first builds in a new process ({f['torch_threads']} torch thread(s)), after "
-             f"imports and load ({f['imports_and_load_s']:.2f} s): query-key map of "
-             f"{f['qkmap_sentences']} sentences {qk:.2f} s (capture {f['qkmap_capture_s']:.2f}, "
-             f"first head {f['qkmap_first_head_s']:.2f}); validation statistics of "
-             f"{f['validation_pairs']} pairs {f['validation_stats_s']:.2f} s; target <= 5 s each"],
-            f)
 
 
 PARTS = {"rerun_default_view": rerun_default_view, "attention_512": attention_512,

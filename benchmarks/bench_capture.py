@@ -11,28 +11,26 @@ gpt2, llama: random-weight Hugging Face folders of real shapes, at 512 tokens, o
     when it is importable (an optional dev extra); otherwise one line says it was skipped.
 memory: a fresh process per shape measures the capture's peak RSS above its start (VmHWM, as
     tests/unit/peaks.py) against model.dispatch.estimate_capture, attention-only and full.
+    (capture_memory.py; the shapes and their folders are in capture_shapes.py.)
 """
 
 from __future__ import annotations
 
-import json
 import os
 import random
-import subprocess
-import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 import torch
 
-from benchmarks.bench_hf import build as build_gpt2
-from benchmarks.bench_hf import save_word_tokenizer, text
-from benchmarks.common import ROOT, Report, median_times, paper_bundle
+from benchmarks.bench_hf import text
+from benchmarks.capture_memory import memory
+from benchmarks.capture_shapes import N_TOKENS, SHAPES, build
+from benchmarks.common import Report, median_times, paper_bundle
 from model import capture
 from model.decode import source_batch
 
-N_TOKENS = 512
 REPEAT = 5
 FULL_TARGET, ATTN_TARGET = 1.2, 1.0  # issue 26: ratios to the sdpa forward
 
@@ -109,27 +107,7 @@ def _native() -> tuple[list[str], dict]:
     return lines, figures
 
 
-# ---- Hugging Face shapes -------------------------------------------------------------------
-
-SHAPES = {
-    "gpt2": "GPT-2 small shape: 12 layers x 12 heads, 768 wide, vocabulary 50,257",
-    "llama": "Llama shape: 8 layers, 8 query heads on 2 key/value heads, 512 wide, "
-             "vocabulary 32,000",
-}
-
-
-def build(shape: str, folder: Path) -> Path:
-    """Save a random model of this shape and the word-level tokenizer into folder."""
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    if shape == "gpt2":
-        return build_gpt2(folder)
-    torch.manual_seed(0)
-    LlamaForCausalLM(LlamaConfig(
-        vocab_size=32000, hidden_size=512, intermediate_size=1408, num_hidden_layers=8,
-        num_attention_heads=8, num_key_value_heads=2, max_position_embeddings=1024)
-    ).save_pretrained(folder, safe_serialization=True)
-    return save_word_tokenizer(folder)
+# ---- Hugging Face shapes (capture_shapes.py builds their folders) --------------------------
 
 
 def sdpa_forward(folder: Path, tokenizer, line: str) -> Callable[[], object]:
@@ -214,46 +192,6 @@ def hf_shape(shape: str) -> tuple[list[str], dict]:
                                        "full_cache_over_sdpa": round(t_all / t_plain, 3)}
         lines.append(f"    TransformerLens run_with_cache: patterns only {t_pat / t_plain:.2f}x, "
                      f"full cache {t_all / t_plain:.2f}x")
-    return lines, figures
-
-
-_MEMORY = r"""
-import json, sys
-from pathlib import Path
-import torch
-torch.set_num_threads(1)
-from benchmarks.bench_capture import build, text
-from model import capture, load_checkpoint
-from model.dispatch import estimate_capture
-from model.heap import return_freed_memory
-from tests.unit.peaks import peak_of
-
-return_freed_memory()  # as the server does
-bundle = load_checkpoint(build(sys.argv[1], Path(sys.argv[2]) / sys.argv[1]))
-capture(bundle, ["the cat"])
-for label, names in (("attn", ["attn"]), ("full", None)):
-    est = estimate_capture(bundle, [text()], names=names)
-    _, peak = peak_of(lambda: capture(bundle, [text()], names=names))
-    print(json.dumps({"capture": label, "estimate_mib": round(est.bytes / 2**20, 1),
-                      "peak_mib": round(peak / 2**20, 1),
-                      "ratio": round(est.bytes / peak, 3)}), flush=True)
-"""
-
-
-def memory() -> tuple[list[str], dict]:
-    """Estimate against the measured peak, per shape and capture, in fresh processes."""
-    lines, figures = [], {}
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1",
-           "OPENBLAS_NUM_THREADS": "1"}
-    for shape in SHAPES:
-        with tempfile.TemporaryDirectory() as tmp:
-            out = subprocess.run([sys.executable, "-c", _MEMORY, shape, tmp], cwd=ROOT, env=env,
-                                 capture_output=True, text=True, check=True, timeout=600)
-        rows = [json.loads(r) for r in out.stdout.splitlines() if r.startswith("{")]
-        figures[shape] = {r["capture"]: r for r in rows}
-        lines += [f"{shape} 1x{N_TOKENS} {r['capture']}: estimate {r['estimate_mib']:.0f} MiB, "
-                  f"peak {r['peak_mib']:.0f} MiB ({r['ratio']:.2f}; target 0.70-1.30)"
-                  for r in rows]
     return lines, figures
 
 

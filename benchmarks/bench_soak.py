@@ -28,193 +28,36 @@ judged: it follows what the cache happens to hold, which a 1-in-10 large input m
 ~600 MB at a time (one run: 1.3-2.05 GB over its last 1,000 inputs, RSS slope +21 MB per 100
 with memory beyond the cache flat), and a random walk of that size is not a leak. Also every
 cache stays within its own bound, and no closed session's state is still alive.
+
+Settings and result in soak_common.py, the inputs in soak_inputs.py, what is measured (RSS,
+caches, the gate) in soak_memory.py; this module drives the sessions and judges.
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
-import importlib
 import json
-import math
 import os
 import random
 import sys
 import time
 import weakref
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
+from dataclasses import asdict
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-APP = ROOT / "app.py"
-CHECKPOINTS = ("paper", "seed001")
-HEADROOM_MB = 600  # the issue's allowance above the Trace cache budget
-SLOPE_LIMIT_MB = 5.0  # per 100 inputs: 50 MB over the last 1,000 inputs
-KINDS = ("enc_self", "dec_self", "cross")
-
-
-@dataclass
-class SoakConfig:
-    inputs: int = 2_000
-    every: int = 100  # RSS series interval, in inputs (printed)
-    probe: int = 20  # RSS sample interval for the peak and the slopes
-    sessions: int = 8  # open at a time
-    churn: int = 25  # one session closes and a new one opens every `churn` inputs
-    max_lines: int = 16
-    max_words: int = 520  # words per line at most (pieces are cut at 519 anyway)
-    stress_share: float = 0.1  # inputs drawn up to the limits; the rest are classroom-sized
-    ablate_share: float = 0.2
-    trace_cache_mb: float | None = None  # None: ATTN_TRACE_CACHE_MB or the app's default
-    seed: int = 0
-
-
-@dataclass
-class SoakResult:
-    config: dict
-    samples: list[tuple[int, float]] = field(default_factory=list)  # (inputs done, RSS MB)
-    # every `probe` inputs; the printed series is every `every`th of them
-    cached_mb: list[float] = field(default_factory=list)  # the Trace cache's bytes at each sample
-    trace_cache_mb: float = 0.0
-    warmup: int = 0
-    peak_after_warmup_mb: float = 0.0
-    slope_mb_per_100: float = 0.0
-    outside_slope_mb_per_100: float = 0.0  # of RSS minus the Trace cache's bytes (diagnostic)
-    peak_outside_mb: float = 0.0  # the most RSS held beyond the Trace cache after warm-up
-    caches: dict = field(default_factory=dict)  # name -> {entries, bytes, bound}
-    cache_violations: list[str] = field(default_factory=list)
-    closed_sessions: int = 0
-    closed_alive: int = 0
-    states_alive: int = 0  # Streamlit SessionState objects alive after every session closed
-    latency_s: list[float] = field(default_factory=list)
-    errors: dict[str, int] = field(default_factory=dict)  # view -> inputs with an error box
-    exceptions: list[str] = field(default_factory=list)
-    gate: dict = field(default_factory=dict)  # admission gate at the end: nothing in flight
-    wall_s: float = 0.0
-
-    @property
-    def passed(self) -> bool:
-        return (self.peak_after_warmup_mb <= self.trace_cache_mb + HEADROOM_MB
-                and abs(self.outside_slope_mb_per_100) <= SLOPE_LIMIT_MB
-                and not self.cache_violations and self.closed_alive == 0
-                and self.states_alive == 0
-                and not self.exceptions and not self.gate.get("running")
-                and not self.gate.get("waiting"))
-
-
-def rss_mb() -> float:
-    """Resident set size of this process (VmRSS), in MB, after a full collection."""
-    gc.collect()
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    raise RuntimeError("no VmRSS line")
-
-
-def runtime_module():
-    """The app's runtime module (ui/runtime.py; app_runtime.py before the ui split)."""
-    for name in ("ui.runtime", "app_runtime"):
-        try:
-            return importlib.import_module(name)
-        except ImportError:
-            continue
-    raise ImportError("neither ui.runtime nor app_runtime")
-
-
-# --- inputs --------------------------------------------------------------------------------
-
-
-class Inputs:
-    """Distinct inputs made of corpus sentences, glued to random lengths."""
-
-    def __init__(self, cfg: SoakConfig) -> None:
-        from model.training import corpus
-
-        self.cfg, self.rng = cfg, random.Random(cfg.seed)
-        pairs = corpus.generate(4_000, seed=cfg.seed + 1)
-        self.sentences = sorted({s for p in pairs for s in (p.en, p.ko)})
-        self.seen: set[str] = set()
-
-    def _log_uniform(self, high: int) -> int:
-        return max(1, int(math.exp(self.rng.uniform(0, math.log(high + 1)))))
-
-    def _line(self, words: int) -> str:
-        out: list[str] = []
-        while sum(len(s.split()) for s in out) < words:
-            out.append(self.rng.choice(self.sentences))
-        return " ".join(" ".join(out).split()[:words])
-
-    def next(self) -> str:
-        cfg = self.cfg
-        while True:
-            if self.rng.random() < cfg.stress_share:
-                n_lines = self._log_uniform(cfg.max_lines)
-                sizes = [self._log_uniform(cfg.max_words) for _ in range(n_lines)]
-            else:
-                n_lines = self.rng.randint(1, min(3, cfg.max_lines))
-                sizes = [self.rng.randint(3, min(30, cfg.max_words)) for _ in range(n_lines)]
-            text = "\n".join(self._line(n) for n in sizes)
-            if text not in self.seen:
-                self.seen.add(text)
-                return text
-
-    def ablation(self, n_layers: int = 3, n_heads: int = 4) -> str:
-        if self.rng.random() >= self.cfg.ablate_share:
-            return ""
-        heads = {f"{self.rng.choice(KINDS)}:{self.rng.randrange(n_layers)}:"
-                 f"{self.rng.randrange(n_heads)}" for _ in range(self.rng.randint(1, 3))}
-        return ",".join(sorted(heads))
-
-
-# --- caches --------------------------------------------------------------------------------
-
-
-def cache_report(runtime) -> tuple[dict, list[str]]:
-    """Every cache the app keeps, its size now and its bound; and the bounds it exceeds."""
-    caches: dict[str, dict] = {}
-    problems: list[str] = []
-    store = runtime.trace_cache()
-    with store.lock:
-        caches["trace_cache"] = {"entries": len(store.items), "bytes": store.bytes,
-                                 "bound": f"{store.max_entries} entries, "
-                                          f"{store.max_bytes / 2**20:.0f} MB"}
-        if len(store.items) > store.max_entries or (len(store.items) > 1
-                                                     and store.bytes > store.max_bytes):
-            problems.append(f"trace cache over its bound: {caches['trace_cache']}")
-    from streamlit.runtime.caching.cache_data_api import _data_caches
-
-    with _data_caches._caches_lock:  # every st.cache_data function's in-memory store
-        stores = [c for per in _data_caches._function_caches.values() for c in per.values()]
-    for cache in stores:
-        items = cache.storage.get_stats().get("cache_memory_bytes", [])
-        name = str(cache.display_name).rsplit(".", 1)[-1]
-        entry = {"entries": len(items), "bytes": sum(i.byte_length for i in items),
-                 "bound": {"max_entries": cache.max_entries,
-                           "max_size": cache.max_size_bytes}}
-        if cache.max_entries is not None and entry["entries"] > cache.max_entries:
-            problems.append(f"{name}: {entry['entries']} entries > {cache.max_entries}")
-        if (cache.max_size_bytes is not None and entry["entries"] > 1
-                and entry["bytes"] > cache.max_size_bytes):
-            problems.append(f"{name}: {entry['bytes']} bytes > {cache.max_size_bytes}")
-        caches[f"cache_data.{name}"] = entry
-    results = runtime.shared_results()
-    with results.lock:
-        caches["shared_results"] = {"entries": len(results.items),
-                                    "bound": f"{results.max_entries} entries"}
-    return caches, problems
-
-
-def _gate_snapshot() -> dict:
-    """The admission gate's running/waiting counts (ui/admission.py), when the app has one."""
-    try:
-        from ui.admission import server_gate
-    except ImportError:
-        return {}
-    return server_gate().snapshot()
-
-
-# --- sessions ------------------------------------------------------------------------------
+from benchmarks.soak_common import (
+    APP,
+    CHECKPOINTS,
+    HEADROOM_MB,
+    ROOT,
+    SLOPE_LIMIT_MB,
+    SoakConfig,
+    SoakResult,
+)
+from benchmarks.soak_inputs import Inputs
+from benchmarks.soak_memory import cache_report, gate_snapshot, rss_mb, runtime_module
 
 
 def open_session():
@@ -295,7 +138,7 @@ def run_soak(cfg: SoakConfig, log=print) -> SoakResult:
     bare = object.__getattribute__(bare, "_state") if bare is not None else None
     res.states_alive = sum(type(o).__name__ == "SessionState" and o is not bare
                            for o in gc.get_objects())
-    res.gate = _gate_snapshot()  # no run or queue place left behind by a closed session
+    res.gate = gate_snapshot()  # no run or queue place left behind by a closed session
     res.wall_s = time.monotonic() - start
     after = [(n, r) for n, r in res.samples if n >= res.warmup]
     res.peak_after_warmup_mb = max(r for _, r in after)
@@ -351,7 +194,6 @@ def summary(res: SoakResult) -> list[str]:
         "PASS" if res.passed else "FAIL",
     ]
     return lines + res.cache_violations[:5] + res.exceptions[:5]
-
 
 # make test's short soak (tests/hostile/test_soak.py's ARGS): 200 classroom-sized inputs and an
 # 8 MB Trace cache, so eviction happens; a couple of minutes instead of the full soak's ~7

@@ -425,5 +425,18 @@ def test_no_room_holds_a_file_over_500_lines(folder, limit):
     assert not long, long
 
 
+def long_benchmarks(root: Path = ROOT, limit: int = 300) -> list[str]:
+    """'benchmarks/X.py: N' for each benchmark module of `limit` lines or more (issue 35: one
+    idea per file, as the rooms are kept)."""
+    return sorted(f"{p.relative_to(root)}: {n}" for p in (root / "benchmarks").glob("*.py")
+                  if (n := len(p.read_text(encoding="utf-8").splitlines())) >= limit)
+
+
+def test_every_benchmark_module_is_under_300_lines(scratch):
+    assert long_benchmarks() == []
+    plant(scratch, {"benchmarks/bench_long.py": "x = 1\n" * 300})
+    assert long_benchmarks(scratch) == ["benchmarks/bench_long.py: 300"]
+
+
 def test_app_entry_point_is_thin():
     assert len((ROOT / "app.py").read_text(encoding="utf-8").splitlines()) <= 200

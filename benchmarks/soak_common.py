@@ -1,0 +1,63 @@
+"""What the soak (bench_soak) is told and what it finds: its settings (SoakConfig), its
+result and pass rule (SoakResult), and the limits that rule uses.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+APP = ROOT / "app.py"
+CHECKPOINTS = ("paper", "seed001")
+HEADROOM_MB = 600  # the issue's allowance above the Trace cache budget
+SLOPE_LIMIT_MB = 5.0  # per 100 inputs: 50 MB over the last 1,000 inputs
+KINDS = ("enc_self", "dec_self", "cross")
+
+
+@dataclass
+class SoakConfig:
+    inputs: int = 2_000
+    every: int = 100  # RSS series interval, in inputs (printed)
+    probe: int = 20  # RSS sample interval for the peak and the slopes
+    sessions: int = 8  # open at a time
+    churn: int = 25  # one session closes and a new one opens every `churn` inputs
+    max_lines: int = 16
+    max_words: int = 520  # words per line at most (pieces are cut at 519 anyway)
+    stress_share: float = 0.1  # inputs drawn up to the limits; the rest are classroom-sized
+    ablate_share: float = 0.2
+    trace_cache_mb: float | None = None  # None: ATTN_TRACE_CACHE_MB or the app's default
+    seed: int = 0
+
+
+@dataclass
+class SoakResult:
+    config: dict
+    samples: list[tuple[int, float]] = field(default_factory=list)  # (inputs done, RSS MB)
+    # every `probe` inputs; the printed series is every `every`th of them
+    cached_mb: list[float] = field(default_factory=list)  # the Trace cache's bytes at each sample
+    trace_cache_mb: float = 0.0
+    warmup: int = 0
+    peak_after_warmup_mb: float = 0.0
+    slope_mb_per_100: float = 0.0
+    outside_slope_mb_per_100: float = 0.0  # of RSS minus the Trace cache's bytes (diagnostic)
+    peak_outside_mb: float = 0.0  # the most RSS held beyond the Trace cache after warm-up
+    caches: dict = field(default_factory=dict)  # name -> {entries, bytes, bound}
+    cache_violations: list[str] = field(default_factory=list)
+    closed_sessions: int = 0
+    closed_alive: int = 0
+    states_alive: int = 0  # Streamlit SessionState objects alive after every session closed
+    latency_s: list[float] = field(default_factory=list)
+    errors: dict[str, int] = field(default_factory=dict)  # view -> inputs with an error box
+    exceptions: list[str] = field(default_factory=list)
+    gate: dict = field(default_factory=dict)  # admission gate at the end: nothing in flight
+    wall_s: float = 0.0
+
+    @property
+    def passed(self) -> bool:
+        return (self.peak_after_warmup_mb <= self.trace_cache_mb + HEADROOM_MB
+                and abs(self.outside_slope_mb_per_100) <= SLOPE_LIMIT_MB
+                and not self.cache_violations and self.closed_alive == 0
+                and self.states_alive == 0
+                and not self.exceptions and not self.gate.get("running")
+                and not self.gate.get("waiting"))
