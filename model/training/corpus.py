@@ -104,6 +104,7 @@ from .lexicon import (
 )
 from .render import NP, Clause, Keys, Pair, Reject, finish
 from .testsets import held_out
+from .words import NUMBERS
 
 __all__ = [
     "ADJECTIVES", "CONSTRUCTIONS", "LEXICON", "NOUNS", "PRONOUNS", "SEED_PAIRS", "TENSES",
@@ -128,7 +129,7 @@ def _english_lemmas() -> list[str]:
     # prepositions, counters' measure words, wh-words and the words of the set phrases
     words += [r[0] for name in ("names", "nationalities", "days", "months", "possessives",
                                 "locations") for r in read_table(name)]
-    words += [en for en, _, _ in everyday.NUMBERS.values()]
+    words += [en for en, _, _ in NUMBERS.values()]
     words += [w for w in everyday.COUNTER_EN.values() if w]
     words += ["why", "when", "how", "much", "old", "time", "o'clock", "half", "past", "won",
               "thousand", "hundred", "year", "weather", "there", "can", "want", "home"]

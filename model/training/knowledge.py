@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence, Set
 from functools import cache
 from pathlib import Path
 
-from . import corpus, everyday, everyday_wh, textbook
+from . import corpus, everyday, everyday_wh, textbook, words
 from .pieces import split_particles
 
 WORDS_FILE = "corpus_words.txt"  # written next to a checkpoint's card.json by training
@@ -191,7 +191,7 @@ def lexicon_entries() -> dict[str, list[tuple[str, str]]]:
         "location nouns": list(everyday.LOCATIONS),
         "names": list(everyday.NAMES),
         "nationalities": [(en, ko + " 사람") for en, ko in everyday.NATIONALITIES],
-        "numbers": [(en, f"{nat} / {sino}") for en, nat, sino in everyday.NUMBERS.values()],
+        "numbers": [(en, f"{nat} / {sino}") for en, nat, sino in words.NUMBERS.values()],
         "counters": [(en or "-", ko) for ko, en in everyday.COUNTER_EN.items()],
         "days": list(everyday_wh.DAYS),
         "months": list(everyday_wh.MONTHS),

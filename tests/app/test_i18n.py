@@ -142,5 +142,5 @@ def test_english_by_default_and_bad_value_warns():
 def test_the_sidebar_toggle_switches_the_language():
     at = run_app({"ckpt": "paper", "text": TEXT, "view": "tour"}, timeout=300)
     at.sidebar.radio(key="lang_ui").set_value("ko").run(timeout=300)
-    assert [h.value for h in at.subheader][-1].startswith("1. SentencePiece 조각과 id")
+    assert [h.value for h in at.subheader][-1].startswith("1. 조각과 id")
     assert at.button(key="tour_next").label == "다음"

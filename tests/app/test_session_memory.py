@@ -23,6 +23,7 @@ from model import load_checkpoint
 from model.capture import trace_arrays
 from tests.app.conftest import run_app
 from tests.conftest import ROOT
+from ui.views import VIEWS
 
 PAPER = ROOT / "checkpoints" / "paper"
 pytestmark = pytest.mark.skipif(not (PAPER / "config.json").is_file(),
@@ -58,7 +59,7 @@ def test_an_open_session_keeps_no_trace_alive(monkeypatch):
     gc.collect()
     alive = [ref() for ref in refs if ref() is not None]
     assert not alive, f"{len(alive)} Trace(s) still held by the open session"
-    assert at.radio(key="view").value == views[-1]  # the session itself is still open
+    assert at.radio(key="view").value == list(VIEWS)[-1]  # the session itself is still open
 
 
 def test_recapture_makes_the_same_trace_again(monkeypatch):
