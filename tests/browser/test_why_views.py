@@ -26,7 +26,19 @@ PATCH = {"ckpt": "paper", "view": "patch", "text": CLEAN}
 MAIN = '[data-testid="stMain"]'
 OPEN = "Open in the attention view"
 PAIR = re.compile(r"(enc_self|dec_self|cross) layer (\d+) head (\d+): ([+-]\d\.\d{3})$")
-RANKED = re.compile(r"(enc_self|dec_self|cross) · layer (\d+) · head (\d+) · (\d\.\d{3})$")
+# the ranked picker adds each kind's chance level: ", chance 0.154"
+RANKED = re.compile(r"(enc_self|dec_self|cross) · layer (\d+) · head (\d+) · (\d\.\d{3})"
+                    r"(?:, chance \d\.\d{3})?$")
+# the pickers name kinds in words (issue 39 item 7); the checks read them back as keys
+KIND_WORDS = {"encoder self-attention": "enc_self", "decoder self-attention": "dec_self",
+              "cross-attention (decoder → encoder)": "cross"}
+
+
+def keyed(label: str) -> str:
+    """A picker's label with the kind in words replaced by its key (enc_self …)."""
+    for words, kind in KIND_WORDS.items():
+        label = label.replace(words, kind)
+    return label
 # every plotly chart on the page as drawn: title, axis titles, tick and bar labels from top to
 # bottom as they stand on the screen, and each trace's numbers as plotly computed them for
 # drawing (calcdata), which is what the cells and bars show
@@ -99,8 +111,8 @@ def query(page) -> dict[str, str]:
 
 
 def combo(page, label: str) -> str:
-    """The value shown in a selectbox (a combobox input in this Streamlit)."""
-    return page.get_by_role("combobox", name=label).input_value()
+    """The value shown in a selectbox (a combobox input in this Streamlit), kinds as keys."""
+    return keyed(page.get_by_role("combobox", name=label).input_value())
 
 
 def pick(page, label: str, index: int) -> str:
@@ -191,9 +203,10 @@ def test_patch_mismatched_pair_is_a_message(page, server):
     load(page, server, **PATCH, corrupt="The big dog eats fish.")
     alert = page.locator(f'{MAIN} [data-testid="stAlert"]').inner_text()
     assert "These two sentences cannot be patched" in alert
-    assert ("same number of pieces: clean has 7 (<2ko> ▁The ▁cat ▁eats ▁fish . </s>), "
-            "corrupted has 8 (<2ko> ▁The ▁big ▁dog ▁eats ▁fish . </s>); they first differ "
-            "at piece 3") in alert, alert
+    # the hint names the words whose pieces differ (issue 39 item 3)
+    assert ("the clean one has 7 where the corrupted one has 8. The corrupted sentence has "
+            "“big” (pieces: ▁big), “dog” (pieces: ▁dog) where the clean one has “cat” "
+            "(pieces: ▁cat)") in alert, alert
     assert page.locator('[data-testid="stPlotlyChart"]').count() == 0
     box = page.locator(MAIN).get_by_role("textbox", name="Corrupted sentence")
     expect(box).to_have_value("The big dog eats fish.", timeout=10_000)
@@ -216,8 +229,8 @@ def test_hostile_corrupt_text_shows_literally_and_never_runs(page, server):
         expect(box).to_have_value(text, timeout=10_000)
         assert query(page)["corrupt"] == text, how
         alert = page.locator(f'{MAIN} [data-testid="stAlert"]').inner_text()
-        assert "clean has 7 (<2ko> ▁The ▁cat ▁eats ▁fish . </s>), corrupted has" in alert
-        assert PIECES[how] in alert, (how, alert)  # the pieces of the markup, as text
+        assert "the clean one has 7 where the corrupted one has" in alert, alert
+        assert PIECES[how].split()[0] in alert, (how, alert)  # the markup's pieces, as text
         assert page.locator('[data-testid="stPlotlyChart"]').count() == 0, how
 
 

@@ -148,6 +148,8 @@ def render(ctx: Ctx) -> None:
         # written back so the page shows this detector's score: the browser keeps a keyed
         # selectbox's old label (the previous detector's score) while the value still fits
         st.session_state["det_open_head"] = st.session_state["det_open_head"]
+    elif picks:  # a new detector: its strongest head, set so that its label is redrawn too
+        st.session_state["det_open_head"] = picks[0]
     if picks:
         st.markdown(_("**Open a head** in the attention view"))
         c1, c2 = st.columns([3, 1], vertical_alignment="bottom")
