@@ -27,6 +27,7 @@ from .capture import Trace
 from .checkpoint import Bundle
 from .decode import Translation
 from .hooks import Head
+from .long.trace import LongTrace
 
 
 def load_checkpoint(folder: str | Path) -> Bundle:
@@ -203,3 +204,52 @@ def translate(bundle: Bundle, sources: Sequence[str] | str | Batch,
         return []
     batch = _batch(bundle, sources, None, target_lang)
     return backend_for(bundle).translate(batch, max_len=max_len, top_k=top_k, ablate=ablate)
+
+
+def _long_batch(bundle: Bundle, text: str | Batch) -> Batch:
+    if isinstance(text, Batch):
+        return text
+    if not capabilities(bundle).long_context:
+        raise ValueError("this model has no long mode")
+    return backend_for(bundle).encode([text])
+
+
+def long_pieces(batch: Batch) -> int:
+    """Pieces the long text has, counting those cut at the model's length."""
+    return len(batch.src_lists[0]) + int(batch.cuts[0])
+
+
+def qk_dtype_for(bundle: Bundle, batch: Batch, qk_dtype: str = "auto") -> str:
+    """"auto": float32 queries and keys (exact blocks) while they take at most 1 GiB."""
+    if qk_dtype != "auto":
+        return qk_dtype
+    d = backend_for(bundle).dims(batch)
+    kept = sum(d.layers.values()) * (d.heads + d.hkv) * long_pieces(batch) * d.d_head * 4
+    return "float32" if kept <= 2**30 else "float16"
+
+
+def estimate_long(bundle: Bundle, text: str | Batch, *, pixels: int = 512,
+                  qk_dtype: str = "auto") -> Estimate:
+    """Peak bytes of capture_long(bundle, text) (model/long/budget.py)."""
+    from .long.budget import long_estimate
+
+    batch = _long_batch(bundle, text)
+    size = 2 if qk_dtype_for(bundle, batch, qk_dtype) == "float16" else 4
+    return long_estimate(backend_for(bundle).dims(batch), len(batch.src_lists[0]), pixels,
+                         size)
+
+
+def capture_long(bundle: Bundle, text: str | Batch, *, pixels: int = 512,
+                 qk_dtype: str = "auto") -> LongTrace:
+    """Every head's attention over one long text, reduced as computed (model/long/):
+    pooled maps at `pixels` per side, per-query statistics, exact block() drill-down."""
+    from .long.budget import LONG_CAP
+
+    batch = _long_batch(bundle, text)
+    if long_pieces(batch) > LONG_CAP:
+        raise ValueError(f"the text has {long_pieces(batch):,} pieces; long mode takes at most "
+                         f"{LONG_CAP:,}")
+    if not 1 <= pixels <= 1024:
+        raise ValueError("pixels must be 1..1,024")
+    return backend_for(bundle).capture_long(batch, pixels, qk_dtype_for(bundle, batch,
+                                                                         qk_dtype))

@@ -22,6 +22,7 @@ from ..checkpoint import Bundle
 from ..decode import Translation
 from ..forced import Forced, StepAttribution
 from ..hooks import Head, HookFn
+from ..long.trace import LongTrace
 from ..pairs import Setup
 
 # Hook groups a view may need: the Trace's field groups (model.capture.GROUPS) and named sets
@@ -57,6 +58,7 @@ class Capabilities:
     logit_lens: bool = False  # unembed() reads every decoder layer out (the logit lens)
     generates: bool = False  # generate(): greedy continuation of a decoder-only model
     pad_row: bool = False  # row 0 of the position table belongs to the pad (positions from 1)
+    long_context: bool = False  # capture_long(): self-attention over one long text, reduced
 
 
 @runtime_checkable
@@ -178,6 +180,10 @@ class Backend(Protocol):
         adding up to q and k; score = scale · q·k + constant (T5's relative position bias;
         0 elsewhere) (model.analysis.qk_components; ValueError where the stream cannot be
         split)."""
+
+    def capture_long(self, batch: Batch, pixels: int, qk_dtype: str) -> LongTrace:
+        """The first line's self-attention in long mode (model/long/): chunked over queries,
+        reduced as computed, Q and K kept in qk_dtype (only where caps.long_context)."""
 
     def unembed(self, states: Any) -> Any:
         """(…, D) torch residual states -> (…, V) logits through the final norm and the

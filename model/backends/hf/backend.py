@@ -17,6 +17,7 @@ from ...checkpoint import Bundle
 from ...decode import Translation
 from ...forced import Forced, StepAttribution
 from ...hooks import Head, HookFn, ablation_hooks
+from ...long.trace import LongTrace
 from ...pairs import Setup
 from ..base import Admit, Capabilities
 from .shapes import FORWARD_COSTS
@@ -99,6 +100,12 @@ class HFBackend:
                           list(batch.targets) if batch.targets is not None else None,
                           target_lang=batch.target_lang, ablate=ablate, names=names,
                           batch=batch)
+
+    def capture_long(self, batch: Batch, pixels: int, qk_dtype: str) -> LongTrace:
+        """Self-attention over one long text, the attention calls diverted (hf/long.py)."""
+        from .long import long_forward
+
+        return long_forward(self.bundle, batch, pixels, qk_dtype)
 
     def translate(self, batch: Batch, *, max_len: int | None = None, top_k: int = 5,
                   ablate: Iterable[Head] | str = ()) -> list[Translation]:

@@ -43,5 +43,7 @@ def hf_capabilities(bundle: Bundle):
         logit_lens=cfg.family == "decoder" and bundle.model.get_output_embeddings() is not None,
         generates=cfg.family == "decoder" and bundle.model.get_output_embeddings() is not None,
         weighted_norms=bool(projections),
+        long_context=recorded and cfg.family in ("decoder", "encoder")
+        and positional != "relative_bias",
         d_ff=int(getattr(hf, "intermediate_size", None) or getattr(hf, "n_inner", None)
                  or getattr(hf, "d_ff", None) or getattr(hf, "encoder_ffn_dim", None) or 0))

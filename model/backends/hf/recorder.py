@@ -69,6 +69,9 @@ _PROBE: ContextVar[list | None] = ContextVar("attention_lab_hf_probe", default=N
 # kind -> bool (B, Q, K) blocked in every layer so far (True = blocked), while capture asks
 _MASKS: ContextVar[dict[str, torch.Tensor] | None] = ContextVar("attention_lab_hf_masks",
                                                                default=None)
+# long mode (long.py): while set, this context's attention calls go to that function instead
+# and the mask function builds no (n, n) mask; other threads sharing the model are unaffected
+DIVERT: ContextVar[Any] = ContextVar("attention_lab_hf_divert", default=None)
 
 
 def _blocked(mask: torch.Tensor | None, shape: tuple[int, int, int]) -> torch.Tensor:
@@ -115,6 +118,10 @@ def lab_attention(module: nn.Module, query: torch.Tensor, key: torch.Tensor,
     each step. `sliding_window` and other keywords arrive in kwargs and need nothing: the mask
     already carries the window.
     """
+    diverted = DIVERT.get()
+    if diverted is not None:
+        return diverted(module, query, key, value, attention_mask, scaling=scaling,
+                        dropout=dropout, position_bias=position_bias, softcap=softcap, **kwargs)
     probe = _PROBE.get()
     if probe is not None:
         probe.append((module, tuple(query.shape), tuple(key.shape)))
@@ -169,8 +176,11 @@ def register() -> str:
     from transformers import AttentionInterface
     from transformers.masking_utils import AttentionMaskInterface, eager_mask
 
+    def mask(*args: Any, **kwargs: Any) -> torch.Tensor | None:
+        return None if DIVERT.get() is not None else eager_mask(*args, **kwargs)
+
     AttentionInterface.register(NAME, lab_attention)
-    AttentionMaskInterface.register(NAME, eager_mask)
+    AttentionMaskInterface.register(NAME, mask)
     return NAME
 
 

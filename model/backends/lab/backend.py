@@ -18,6 +18,7 @@ from ...checkpoint import Bundle, load_native
 from ...decode import Translation, translate_native
 from ...forced import Forced, StepAttribution
 from ...hooks import Head, HookFn, attn_prefix, hooks
+from ...long.trace import LongTrace
 from ...pairs import Setup
 from ..base import Admit, Capabilities
 
@@ -59,7 +60,7 @@ class LabBackend:
             logit_attribution=cfg.norm == "pre" and cfg.n_dec_layers > 0,
             raw_hooks=True, activation=cfg.activation, d_ff=cfg.d_ff, weighted_norms=True,
             teacher_forced="cross" in bundle.kinds, logit_lens="dec_self" in bundle.kinds,
-            pad_row=True)
+            pad_row=True, long_context=True)
 
     def encode(self, lines: Sequence[str], targets: Sequence[str] | None = None,
                target_lang: str | None = None) -> Batch:
@@ -229,6 +230,12 @@ class LabBackend:
         from .components import qk_parts
 
         return qk_parts(self.bundle, trace, kind, layer, head, query, key, batch)
+
+    def capture_long(self, batch: Batch, pixels: int, qk_dtype: str) -> LongTrace:
+        """Self-attention over one long text through the hook points (lab/long.py)."""
+        from .long import long_forward
+
+        return long_forward(self.bundle, batch, pixels, qk_dtype)
 
     def unembed(self, states: Any) -> Any:
         """(…, D) residual states -> (…, V) logits: the decoder's final norm (if any), then

@@ -1,0 +1,94 @@
+"""Attention computed chunk by chunk over queries, each chunk's probabilities used twice.
+
+Shape legend
+    H  query heads      G  key/value heads (H = G · R, query head h reads kv head h // R)
+    n  tokens           Dh head size        c  queries in a chunk      w  keys it reads
+
+`attend` is what a model's attention call does in long mode: for each chunk of queries it
+forms the scores over the keys that chunk may read (causal and sliding-window rows skip the
+keys they cannot see), takes the softmax once, and hands the same probabilities to the
+context (probs · V, the model's output) and to the layer's reducer (model/long/reduce.py).
+No (n, n) matrix is ever held: a chunk is at most CHUNK_BYTES of probabilities.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from .reduce import LayerReducer
+
+CHUNK_BYTES = 32 << 20  # one chunk's probabilities: small enough to stay near the caches
+
+
+@dataclass(frozen=True)
+class Rule:
+    """How one layer scores and blocks: what block() needs to recompute any cell."""
+
+    scaling: float
+    causal: bool
+    window: int | None = None  # sliding window: key j visible from query i when i - j < window
+    softcap: float | None = None  # Gemma-style softcap · tanh(score / softcap)
+
+    def keys(self, q0: int, q1: int, n: int) -> tuple[int, int]:
+        """The key range [k0, k1) that queries q0..q1-1 may read."""
+        k1 = q1 if self.causal else n
+        k0 = max(0, q0 - self.window + 1) if self.window else 0
+        return k0, k1
+
+    def scores(self, q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+        """(G, R·c, Dh) · (G, w, Dh) -> float32 (G, R·c, w) scaled (and softcapped) scores."""
+        s = torch.matmul(q, k.transpose(1, 2))
+        s.mul_(self.scaling)
+        if self.softcap is not None:
+            s.div_(self.softcap).tanh_().mul_(self.softcap)
+        return s
+
+    def block_mask(self, q0: int, q1: int, k0: int, k1: int) -> torch.Tensor | None:
+        """bool (c, w), True = blocked, or None when nothing in the block is."""
+        qi = torch.arange(q0, q1)[:, None]
+        kj = torch.arange(k0, k1)[None, :]
+        blocked = torch.zeros((q1 - q0, k1 - k0), dtype=torch.bool)
+        if self.causal:
+            blocked |= kj > qi
+        if self.window:
+            blocked |= qi - kj >= self.window
+        return blocked if bool(blocked.any()) else None
+
+
+def chunk_size(n_heads: int, n: int) -> int:
+    """Queries per chunk so that one chunk's probabilities fit CHUNK_BYTES (16..1,024)."""
+    return int(max(16, min(1024, CHUNK_BYTES // (4 * n_heads * max(n, 1)))))
+
+
+def grouped(x: torch.Tensor, groups: int) -> torch.Tensor:
+    """(H, c, Dh) -> (G, R·c, Dh): query heads next to the key/value head they read."""
+    h, c, d = x.shape
+    return x.reshape(groups, (h // groups) * c, d)
+
+
+def attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, rule: Rule,
+           reducer: LayerReducer | None) -> torch.Tensor:
+    """q (H, n, Dh), k/v (G, n, Dh), float32 -> context (H, n, Dh), reducing as it goes."""
+    h, n, dh = q.shape
+    g = k.size(0)
+    out = torch.empty((h, n, v.size(-1)), dtype=v.dtype)
+    step = chunk_size(h, n)
+    for q0 in range(0, n, step):
+        q1 = min(n, q0 + step)
+        k0, k1 = rule.keys(q0, q1, n)
+        c, w = q1 - q0, k1 - k0
+        s = rule.scores(grouped(q[:, q0:q1], g), k[:, k0:k1]).view(h, c, w)
+        blocked = rule.block_mask(q0, q1, k0, k1)
+        if blocked is not None:
+            s.masked_fill_(blocked, float("-inf"))
+        top = s.amax(-1, keepdim=True)  # every row sees at least its own key: finite
+        s.sub_(top).exp_()
+        z = s.sum(-1, keepdim=True)
+        s.div_(z)  # s now holds the probabilities: computed once, used twice
+        ctx = torch.matmul(s.view(g, -1, w), v[:, k0:k1])  # (G, R·c, Dh)
+        out[:, q0:q1] = ctx.view(h, c, -1)
+        if reducer is not None:
+            reducer.add(s, (top + z.log()).squeeze(-1), q0, k0)
+    return out

@@ -1,0 +1,28 @@
+"""A long capture's peak bytes, from the shapes alone (for the admission gate).
+
+Shape legend: L layers, H query heads, G key/value heads, n tokens, Dh head size,
+D model width, F feed-forward width, P pixels per side.
+"""
+
+from __future__ import annotations
+
+from ..budget import F32, Dims, Estimate
+from .attend import CHUNK_BYTES
+from .reduce import PER_QUERY, TOP_K
+
+LONG_CAP = 32_768  # pieces a long capture accepts
+LONG_FROM = 520  # above this many pieces the attention view draws the long mode
+
+
+def long_estimate(d: Dims, n: int, pixels: int, qk_bytes: int = F32) -> Estimate:
+    """Peak bytes of capture_long on n tokens: what it keeps plus one layer's working set."""
+    layers = sum(d.layers.values())
+    h, g, p = d.heads, d.hkv, min(pixels, n)
+    stats = layers * h * n * (len(PER_QUERY) + 2 + 2 * TOP_K) * F32  # + received and lse
+    pooled = layers * h * p * p * (8 + 4 + 4) * 2  # float64 sums, max, mean; stacked copies
+    kept = layers * (h + g) * n * d.d_head * qk_bytes
+    chunk = 6 * CHUNK_BYTES  # scores/probs, the distance, band and reach temporaries
+    forward = n * (8 * d.d_model + 2 * d.d_ff) * F32  # residual, norms, q/k/v, FFN
+    parts = {"statistics": stats, "pooled maps": pooled, "queries and keys": kept,
+             "one chunk": chunk, "forward": forward}
+    return Estimate(bytes=sum(parts.values()), parts=parts, dims=d, run="long")

@@ -1,0 +1,114 @@
+"""One attention layer's probabilities, reduced chunk by chunk to what can be shown.
+
+Shape legend
+    H  heads            n  tokens (queries = keys: self-attention over one text)
+    c  queries in a chunk        w  keys a chunk reads (those not blocked)
+    P  pixels per side (pooled maps), P <= n        k  top keys kept per query
+
+`LayerReducer.add(probs, lse, q0, k0)` takes a chunk's exact probabilities (H, c, w) for
+queries q0..q0+c over keys k0..k0+w (every key outside that range is blocked, weight 0) and
+folds them into: pooled maps (mean and max over each pixel's cells, blocked cells counted as
+0, as a full capture holds them), per-query statistics, per-key attention received, per-head
+mass by distance band, and each query's log-sum-exp (so any block can be recomputed exactly
+from the kept queries and keys). Memory is O(H·n + H·P²), never O(n²).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+LOCAL, MIDDLE = 64, 1024  # distance bands: local <= 64 < middle <= 1,024 < far
+REACH = 0.01  # max distance: the farthest key holding at least this share of a query's weight
+TOP_K = 8
+PER_QUERY = ("entropy", "first", "special", "previous", "mean_distance", "max_distance")
+
+
+def bin_starts(n: int, p: int) -> np.ndarray:
+    """int64 (p+1,): first position of each of p pixels over n positions, then n."""
+    b = np.arange(p + 1, dtype=np.int64)
+    return -(-b * n // p)
+
+
+def pixel_of(i: int, n: int, p: int) -> int:
+    """The pixel (0..p-1) that position i falls in."""
+    return i * p // n
+
+
+def _local_starts(starts: np.ndarray, lo: int, hi: int, p: int, n: int) -> tuple[int, int,
+                                                                                 np.ndarray]:
+    """Pixels lo..hi-1 cover: (first pixel, last pixel + 1, segment starts relative to lo)."""
+    a, b = pixel_of(lo, n, p), pixel_of(hi - 1, n, p) + 1
+    seg = np.maximum(starts[a:b], lo) - lo
+    return a, b, seg
+
+
+class LayerReducer:
+    """Every head of one (kind, layer), reduced as its query chunks arrive."""
+
+    def __init__(self, n_heads: int, n: int, pixels: int, specials: np.ndarray,
+                 top_k: int = TOP_K) -> None:
+        self.n, self.h = n, n_heads
+        self.p = min(pixels, n)
+        self.starts = bin_starts(n, self.p)
+        self.top_k = min(top_k, n)
+        self.special_pos = torch.from_numpy(np.flatnonzero(specials))
+        self.sum = np.zeros((n_heads, self.p, self.p), np.float64)
+        self.max = np.zeros((n_heads, self.p, self.p), np.float32)
+        self.stats = {name: np.zeros((n_heads, n), np.float32) for name in PER_QUERY}
+        self.stats["received"] = np.zeros((n_heads, n), np.float32)  # per key: Σ over queries
+        self.top_keys = np.zeros((n_heads, n, self.top_k), np.int32)
+        self.top_weights = np.zeros((n_heads, n, self.top_k), np.float32)
+        self.lse = np.zeros((n_heads, n), np.float32)
+        self.bands = np.zeros((n_heads, 3), np.float64)  # Σ over queries: local, middle, far
+
+    def add(self, probs: torch.Tensor, lse: torch.Tensor, q0: int, k0: int) -> None:
+        """probs float32 (H, c, w) for queries q0.. over keys k0..; lse (H, c)."""
+        _, c, w = probs.shape
+        q1, k1 = q0 + c, k0 + w
+        self.lse[:, q0:q1] = lse.numpy()
+        qi = torch.arange(q0, q1, dtype=torch.float32)[:, None]
+        dist = (qi - torch.arange(k0, k1, dtype=torch.float32)[None, :]).abs_()  # (c, w)
+        st = self.stats
+        st["entropy"][:, q0:q1] = -torch.special.xlogy(probs, probs).sum(-1).numpy()
+        if k0 == 0:
+            st["first"][:, q0:q1] = probs[:, :, 0].numpy()
+        sp = self.special_pos[(self.special_pos >= k0) & (self.special_pos < k1)] - k0
+        if len(sp):
+            st["special"][:, q0:q1] = probs[:, :, sp].sum(-1).numpy()
+        rows = torch.arange(c)
+        prev = rows + q0 - 1 - k0  # the key just before each query, in chunk coordinates
+        ok = (prev >= 0) & (prev < w)
+        if ok.any():
+            st["previous"][:, q0:q1][:, ok.numpy()] = probs[:, rows[ok], prev[ok]].numpy()
+        st["mean_distance"][:, q0:q1] = (probs * dist).sum(-1).numpy()
+        reach = torch.where(probs >= REACH, dist, torch.zeros((), dtype=dist.dtype))
+        st["max_distance"][:, q0:q1] = reach.amax(-1).numpy()
+        st["received"][:, k0:k1] += probs.sum(1).numpy()
+        local = (probs * (dist <= LOCAL)).sum(-1)
+        middle = (probs * ((dist > LOCAL) & (dist <= MIDDLE))).sum(-1)
+        far = (probs * (dist > MIDDLE)).sum(-1)
+        self.bands += torch.stack([local, middle, far], -1).sum(1).double().numpy()
+        kk = min(self.top_k, w)
+        top = torch.topk(probs, kk, dim=-1)
+        self.top_keys[:, q0:q1, :kk] = (top.indices + k0).numpy()
+        self.top_weights[:, q0:q1, :kk] = top.values.numpy()
+        self._pool(probs.numpy(), q0, q1, k0, k1)
+
+    def _pool(self, p: np.ndarray, q0: int, q1: int, k0: int, k1: int) -> None:
+        ka, kb, kseg = _local_starts(self.starts, k0, k1, self.p, self.n)
+        qa, qb, qseg = _local_starts(self.starts, q0, q1, self.p, self.n)
+        col_sum = np.add.reduceat(p, kseg, axis=2)  # (H, c, pixels of these keys)
+        col_max = np.maximum.reduceat(p, kseg, axis=2)
+        self.sum[:, qa:qb, ka:kb] += np.add.reduceat(col_sum, qseg, axis=1)
+        cell = self.max[:, qa:qb, ka:kb]
+        np.maximum(cell, np.maximum.reduceat(col_max, qseg, axis=1), out=cell)
+
+    def pooled_mean(self) -> np.ndarray:
+        """float32 (H, P, P): each pixel's mean over its (query, key) cells."""
+        size = np.diff(self.starts).astype(np.float64)
+        return (self.sum / (size[:, None] * size[None, :])).astype(np.float32)
+
+    def band_shares(self) -> np.ndarray:
+        """float32 (H, 3): mean share of a query's attention at local, middle, far distance."""
+        return (self.bands / self.n).astype(np.float32)

@@ -1,0 +1,138 @@
+"""LongTrace: every head's attention over a long text, held in O(L·H·n) memory.
+
+Shape legend
+    L  layers of one kind    H  query heads    G  key/value heads    n  tokens
+    P  pixels per side       k  top keys per query        Dh  head size
+
+pooled[kind]          {"mean", "max"}: float32 [L,H,P,P], each pixel's cells' mean / max
+stats[kind][name]     float32 [L,H,n]; per query: entropy, first, special, previous,
+                      mean_distance, max_distance; per key: received (Σ over queries)
+top[kind]             {"keys": int32, "weights": float32} [L,H,n,k]: each query's strongest
+summary[kind]         "bands" [L,H,3]: mean share at local / middle / far distance; "sink"
+                      [L,H]: mean share on position 0; "sink_key", "sink_share" [L,H]: the
+                      key receiving most and its mean share
+block(kind, layer, head, q0, q1, k0, k1)   float32 [q1-q0, k1-k0]: exact probabilities,
+                      recomputed from the kept Q, K and each query's log-sum-exp
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from .attend import Rule, grouped
+from .reduce import LayerReducer
+
+MAX_BLOCK = 1024  # block() answers up to 1,024 × 1,024 cells at once
+
+
+@dataclass
+class Kept:
+    """One layer's queries and keys after positions were applied, and how it scores."""
+
+    q: torch.Tensor  # (H, n, Dh) float32 or float16
+    k: torch.Tensor  # (G, n, Dh)
+    rule: Rule
+    lse: np.ndarray  # float32 (H, n): log-sum-exp of each query's visible scores
+
+
+@dataclass
+class LongTrace:
+    """The long capture of one text (see the table above)."""
+
+    tokens: list[str]
+    ids: np.ndarray  # int64 (n,)
+    pixels: int
+    qk_dtype: str  # "float32": block() exact; "float16": within about 1e-3
+    pooled: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
+    stats: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
+    top: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
+    summary: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
+    kv_groups: np.ndarray | None = None  # int (H,)
+    kept: dict[str, list[Kept]] = field(default_factory=dict)
+
+    @property
+    def n(self) -> int:
+        """Number of tokens."""
+        return len(self.ids)
+
+    @property
+    def kinds(self) -> list[str]:
+        """Attention kinds captured (self-attention only: one text)."""
+        return list(self.pooled)
+
+    def shape(self, kind: str) -> tuple[int, int]:
+        """(layers, heads) of one kind."""
+        return self.pooled[kind]["mean"].shape[:2]
+
+    def block(self, kind: str, layer: int, head: int, q0: int, q1: int, k0: int,
+              k1: int) -> np.ndarray:
+        """float32 (q1-q0, k1-k0): the exact probabilities of that block (blocked cells 0)."""
+        n = self.n
+        if not (0 <= q0 < q1 <= n and 0 <= k0 < k1 <= n):
+            raise ValueError(f"block {q0}:{q1} × {k0}:{k1} is outside 0..{n}")
+        if q1 - q0 > MAX_BLOCK or k1 - k0 > MAX_BLOCK:
+            raise ValueError(f"a block is at most {MAX_BLOCK} × {MAX_BLOCK} cells")
+        kept = self.kept[kind][layer]
+        groups = kept.k.size(0)
+        g = head // (kept.q.size(0) // groups)
+        q = kept.q[head:head + 1, q0:q1].float()
+        k = kept.k[g:g + 1, k0:k1].float()
+        s = kept.rule.scores(grouped(q, 1), k)[0]  # (c, w)
+        s.sub_(torch.from_numpy(kept.lse[head, q0:q1])[:, None]).exp_()
+        blocked = kept.rule.block_mask(q0, q1, k0, k1)
+        if blocked is not None:
+            s.masked_fill_(blocked, 0.0)
+        return s.numpy()
+
+    def nbytes(self) -> int:
+        """Bytes held (maps, statistics, kept queries and keys)."""
+        total = sum(a.nbytes for d in (self.pooled, self.stats, self.top, self.summary)
+                    for part in d.values() for a in part.values())
+        for layers in self.kept.values():
+            for kept in layers:
+                total += kept.q.nbytes + kept.k.nbytes + kept.lse.nbytes
+        return int(total)
+
+
+class LongRecorder:
+    """Collects each (kind, layer)'s reducer and kept Q/K while a backend runs the model."""
+
+    def __init__(self, n: int, pixels: int, specials: np.ndarray, qk_dtype: str) -> None:
+        self.n, self.pixels, self.specials = n, pixels, specials
+        self.dtype = getattr(torch, qk_dtype)
+        self.qk_dtype = qk_dtype
+        self.layers: dict[str, dict[int, tuple[LayerReducer, Kept]]] = {}
+
+    def layer(self, kind: str, layer: int, q: torch.Tensor, k: torch.Tensor,
+              rule: Rule) -> LayerReducer:
+        """Start (kind, layer): keep q (H, n, Dh) and k (G, n, Dh); return its reducer."""
+        reducer = LayerReducer(q.size(0), self.n, self.pixels, self.specials)
+        kept = Kept(q.detach().to(self.dtype, copy=True), k.detach().to(self.dtype, copy=True),
+                    rule, reducer.lse)
+        self.layers.setdefault(kind, {})[layer] = (reducer, kept)
+        return reducer
+
+    def finish(self, tokens: list[str], ids: np.ndarray, kv_groups: np.ndarray) -> LongTrace:
+        """Stack every layer's reductions into a LongTrace."""
+        out = LongTrace(tokens=tokens, ids=ids, pixels=min(self.pixels, self.n),
+                        qk_dtype=self.qk_dtype, kv_groups=kv_groups)
+        for kind, by_layer in self.layers.items():
+            reds = [by_layer[i][0] for i in sorted(by_layer)]
+            out.kept[kind] = [by_layer[i][1] for i in sorted(by_layer)]
+            out.pooled[kind] = {"mean": np.stack([r.pooled_mean() for r in reds]),
+                                "max": np.stack([r.max for r in reds])}
+            out.stats[kind] = {name: np.stack([r.stats[name] for r in reds])
+                               for name in reds[0].stats}
+            out.top[kind] = {"keys": np.stack([r.top_keys for r in reds]),
+                             "weights": np.stack([r.top_weights for r in reds])}
+            received = out.stats[kind]["received"]  # (L, H, n)
+            out.summary[kind] = {
+                "bands": np.stack([r.band_shares() for r in reds]),
+                "sink": out.stats[kind]["first"].mean(-1),
+                "sink_key": received.argmax(-1),
+                "sink_share": received.max(-1) / self.n,
+            }
+        return out

@@ -1,0 +1,191 @@
+"""Long mode equals a full capture at small n, on every family built here (no download).
+
+Oracle: model.capture's full attention matrices [L, H, n, n], reduced in numpy by the
+definitions written out below (pixel bins, entropy, distances, bands, top keys). Chunks are
+made small (CHUNK_BYTES patched) so that chunk edges cut across pixels and windows.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import model.long.attend as attend_module  # noqa: E402
+from model import capture, capture_long, load_checkpoint  # noqa: E402
+from model.backends import capabilities  # noqa: E402
+from model.long.reduce import LOCAL, MIDDLE, REACH, bin_starts  # noqa: E402
+from model.tokenizer import is_special  # noqa: E402
+from tests.unit.conftest import make_bundle  # noqa: E402
+from tests.unit.test_hf import SPECIALS, WORDS, make_tokenizer  # noqa: E402
+
+N_WORDS = 1100  # past the middle band (1,024) so every band holds mass
+PIXELS = 96  # does not divide n: pixels of unequal size
+WINDOW = 40
+LM = Path(__file__).resolve().parents[2] / "checkpoints" / "lm"
+
+
+def text(n_words: int) -> str:
+    return " ".join(WORDS[(i * 7 + i // 5) % len(WORDS)] for i in range(n_words))
+
+
+def build(family: str):
+    import transformers as tf
+
+    torch.manual_seed(0)
+    common = dict(vocab_size=len(SPECIALS) + len(WORDS), pad_token_id=0, bos_token_id=2,
+                  eos_token_id=3)
+    if family == "gpt2":
+        return tf.GPT2LMHeadModel(tf.GPT2Config(n_embd=16, n_layer=2, n_head=4,
+                                                n_positions=N_WORDS + 8, **common)), None
+    rotary = dict(hidden_size=24, num_hidden_layers=2, num_attention_heads=6,
+                  num_key_value_heads=2, intermediate_size=32,
+                  max_position_embeddings=N_WORDS + 8, **common)
+    if family == "llama":
+        return tf.LlamaForCausalLM(tf.LlamaConfig(**rotary)), "<s> $A"
+    if family == "mistral":
+        return tf.MistralForCausalLM(tf.MistralConfig(sliding_window=WINDOW, **rotary)), \
+            "<s> $A"
+    # Qwen2: sliding window in layer 1 only (layer 0 full), as its layer_types say
+    return tf.Qwen2ForCausalLM(tf.Qwen2Config(
+        use_sliding_window=True, sliding_window=WINDOW, max_window_layers=1,
+        layer_types=["full_attention", "sliding_attention"], **rotary)), "<s> $A"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _small_chunks():
+    before, threads = attend_module.CHUNK_BYTES, torch.get_num_threads()
+    attend_module.CHUNK_BYTES = 64 << 10  # a few dozen queries per chunk
+    torch.set_num_threads(1)
+    yield
+    attend_module.CHUNK_BYTES = before
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("long")
+    for family in ("gpt2", "llama", "mistral", "qwen2"):
+        model, template = build(family)
+        model.save_pretrained(out / family, safe_serialization=True)
+        make_tokenizer(template).save_pretrained(out / family)
+    return out
+
+
+def reference(a: np.ndarray, specials: np.ndarray, pixels: int) -> dict[str, np.ndarray]:
+    """Everything long mode reports, from full [L, H, n, n] probabilities."""
+    a = a.astype(np.float64)
+    n = a.shape[-1]
+    p = min(pixels, n)
+    s = bin_starts(n, p)
+    mean = np.zeros(a.shape[:2] + (p, p))
+    mx = np.zeros_like(mean)
+    for i in range(p):
+        for j in range(p):
+            cell = a[:, :, s[i]:s[i + 1], s[j]:s[j + 1]]
+            mean[:, :, i, j] = cell.mean((-1, -2))
+            mx[:, :, i, j] = cell.max((-1, -2))
+    qi, kj = np.arange(n)[:, None], np.arange(n)[None, :]
+    dist = np.abs(qi - kj).astype(np.float64)
+    logs = np.log(np.where(a > 0, a, 1.0))
+    prev = np.zeros(a.shape[:3])
+    prev[..., 1:] = a[..., np.arange(1, n), np.arange(n - 1)]
+    return {
+        "mean": mean, "max": mx,
+        "entropy": -(a * logs).sum(-1),
+        "first": a[..., 0],
+        "special": a[..., specials].sum(-1),
+        "previous": prev,
+        "mean_distance": (a * dist).sum(-1),
+        "max_distance": np.where(a >= REACH, dist, 0).max(-1),
+        "received": a.sum(-2),
+        "bands": np.stack([(a * (dist <= LOCAL)).sum(-1).mean(-1),
+                           (a * ((dist > LOCAL) & (dist <= MIDDLE))).sum(-1).mean(-1),
+                           (a * (dist > MIDDLE)).sum(-1).mean(-1)], -1),
+        "top": -np.sort(-a, -1)[..., :8],
+    }
+
+
+def check(bundle, line: str, kind: str, pixels: int = PIXELS) -> None:
+    full = capture(bundle, [line])
+    a = full.attn[kind][:, 0]  # (L, H, n, n)
+    n = a.shape[-1]
+    long = capture_long(bundle, line, pixels=pixels, qk_dtype="float32")
+    assert long.n == n and long.kinds == [kind]
+    specials = np.array([is_special(t) for t in long.tokens], bool)
+    want = reference(a, specials, pixels)
+    tol = dict(rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(long.pooled[kind]["mean"], want["mean"], **tol)
+    np.testing.assert_allclose(long.pooled[kind]["max"], want["max"], **tol)
+    st = long.stats[kind]
+    for name in ("entropy", "first", "special", "previous", "received"):
+        np.testing.assert_allclose(st[name], want[name], err_msg=name, **tol)
+    # distances are in positions (up to n): relative tolerance
+    np.testing.assert_allclose(st["mean_distance"], want["mean_distance"], rtol=1e-5, atol=1e-3)
+    near = np.abs(a - REACH) < 1e-6  # a weight on the reach threshold itself may flip
+    if not near.any():
+        np.testing.assert_array_equal(st["max_distance"], want["max_distance"])
+    np.testing.assert_allclose(long.summary[kind]["bands"], want["bands"], **tol)
+    np.testing.assert_allclose(long.top[kind]["weights"], want["top"], **tol)
+    keys = long.top[kind]["keys"]
+    picked = np.take_along_axis(a, keys.astype(np.int64), -1)
+    np.testing.assert_allclose(picked, long.top[kind]["weights"], **tol)
+    n_layers, n_heads = a.shape[:2]
+    for layer, head, q0, q1, k0, k1 in [(0, 0, 0, n, 0, min(n, 1024)),
+                                        (n_layers - 1, n_heads - 1, n // 3, n, n // 4, n // 2),
+                                        (n_layers - 1, 1, 5, 6, 0, n)]:
+        if q1 - q0 > 1024 or k1 - k0 > 1024:
+            q1, k1 = min(q1, q0 + 1024), min(k1, k0 + 1024)
+        np.testing.assert_allclose(long.block(kind, layer, head, q0, q1, k0, k1),
+                                   a[layer, head, q0:q1, k0:k1], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("family", ["gpt2", "llama", "mistral", "qwen2"])
+def test_hugging_face_families_equal_a_full_capture(root, family):
+    bundle = load_checkpoint(root / family)
+    assert capabilities(bundle).long_context
+    check(bundle, text(N_WORDS), "dec_self")
+
+
+def test_the_window_is_respected(root):
+    bundle = load_checkpoint(root / "mistral")
+    long = capture_long(bundle, text(300), pixels=64)
+    # no query reaches farther back than the window
+    assert long.stats["dec_self"]["max_distance"].max() < WINDOW
+    assert long.summary["dec_self"]["bands"][..., 1:].max() == 0
+
+
+def test_the_labs_encoder_decoder_equals_a_full_capture(tokenizer):
+    bundle = make_bundle(tokenizer, max_len=700, norm="post", pos_encoding="sinusoidal")
+    line = " ".join(["The cat eats fish every day and the dog runs in the park."] * 40)
+    check(bundle, line, "enc_self", pixels=50)
+
+
+@pytest.mark.skipif(not (LM / "config.json").is_file(), reason="checkpoints/lm not shipped")
+def test_the_trained_language_model_equals_a_full_capture():
+    bundle = load_checkpoint(LM)
+    check(bundle, "The cat sat on the mat. " * 40, "dec_self", pixels=48)
+
+
+def test_fp16_queries_and_keys_stay_within_2e_3(root):
+    bundle = load_checkpoint(root / "llama")
+    line = text(400)
+    full = capture(bundle, [line]).attn["dec_self"][:, 0]
+    long = capture_long(bundle, line, pixels=32, qk_dtype="float16")
+    assert long.qk_dtype == "float16"
+    np.testing.assert_allclose(long.block("dec_self", 1, 2, 0, 400, 0, 400), full[1, 2, :400, :400],
+                               atol=2e-3)
+
+
+def test_bad_requests_are_refused(root):
+    bundle = load_checkpoint(root / "gpt2")
+    long = capture_long(bundle, text(50), pixels=16)
+    with pytest.raises(ValueError, match="outside"):
+        long.block("dec_self", 0, 0, 0, 10, 0, long.n + 1)
+    with pytest.raises(ValueError, match="pixels"):
+        capture_long(bundle, text(50), pixels=2048)
