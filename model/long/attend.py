@@ -20,6 +20,7 @@ import torch
 from .reduce import LayerReducer
 
 CHUNK_BYTES = 32 << 20  # one chunk's probabilities: small enough to stay near the caches
+BLOCKED = -1e30  # a blocked score: exp() of it is 0, and 0 · it is 0 (not NaN as with -inf)
 
 
 @dataclass(frozen=True)
@@ -81,14 +82,14 @@ def attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, rule: Rule,
         c, w = q1 - q0, k1 - k0
         s = rule.scores(grouped(q[:, q0:q1], g), k[:, k0:k1]).view(h, c, w)
         blocked = rule.block_mask(q0, q1, k0, k1)
-        if blocked is not None:
-            s.masked_fill_(blocked, float("-inf"))
-        top = s.amax(-1, keepdim=True)  # every row sees at least its own key: finite
-        s.sub_(top).exp_()
-        z = s.sum(-1, keepdim=True)
-        s.div_(z)  # s now holds the probabilities: computed once, used twice
-        ctx = torch.matmul(s.view(g, -1, w), v[:, k0:k1])  # (G, R·c, Dh)
+        if blocked is not None:  # finite: a blocked cell's weight is exactly 0, p·s stays 0
+            s.masked_fill_(blocked, BLOCKED)
+        top = s.amax(-1, keepdim=True)  # every row sees at least its own key
+        p = torch.exp(s - top)
+        z = p.sum(-1, keepdim=True)
+        p.div_(z)  # the probabilities: computed once, used for the output and the reducer
+        ctx = torch.matmul(p.view(g, -1, w), v[:, k0:k1])  # (G, R·c, Dh)
         out[:, q0:q1] = ctx.view(h, c, -1)
         if reducer is not None:
-            reducer.add(s, (top + z.log()).squeeze(-1), q0, k0)
+            reducer.add(p, s, (top + z.log()).squeeze(-1), q0, k0, rule.causal)
     return out

@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 LOCAL, MIDDLE = 64, 1024  # distance bands: local <= 64 < middle <= 1,024 < far
-REACH = 0.01  # max distance: the farthest key holding at least this share of a query's weight
+REACH = 0.01  # max distance: the farthest of its top keys holding at least this share
 TOP_K = 8
 PER_QUERY = ("entropy", "first", "special", "previous", "mean_distance", "max_distance")
 
@@ -62,15 +62,18 @@ class LayerReducer:
         self.lse = np.zeros((n_heads, n), np.float32)
         self.bands = np.zeros((n_heads, 3), np.float64)  # Σ over queries: local, middle, far
 
-    def add(self, probs: torch.Tensor, lse: torch.Tensor, q0: int, k0: int) -> None:
-        """probs float32 (H, c, w) for queries q0.. over keys k0..; lse (H, c)."""
-        _, c, w = probs.shape
+    def add(self, probs: torch.Tensor, scores: torch.Tensor, lse: torch.Tensor, q0: int,
+            k0: int, causal: bool) -> None:
+        """probs float32 (H, c, w) for queries q0.. over keys k0..; the scores they came from
+        (blocked cells any finite value, their weight is 0); lse (H, c); causal: no query
+        reads a key after it (distances then need no absolute value)."""
+        h, c, w = probs.shape
         q1, k1 = q0 + c, k0 + w
         self.lse[:, q0:q1] = lse.numpy()
-        qi = torch.arange(q0, q1, dtype=torch.float32)[:, None]
-        dist = (qi - torch.arange(k0, k1, dtype=torch.float32)[None, :]).abs_()  # (c, w)
         st = self.stats
-        st["entropy"][:, q0:q1] = -torch.special.xlogy(probs, probs).sum(-1).numpy()
+        # entropy = lse − Σ p·s: one dot product per row instead of a log per cell
+        dot = torch.matmul(probs.view(h * c, 1, w), scores.view(h * c, w, 1)).view(h, c)
+        st["entropy"][:, q0:q1] = (lse - dot).numpy()
         if k0 == 0:
             st["first"][:, q0:q1] = probs[:, :, 0].numpy()
         sp = self.special_pos[(self.special_pos >= k0) & (self.special_pos < k1)] - k0
@@ -81,19 +84,39 @@ class LayerReducer:
         ok = (prev >= 0) & (prev < w)
         if ok.any():
             st["previous"][:, q0:q1][:, ok.numpy()] = probs[:, rows[ok], prev[ok]].numpy()
-        st["mean_distance"][:, q0:q1] = (probs * dist).sum(-1).numpy()
-        reach = torch.where(probs >= REACH, dist, torch.zeros((), dtype=dist.dtype))
-        st["max_distance"][:, q0:q1] = reach.amax(-1).numpy()
+        qi = torch.arange(q0, q1, dtype=torch.float32)
+        if causal:  # Σ p·(i − j) = i − p·j: a matrix–vector product, no (c, w) temporary
+            kj = torch.arange(k0, k1, dtype=torch.float32)
+            st["mean_distance"][:, q0:q1] = (qi - torch.matmul(probs, kj)).numpy()
+        else:
+            dist = (qi[:, None] - torch.arange(k0, k1, dtype=torch.float32)[None, :]).abs_()
+            st["mean_distance"][:, q0:q1] = (probs * dist).sum(-1).numpy()
         st["received"][:, k0:k1] += probs.sum(1).numpy()
-        local = (probs * (dist <= LOCAL)).sum(-1)
-        middle = (probs * ((dist > LOCAL) & (dist <= MIDDLE))).sum(-1)
-        far = (probs * (dist > MIDDLE)).sum(-1)
-        self.bands += torch.stack([local, middle, far], -1).sum(1).double().numpy()
+        self._bands(probs, q0, k0, causal)
         kk = min(self.top_k, w)
         top = torch.topk(probs, kk, dim=-1)
-        self.top_keys[:, q0:q1, :kk] = (top.indices + k0).numpy()
+        keys = top.indices + k0
+        self.top_keys[:, q0:q1, :kk] = keys.numpy()
         self.top_weights[:, q0:q1, :kk] = top.values.numpy()
+        # max distance: the farthest of the top keys holding at least REACH of the weight
+        reach = torch.where(top.values >= REACH, (qi[:, None] - keys).abs(), 0)
+        st["max_distance"][:, q0:q1] = reach.amax(-1).numpy()
         self._pool(probs.numpy(), q0, q1, k0, k1)
+
+    def _bands(self, probs: torch.Tensor, q0: int, k0: int, causal: bool) -> None:
+        """Σ over these queries of their mass at local, middle and far distance."""
+        _, c, w = probs.shape
+        out = []
+        for limit in (LOCAL, MIDDLE):
+            # causal rows: only the last c + limit keys can be within `limit` of a query
+            lo = max(0, q0 - limit - k0) if causal else 0
+            qi = torch.arange(q0, q0 + c)[:, None]
+            dist = (qi - torch.arange(k0 + lo, k0 + w)[None, :]).abs_()
+            out.append((probs[:, :, lo:] * (dist <= limit)).sum(-1).sum(-1).double())
+        local, near = out  # near: within MIDDLE, local included; rows add up to 1
+        self.bands[:, 0] += local.numpy()
+        self.bands[:, 1] += (near - local).numpy()
+        self.bands[:, 2] += c - near.numpy()
 
     def _pool(self, p: np.ndarray, q0: int, q1: int, k0: int, k1: int) -> None:
         ka, kb, kseg = _local_starts(self.starts, k0, k1, self.p, self.n)

@@ -102,13 +102,21 @@ def reference(a: np.ndarray, specials: np.ndarray, pixels: int) -> dict[str, np.
         "special": a[..., specials].sum(-1),
         "previous": prev,
         "mean_distance": (a * dist).sum(-1),
-        "max_distance": np.where(a >= REACH, dist, 0).max(-1),
+        "max_distance": top_reach(a, dist),
         "received": a.sum(-2),
         "bands": np.stack([(a * (dist <= LOCAL)).sum(-1).mean(-1),
                            (a * ((dist > LOCAL) & (dist <= MIDDLE))).sum(-1).mean(-1),
                            (a * (dist > MIDDLE)).sum(-1).mean(-1)], -1),
         "top": -np.sort(-a, -1)[..., :8],
     }
+
+
+def top_reach(a: np.ndarray, dist: np.ndarray) -> np.ndarray:
+    """The farthest of each query's top-8 keys that holds at least REACH of its weight."""
+    order = np.argsort(-a, -1, kind="stable")[..., :8]
+    w = np.take_along_axis(a, order, -1)
+    d = dist[np.arange(a.shape[-2])[:, None], order]
+    return np.where(w >= REACH, d, 0).max(-1)
 
 
 def check(bundle, line: str, kind: str, pixels: int = PIXELS) -> None:

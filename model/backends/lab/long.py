@@ -48,14 +48,16 @@ def long_forward(bundle: Bundle, batch: Batch, pixels: int, qk_dtype: str) -> Lo
         def lse(x: torch.Tensor, name: str, layer: int = layer) -> None:
             red = recorder.layer(kind, layer, seen.pop("hook_q"), seen.pop("hook_k"), rule)
             seen["lse"] = torch.logsumexp(x[0], -1)  # (H, n)
+            seen["scores"] = x[0]
             seen["reducer"] = red
 
         def reduce(x: torch.Tensor, name: str) -> None:
-            red, whole = seen.pop("reducer"), seen.pop("lse")
+            red, whole, scores = seen.pop("reducer"), seen.pop("lse"), seen.pop("scores")
             step = chunk_size(x.size(1), n)
             for q0 in range(0, n, step):
                 q1 = min(n, q0 + step)
-                red.add(x[0, :, q0:q1].contiguous(), whole[:, q0:q1], q0, 0)
+                red.add(x[0, :, q0:q1].contiguous(), scores[:, q0:q1].contiguous(),
+                        whole[:, q0:q1], q0, 0, rule.causal)
 
         fns.update({f"{prefix}.hook_q": keep, f"{prefix}.hook_k": keep,
                     f"{prefix}.hook_masked": lse, f"{prefix}.hook_probs": reduce})
