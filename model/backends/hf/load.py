@@ -147,6 +147,18 @@ def _load_model(auto: Any, folder: Path, weights: Path) -> Any:
                               f"{exc})") from None
 
 
+def _warm(model: Any, family: str, weights: Path) -> None:
+    """Hook the model once here, not on some session's first patch: sessions share it, and a
+    hook added while another thread runs a forward changes the table that forward reads."""
+    from .recorder import prepare
+
+    try:
+        prepare(model, family)
+    except Exception as exc:  # a model that cannot run 3 tokens would fail every view anyway
+        raise CheckpointError(weights, f"cannot run the model once ({type(exc).__name__}: "
+                              f"{exc})") from None
+
+
 def _weights_file(folder: Path) -> Path:
     """The safetensors weights of a folder; pickled .bin weights are refused, never opened."""
     single, index = folder / "model.safetensors", folder / "model.safetensors.index.json"
@@ -194,6 +206,7 @@ def load_hf(folder: str | Path) -> Bundle:
             "encoder": AutoModel}[family]
     device, device_note = model_device()
     model = _load_model(auto, folder, weights).eval().to(device)
+    _warm(model, family, weights)
     n_embed = model.get_input_embeddings().num_embeddings
     if len(tokenizer) > n_embed:
         raise CheckpointError(tok_file, f"tokenizer has {len(tokenizer)} tokens but the model "

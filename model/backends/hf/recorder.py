@@ -188,9 +188,10 @@ def _probe_inputs(model: nn.Module, family: str) -> dict[str, torch.Tensor]:
     """A 3-token source and a 2-token target (ids 1..3, inside any vocabulary)."""
     device = next(model.parameters()).device
     src = torch.tensor([[1, 2, 3]], device=device)
+    given = {"input_ids": src, "attention_mask": torch.ones_like(src)}  # ids may include pad
     if family == "seq2seq":
-        return {"input_ids": src, "decoder_input_ids": torch.tensor([[1, 2]], device=device)}
-    return {"input_ids": src}
+        return {**given, "decoder_input_ids": torch.tensor([[1, 2]], device=device)}
+    return given
 
 
 def _classify(calls: list, family: str) -> list[tuple[nn.Module, str]]:
@@ -216,12 +217,12 @@ def sites(model: nn.Module, family: str) -> Sites | None:
     """Find (once per model) which module is which (kind, layer); None when the model does not
     call lab_attention (loaded with another attn_implementation, or a family that does not
     route attention through AttentionInterface)."""
+    if getattr(model.config, "_attn_implementation", None) != NAME:
+        return None  # asked each time: set_attn_implementation may switch a loaded model
     with _LOCK:
         known = _SITES.get(model)
         if known is not None:
             return known
-        if getattr(model.config, "_attn_implementation", None) != NAME:
-            return None
         calls: list = []
         token = _PROBE.set(calls)
         try:
@@ -261,6 +262,7 @@ def instrumented(bundle) -> bool:
 
 _STACK = {"enc_self": "encoder", "dec_self": "decoder"}  # cross shares the decoder's blocks
 _RESID: weakref.WeakKeyDictionary[nn.Module, dict[str, int]] = weakref.WeakKeyDictionary()
+RESID_MARK = "lab_resid_hooked"  # attribute set on a block once its hooks are registered
 
 
 def _block_of(name: str, named: dict[str, nn.Module]) -> str:
@@ -308,7 +310,9 @@ def residual_points(model: nn.Module, family: str) -> dict[str, int] | None:
     `….layers.{L-1}.hook_resid_post` at the last block's output, all (B, n, D). Returns blocks
     per side ({"enc": L, "dec": L}); None where the attention sites are unknown. The module
     hooks only hand tensors to model.hooks' per-context functions, so outside a hooks() block
-    they do nothing and threads never see each other's."""
+    they do nothing and threads never see each other's. `prepare` installs them at load, before
+    any session shares the model; a block carries a mark with its hooks, so a copy of a
+    prepared model (a training snapshot) is never hooked twice."""
     found = sites(model, family)
     if found is None:
         return None
@@ -328,11 +332,25 @@ def residual_points(model: nn.Module, family: str) -> dict[str, int] | None:
             n = len(by_layer)
             for i in range(n):
                 block = named[by_layer[i]]
+                if getattr(block, RESID_MARK, False):  # copied along with its hooks
+                    continue
                 pre = _point(f"{stack}.layers.{i}.hook_resid_pre")
                 block.register_forward_pre_hook(_pre_hook(pre), with_kwargs=True)
                 if i == n - 1:
                     block.register_forward_hook(_post_hook(
                         _point(f"{stack}.layers.{i}.hook_resid_post")))
+                setattr(block, RESID_MARK, True)
             out["enc" if stack == "encoder" else "dec"] = n
         _RESID[model] = out
         return out
+
+
+def prepare(model: nn.Module, family: str) -> None:
+    """Once at load, before sessions share the model: classify its attention sites, install
+    the residual block hooks and run one forward, so that every module hook (ours, and the
+    output-capturing hooks transformers adds on a model's first forward) exists before any
+    two threads run it; no instrument adds or removes a module hook afterwards."""
+    residual_points(model, family)
+    with torch.inference_mode():  # transformers hooks a model when an output is first asked
+        model(**_probe_inputs(model, family), output_attentions=True,
+              output_hidden_states=True)
