@@ -74,7 +74,7 @@ def read_history(folder: str | Path) -> History | None:
                 raise ValueError
             if any(np.asarray(rec[d], dtype=float).shape != shape for d in DETECTORS):
                 raise ValueError
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, RecursionError):  # [[[… nested deep
             skipped += 1
             continue
         if rows and shape != np.asarray(rows[0]["induction"]).shape:
