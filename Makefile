@@ -14,7 +14,7 @@ hash = $(shell cat $(1) | sha256sum | cut -c1-16)
 RUN_STAMP := $(VENV)/.installed-run-$(call hash,requirements.txt)
 DEV_STAMP := $(VENV)/.installed-dev-$(call hash,requirements.txt requirements-dev.txt)
 
-.PHONY: run test lint locales messages bench soak readme clean cluster cluster-stop test-cluster nginx
+.PHONY: run test lint locales messages bench bench-tl soak readme clean cluster cluster-stop test-cluster nginx
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -81,6 +81,19 @@ lint: $(DEV_STAMP)
 
 bench: $(DEV_STAMP)
 	@if [ -f benchmarks/__init__.py ]; then $(PY) -m benchmarks; else echo "no benchmarks/ package"; fi
+
+# TransformerLens beside the lab's capture (issue 40): its own venv from requirements-bench.txt
+# (torch stays the pinned local CPU wheel), never in .venv and never part of `make test`.
+TL_VENV := .venv-tl
+TL_STAMP := $(TL_VENV)/.installed-bench-$(call hash,requirements.txt requirements-bench.txt)
+
+$(TL_STAMP):
+	test -x $(TL_VENV)/bin/python || $(PYTHON) -m venv $(TL_VENV)
+	$(TL_VENV)/bin/python -m pip install --disable-pip-version-check -q -r requirements-bench.txt
+	rm -f $(TL_VENV)/.installed-* && touch $@
+
+bench-tl: $(TL_STAMP)
+	$(TL_VENV)/bin/python -m benchmarks bench_tl
 
 # Rewrite README.md's figure blocks (<!-- figures:NAME -->) from benchmarks/results.json.
 readme: $(RUN_STAMP)

@@ -7,8 +7,8 @@ gpt2, llama: random-weight Hugging Face folders of real shapes, at 512 tokens, o
     Ratios are to transformers' own sdpa forward of the same folder (tokenize + forward,
     use_cache=False, every position's logits, as a user calling the model gets them), medians
     of interleaved rounds: a full capture (q/k/v, scores, attention, hidden, logits, norms) and
-    an attention-only one (names=["attn"]). TransformerLens's run_with_cache runs beside them
-    when it is importable (an optional dev extra); otherwise one line says it was skipped.
+    an attention-only one (names=["attn"]). TransformerLens beside them: bench_tl.py
+    (make bench-tl, its own venv).
 memory: a fresh process per shape measures the capture's peak RSS above its start (VmHWM, as
     tests/unit/peaks.py) against model.dispatch.estimate_capture, attention-only and full.
     (capture_memory.py; the shapes and their folders are in capture_shapes.py.)
@@ -50,18 +50,18 @@ def _inputs(bundle, n_sent: int, n_tok: int):
     return sources, targets
 
 
-def native() -> tuple[list[str], dict]:
-    """The lab's model: 2 × 32 and 1 × 512 pieces, full and attention-only capture, one
-    thread (as the Hugging Face shapes: on a shared machine two threads measured the load)."""
+def native(threads: int = 1) -> tuple[list[str], dict]:
+    """The lab's model: 2 × 32 and 1 × 512 pieces, full, attention-only and logits-only
+    capture, at `threads` torch (and BLAS) threads."""
     from threadpoolctl import threadpool_limits
 
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
     try:
-        with threadpool_limits(limits=1):
+        with threadpool_limits(limits=threads):
             return _native()
     finally:
-        torch.set_num_threads(threads)
+        torch.set_num_threads(before)
 
 
 def _native() -> tuple[list[str], dict]:
@@ -92,18 +92,25 @@ def _native() -> tuple[list[str], dict]:
         def attn_only(sources=sources, targets=targets):
             capture(bundle, sources, targets, target_lang="ko", names=["attn"])
 
+        def logits_only(sources=sources, targets=targets):
+            capture(bundle, sources, targets, target_lang="ko", names=["logits"])
+
         repeat = 9 if n_tok <= 64 else 5
-        t_plain, t_full, t_attn = median_times([plain, full, attn_only], repeat)
+        t_plain, t_full, t_attn, t_logits = median_times([plain, full, attn_only, logits_only],
+                                                          repeat)
         size = f"{n_sent}x{src.size(1)}/{tgt.size(1)}"
         figures["sizes"][size] = {"plain_ms": round(t_plain * 1e3, 1),
                                   "full_ms": round(t_full * 1e3, 1),
                                   "attn_ms": round(t_attn * 1e3, 1),
                                   "full_over_plain": round(t_full / t_plain, 3),
-                                  "attn_over_plain": round(t_attn / t_plain, 3)}
+                                  "attn_over_plain": round(t_attn / t_plain, 3),
+                                  "logits_ms": round(t_logits * 1e3, 1),
+                                  "full_over_logits": round(t_full / t_logits, 3)}
         lines.append(f"{n_sent} x {src.size(1)} src / {tgt.size(1)} tgt pieces: tokenize+forward "
                      f"{t_plain * 1e3:.1f} ms, full capture {t_full * 1e3:.1f} ms "
                      f"({t_full / t_plain:.2f}x, target <= 1.3x), attention-only "
-                     f"{t_attn * 1e3:.1f} ms ({t_attn / t_plain:.2f}x, target <= 1.1x)")
+                     f"{t_attn * 1e3:.1f} ms ({t_attn / t_plain:.2f}x, target <= 1.1x); full / "
+                     f"logits-only {t_full / t_logits:.2f}x (target <= 1.3x)")
     return lines, figures
 
 
@@ -124,33 +131,8 @@ def sdpa_forward(folder: Path, tokenizer, line: str) -> Callable[[], object]:
     return plain
 
 
-def _transformer_lens(folder: Path, line: str):
-    """run_with_cache on the same folder, or why it cannot run here (a str)."""
-    try:
-        import transformer_lens  # noqa: F401  optional dev extra
-    except ImportError:
-        return "TransformerLens is not installed (optional dev extra): skipped"
-    try:
-        from transformer_lens.model_bridge import TransformerBridge
-
-        bridge = TransformerBridge.boot_transformers(str(folder), device="cpu")
-        tokens = bridge.to_tokens(line)
-
-        def patterns():
-            with torch.inference_mode():
-                bridge.run_with_cache(tokens, names_filter=lambda n: n.endswith("pattern"))
-
-        def everything():
-            with torch.inference_mode():
-                bridge.run_with_cache(tokens)
-
-        return patterns, everything
-    except Exception as exc:  # a version whose API differs: say so, measure the rest
-        return f"TransformerLens is installed but could not run: {type(exc).__name__}: {exc}"
-
-
 def hf_shape(shape: str) -> tuple[list[str], dict]:
-    """One shape: the sdpa forward, full and attention-only capture (and TransformerLens)."""
+    """One shape: the sdpa forward, full and attention-only capture."""
     from threadpoolctl import threadpool_limits
 
     from model import load_checkpoint
@@ -165,9 +147,6 @@ def hf_shape(shape: str) -> tuple[list[str], dict]:
             plain = sdpa_forward(folder, bundle.tokenizer, line)
             fns = [plain, lambda: capture(bundle, [line]),
                    lambda: capture(bundle, [line], names=["attn"])]
-            tl = _transformer_lens(folder, line)
-            if not isinstance(tl, str):
-                fns += list(tl)
             times = median_times(fns, repeat=REPEAT, warmup=1)
             n = len(capture(bundle, [line], names=["attn"]).tgt_tokens[0])
     finally:
@@ -183,19 +162,10 @@ def hf_shape(shape: str) -> tuple[list[str], dict]:
              f"{t_full * 1e3:.0f} ms = {t_full / t_plain:.2f}x (target <= {FULL_TARGET}x); "
              f"attention only {t_attn * 1e3:.0f} ms = {t_attn / t_plain:.2f}x "
              f"(target <= {ATTN_TARGET}x)"]
-    if isinstance(tl, str):
-        lines.append(f"    {tl}")
-        figures["transformer_lens"] = tl
-    else:
-        t_pat, t_all = times[3:]
-        figures["transformer_lens"] = {"patterns_over_sdpa": round(t_pat / t_plain, 3),
-                                       "full_cache_over_sdpa": round(t_all / t_plain, 3)}
-        lines.append(f"    TransformerLens run_with_cache: patterns only {t_pat / t_plain:.2f}x, "
-                     f"full cache {t_all / t_plain:.2f}x")
     return lines, figures
 
 
-PARTS = {"native": native, "gpt2": lambda: hf_shape("gpt2"),
+PARTS = {"native": native, "native_2threads": lambda: native(2), "gpt2": lambda: hf_shape("gpt2"),
          "llama": lambda: hf_shape("llama"), "memory": memory}
 
 
@@ -221,14 +191,10 @@ def readme_rows(section: dict) -> list[str]:
         if shape not in section:
             continue
         s = section[shape]
-        tl = s.get("transformer_lens")
-        beside = ("" if not isinstance(tl, dict) else
-                  f"; TransformerLens `run_with_cache` patterns {tl['patterns_over_sdpa']:.2f}x, "
-                  f"full cache {tl['full_cache_over_sdpa']:.2f}x")
         rows.append(f"| capture cost, {s['shape']}, {s['tokens']} tokens, 1 thread | full "
                     f"capture {s['full_over_sdpa']:.2f}x, attention only "
                     f"{s['attn_over_sdpa']:.2f}x transformers' sdpa forward ({s['sdpa_ms']:.0f} "
-                    f"ms; median of {s['repeat']}){beside} | ≤ {FULL_TARGET}x, ≤ {ATTN_TARGET}x |")
+                    f"ms; median of {s['repeat']}) | ≤ {FULL_TARGET}x, ≤ {ATTN_TARGET}x |")
     mem = section.get("memory", {})
     if mem:
         cells = "; ".join(f"{shape} {cap} {r['estimate_mib']:.0f} / {r['peak_mib']:.0f} MiB "
