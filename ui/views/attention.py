@@ -7,8 +7,10 @@ import streamlit as st
 from ui.common import chart, head_picker
 from ui.context import Ctx
 from ui.i18n import _
+from ui.pick import head_chart
 from ui.views.measure import measure_toggle
 from viz import attention as viz_attention
+from viz.click import panel_targets
 
 
 def _open_head(n_heads: int) -> None:
@@ -25,11 +27,14 @@ def render(ctx: Ctx) -> None:
     chart(viz_attention.layer_figure(t, kind, layer, ctx.b, **opts), ctx)
     n_layers, n_heads = t.n_layers(kind), t.attn[kind].shape[2]
     grid = viz_attention.grid_figure(t, kind, ctx.b, selected=(layer, head), **opts)
-    chart(grid, ctx)
+    # heatmap cells get no click events in Streamlit: an invisible marker per panel does
+    hover = _("layer {layer}, head {head}: click to open").format(
+        layer="%{customdata[0]}", head="%{customdata[1]}")
+    head_chart(panel_targets(grid, hover), ctx, key="attn_grid", kind=kind)
     if grid.layout.meta["tiles"]["pooled"]:  # the thumbnails are block means, not the weights
         st.caption(_("Each thumbnail is pooled to what its size on screen can show: a cell is "
-                     "the mean over a block of pieces (the hover names the block). Open a head "
-                     "for its full matrix."))
+                     "the mean over a block of pieces. Click a head, or pick it below, for its "
+                     "full matrix."))
     st.session_state["_w_open"] = layer * n_heads + head
     st.selectbox(_("Open a head from the grid"), list(range(n_layers * n_heads)), key="_w_open",
                  format_func=lambda i: _("layer {layer}, head {head}").format(

@@ -8,15 +8,17 @@ from model.analysis.heads import METRICS, validation_stats
 from model.backends import is_translator
 from model.dispatch import estimate_validation
 from ui.admission import admitted, or_warning
-from ui.common import chart, goto, progress_bar
+from ui.common import goto, progress_bar
 from ui.context import Ctx, trace_key
 from ui.corpus_cache import LOOKUP_SAMPLE, cached_alignment
 from ui.i18n import _
+from ui.pick import head_chart
 from ui.runtime import cached_head_stats, result_get, result_put, val_split
 from ui.state import seed
 from ui.text import KIND_LABELS, md
 from ui.views.measure import measure_toggle
 from viz import heads as viz_heads
+from viz.click import cell_targets
 
 VAL_SIZES = (100, 250, 500, 1000)  # validation sentences the statistics can be averaged over
 
@@ -100,12 +102,15 @@ def render(ctx: Ctx) -> None:
                           f"{md(_(meanings[m]) if m in meanings else METRICS.get(m, ''))}"
                           for m in stats))
     figs = viz_heads.stats_heatmaps(stats, kind)
+    hint = _("click to open this head")
     for i in range(0, len(figs), 2):
         for col, fig in zip(st.columns(2), figs[i:i + 2]):
-            with col:
-                chart(fig, ctx)
+            with col:  # a click on a cell opens that head in the attention view
+                key = f"hs_map_{fig.layout.meta['metric']}"
+                head_chart(cell_targets(fig, hint), ctx, key=key, kind=kind)
     n_layers, n_heads = t.n_layers(kind), t.attn[kind].shape[2]
-    st.markdown(_("**Open a head** (a cell of the maps above) in the attention view"))
+    st.markdown(_("**Open a head** (click a cell of the maps above, or pick it here) in the "
+                  "attention view"))
     c1, c2, c3 = st.columns(3, vertical_alignment="bottom")
     layer = c1.selectbox(_("Layer"), list(range(n_layers)), key="hs_open_layer")
     head = c2.selectbox(_("Head"), list(range(n_heads)), key="hs_open_head")

@@ -1,0 +1,42 @@
+"""viz/click.py: the invisible markers that let a click on a heatmap's head name it (issue 39
+item 9): one per panel of a tiled grid at the panel's middle, one per cell of a layers × heads
+map carrying the map's hover, plain lists (a typed array reaches a selection as a dict), and
+the selection read back."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tests.unit.test_tiles import synthetic
+from viz import attention, heads
+from viz.click import TARGET, cell_targets, panel_targets, picked
+
+
+def test_one_marker_in_the_middle_of_each_panel():
+    fig = panel_targets(attention.grid_figure(synthetic(3, 4, 10), "dec_self", 0), "h")
+    heat, marks = fig.data
+    assert marks.name == TARGET and len(marks.x) == 12 and fig.layout.hoverdistance == -1
+    spans = fig.layout.meta["tiles"]
+    for (layer, head), x, y in zip(marks.customdata, marks.x, marks.y):
+        (c0, c1), (r0, r1) = spans["col_spans"][head], spans["row_spans"][layer]
+        assert c0 <= list(heat.x).index(x) <= c1 and r0 <= list(heat.y).index(y) <= r1
+    assert isinstance(marks.customdata, tuple | list) and isinstance(marks.customdata[0], list)
+    assert marks.marker.color == "rgba(0,0,0,0)"  # unseen: the heatmap is what shows
+
+
+def test_a_map_cell_marker_says_what_the_heatmap_said():
+    z = np.arange(6, dtype=float).reshape(2, 3)
+    fig = cell_targets(heads.stats_heatmaps({"entropy": z}, "enc_self")[0], "click")
+    marks = fig.data[1]
+    assert [(d[0], d[1]) for d in marks.customdata] == [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1),
+                                                        (1, 2)]
+    assert marks.customdata[5][2] == 5.0 and (marks.x[5], marks.y[5]) == (2, 1)
+    assert "%{customdata[2]:.4f}" in marks.hovertemplate and "%{z" not in marks.hovertemplate
+    assert marks.hovertemplate.endswith("<br>click<extra></extra>")
+
+
+def test_picked_reads_a_selection():
+    assert picked({"selection": {"points": [{"customdata": [2, 3]}]}}) == (2, 3)
+    assert picked({"selection": {"points": [{"customdata": {"0": 1, "1": 0}}]}}) == (1, 0)
+    assert picked({"selection": {"points": [{"x": 1}]}}) is None
+    assert picked({"selection": {"points": []}}) is None and picked(None) is None

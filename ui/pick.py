@@ -1,0 +1,30 @@
+"""Charts whose heads are clickable: a click on a panel or cell opens that head.
+
+The figure carries viz.click's invisible markers; Streamlit reports a click on one as a
+selection, and the callback moves the shared kind/layer/head (the URL state) to it before the
+next run draws the page, so the attention view opens on that head.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+import streamlit as st
+
+from ui.common import goto
+from ui.context import Ctx
+from ui.presenter import for_screen
+from viz.click import picked
+from viz.common import chart_config
+
+
+def _open(key: str, kind: str, view: str) -> None:
+    hit = picked(st.session_state.get(key))
+    if hit is not None:
+        goto(view, (kind, *hit))
+
+
+def head_chart(fig, ctx: Ctx, key: str, kind: str, view: str = "attention") -> None:
+    """Draw fig (with viz.click targets); a click on a head opens it in `view`."""
+    st.plotly_chart(for_screen(fig), config=chart_config(ctx.fmt), key=key,
+                    on_select=partial(_open, key, kind, view), selection_mode="points")
