@@ -1,6 +1,6 @@
 """Stress on shared models, longer than the test: does memory level off, and where does it go?
 
-    python -m benchmarks.bench_stress --repeats 8 --workers 8 --rounds 2 [--save]
+    python -m benchmarks.bench_stress --repeats 8 --workers 8 --rounds 2 [--server-heap] [--save]
 
 Loads the shipped `paper`, a tiny random GPT-2 (12 x 12) and a tiny Llama with grouped-query
 attention (tests/stress.py), then runs tests/stress.stress `repeats` times: each repeat runs
@@ -9,6 +9,8 @@ sequential run, that no module hook was added and no worker thread outlived it. 
 repeat it records RSS after gc and malloc_trim (what the process holds, not the allocator's
 free lists) and the bytes Python objects hold (tracemalloc, when --trace), so growth can be
 told apart: Python objects (caches), native heap kept by the allocator, or a plateau.
+--server-heap sets glibc's heap as the server does (model.heap.return_freed_memory);
+MALLOC_ARENA_MAX in the environment is recorded beside the figures.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import torch
 
 from benchmarks.common import save_results
 from model import load_checkpoint
+from model.heap import return_freed_memory
 from tests.hostile.families import build_folder
 from tests.stress import hook_census, operations, stress, tiny_llama, trimmed_rss_mb
 
@@ -57,8 +60,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--trace", action="store_true", help="also measure Python allocations")
     ap.add_argument("--save", action="store_true", help="write benchmarks/results.json")
+    ap.add_argument("--server-heap", action="store_true",
+                    help="the server's heap settings: blocks of 1 MB or more mmapped on their own")
     args = ap.parse_args(argv)
     torch.set_num_threads(1)
+    if args.server_heap:
+        return_freed_memory()
     start = time.perf_counter()
     before_load = trimmed_rss_mb()
     with tempfile.TemporaryDirectory() as tmp:
@@ -86,10 +93,14 @@ def main(argv: list[str] | None = None) -> int:
                "rss_before_load_mb": round(before_load, 1), "rss_loaded_mb": round(loaded, 1),
                "rss_after_repeat_mb": rss, "python_mb": python_mb, "problems": problems[:20],
                "python_growth": growth, "seconds": round(time.perf_counter() - start, 1),
-               "malloc_arena_max": os.environ.get("MALLOC_ARENA_MAX", "")}
+               "malloc_arena_max": os.environ.get("MALLOC_ARENA_MAX", ""),
+               "server_heap": args.server_heap}
     print(json.dumps(figures, indent=1))
     if args.save:
-        save_results("bench_stress", {"shared_models": figures})
+        part = "shared_models" + ("_server_heap" if args.server_heap else "") + (
+            "_arenas" + os.environ["MALLOC_ARENA_MAX"] if os.environ.get("MALLOC_ARENA_MAX")
+            else "")
+        save_results("bench_stress", {part: figures})
     return 1 if problems else 0
 
 

@@ -15,6 +15,7 @@ import pytest
 import torch
 
 from model import load_checkpoint
+from model.heap import return_freed_memory
 from tests.conftest import ROOT
 from tests.hostile.families import build_folder
 from tests.stress import hook_census, operations, stress, tiny_llama
@@ -23,11 +24,14 @@ PAPER = ROOT / "checkpoints" / "paper"
 TEXTS = {"paper": ("The cat eats fish.", "The dog eats fish.", "ko"),
          "gpt2": ("The cat eats the fish.", "The dog eats the fish.", None),
          "llama": ("The cat eats the fish.", "The dog eats the fish.", None)}
-# RSS after gc + malloc_trim may end this far above where it started: the first runs of each
-# instrument fill bounded, process-wide state (oneDNN's kernel cache per shape, transformers'
-# and torch's lazily built tables, the allocator's per-thread arenas); benchmarks/bench_stress
-# shows it level off after the first repeat (figures in the report of issue 41).
-GROWTH_MB = 200
+# RSS after gc + malloc_trim may end at most this far above where it started, with the heap
+# set as the server sets it (model.heap.return_freed_memory, called by ui.admission): blocks of
+# 1 MB or more mmapped on their own. Without it glibc raises its mmap threshold (up to 32 MB)
+# each time such a block is freed, and later activations of that size land in the 8 worker
+# threads' own heaps, whose pages stay resident: benchmarks/bench_stress measured RSS
+# 550-664 MB after each of 6 repeats of 60 runs (loaded: 419), 441-445 with the server's
+# setting and 439-469 with MALLOC_ARENA_MAX=2; Python's own allocations stayed at 0.4 MB.
+GROWTH_MB = 60
 
 pytestmark = pytest.mark.skipif(not (PAPER / "config.json").is_file(),
                                 reason="the stress test shares the shipped paper checkpoint")
@@ -42,6 +46,7 @@ def load(root: Path, names=("paper", "gpt2", "llama")) -> tuple[dict, dict]:
 
 
 def test_every_instrument_at_once_equals_its_sequential_run(tmp_path):
+    return_freed_memory()  # as the server does (ui.admission.server_gate)
     models, census = load(tmp_path)
     assert {o for _, ops in models.values() for o in ops} >= {
         "capture", "capture_ablated", "patch_exact", "patch_attribution", "detectors",
