@@ -5,6 +5,8 @@ query–key decomposition and composition scores between heads."""
 from .components import QKComponents, qk_components
 from .composition import composition_scores
 from .detectors import detect_heads
+from .ovparts import OVComponents, ov_components
 from .qkterms import qk_terms
 
-__all__ = ["QKComponents", "composition_scores", "detect_heads", "qk_components", "qk_terms"]
+__all__ = ["OVComponents", "QKComponents", "composition_scores", "detect_heads",
+           "ov_components", "qk_components", "qk_terms"]

@@ -59,6 +59,7 @@ class Capabilities:
     generates: bool = False  # generate(): greedy continuation of a decoder-only model
     pad_row: bool = False  # row 0 of the position table belongs to the pad (positions from 1)
     long_context: bool = False  # capture_long(): self-attention over one long text, reduced
+    components: bool = False  # circuit_weights, qk_parts, ov_parts, direct_logits answer
 
 
 @runtime_checkable
@@ -180,6 +181,20 @@ class Backend(Protocol):
         adding up to q and k; score = scale · q·k + constant (T5's relative position bias;
         0 elsewhere) (model.analysis.qk_components; ValueError where the stream cannot be
         split)."""
+
+    def ov_parts(self, trace: Trace, kind: str, layer: int, head: int, keys: Sequence[int],
+                 batch: int = 0) -> dict[str, Any]:
+        """{component: float64 (len(keys), Dh)}: the head's value vector at each key position
+        split by upstream component as in qk_parts (norms frozen at each key's actual scale,
+        b_V in "bias"), adding up to the recorded values (model.analysis.ov_components;
+        ValueError where the stream cannot be split)."""
+
+    def direct_logits(self, trace: Trace, kind: str, layer: int, query: int, write: Any,
+                      batch: int = 0) -> Any:
+        """float64 (V,) (or (n, V) for rows (n, D)): what `write`, added to the stream after
+        (kind, layer)'s attention at position `query`, adds to the logits there along the
+        direct path, every later norm frozen at its actual scale (ValueError where the stream
+        that head writes into reaches no logits, or the path is not linear)."""
 
     def capture_long(self, batch: Batch, pixels: int, qk_dtype: str) -> LongTrace:
         """The first line's self-attention in long mode (model/long/): chunked over queries,

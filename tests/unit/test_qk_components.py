@@ -40,7 +40,7 @@ def _cells(trace, kind: str, n: int = 5):
     return out
 
 
-def _louder(model) -> None:
+def louder(model) -> None:
     """Projections × 5 (random init, std 0.02, gives scores near 0.01, too quiet to test) and
     random biases (initialised to 0, which would leave the bias row and column empty)."""
     gen = torch.Generator().manual_seed(2)
@@ -74,7 +74,7 @@ def lab_models(tokenizer):
 @pytest.fixture(scope="module")
 def hf_bundles(tmp_path_factory):
     return tweaked_bundles(tmp_path_factory.mktemp("component_models"),
-                           ("gpt2", "llama", "bert", "t5"), randomise_norms, _louder)
+                           ("gpt2", "llama", "bert", "t5"), randomise_norms, louder)
 
 
 @pytest.mark.parametrize("name", ["paper", "pre"])

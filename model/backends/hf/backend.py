@@ -234,6 +234,20 @@ class HFBackend:
 
         return qk_parts(self, trace, kind, layer, head, query, key, batch)
 
+    def ov_parts(self, trace: Trace, kind: str, layer: int, head: int, keys: Sequence[int],
+                 batch: int = 0) -> dict[str, Any]:
+        """One head's values at those keys split by upstream component (hf/values.py)."""
+        from .values import ov_parts
+
+        return ov_parts(self, trace, kind, layer, head, keys, batch)
+
+    def direct_logits(self, trace: Trace, kind: str, layer: int, query: int, write: Any,
+                      batch: int = 0) -> Any:
+        """A write at the query carried through the frozen final norm (hf/values.py)."""
+        from .values import direct_logits
+
+        return direct_logits(self, trace, kind, layer, query, write, batch)
+
     def unembed(self, states: Any) -> Any:
         """(L+1, T, D) recorded hidden states -> (L+1, T, V) logits of a decoder-only model.
 

@@ -45,5 +45,6 @@ def hf_capabilities(bundle: Bundle):
         weighted_norms=bool(projections),
         long_context=recorded and cfg.family in ("decoder", "encoder")
         and positional != "relative_bias",
+        components=bool(projections) and positional in ("learned", "rotary", "relative_bias"),
         d_ff=int(getattr(hf, "intermediate_size", None) or getattr(hf, "n_inner", None)
                  or getattr(hf, "d_ff", None) or getattr(hf, "encoder_ffn_dim", None) or 0))

@@ -153,13 +153,17 @@ def _t5_mlp(parts: Parts, ff: torch.nn.Module) -> Parts:
     return _add(parts, {f"MLP {len([p for p in parts if p.startswith('MLP ')])}": out})
 
 
-def _t5_parts(backend, trace: Trace, kind: str, layer: int, head: int, query: int, key: int,
-              batch: int) -> tuple[Parts, Parts, float, float]:
-    """T5: pre-RMSNorm blocks (self-attention, cross-attention in the decoder, feed-forward),
-    no position parts; the relative position bias is the constant. Cross keys read the
-    encoder's output after its final RMSNorm."""
-    from .positions import t5_bias
+class Streams:
+    """What one head's query (`query(p)`) and key and value (`key(p)`) read at a position:
+    the stream's parts after the norm before the head, its scale and positions."""
 
+    def __init__(self, query, key, positions: np.ndarray | None, scale: float) -> None:
+        self.query, self.key, self.positions, self.scale = query, key, positions, scale
+
+
+def _t5_streams(backend, trace: Trace, kind: str, layer: int, batch: int) -> Streams:
+    """T5: pre-RMSNorm blocks (self-attention, cross-attention in the decoder, feed-forward),
+    no position parts. Cross keys read the encoder's output after its final RMSNorm."""
     bundle = backend.bundle
     model = bundle.model
     runs: dict[str, _Run] = {}
@@ -194,41 +198,49 @@ def _t5_parts(backend, trace: Trace, kind: str, layer: int, head: int, query: in
             parts = _t5_mlp(parts, model.decoder.block[i].layer[-1])
         return parts
 
+    scale = float(getattr(model.get_submodule("encoder.block.0.layer.0.SelfAttention"),
+                          "scaling", 1.0))
+    if kind == "cross":
+        q_norm = model.decoder.block[layer].layer[1].layer_norm
+        return Streams(lambda p: _frozen_rms(decoder(p, layer, True), q_norm),
+                       lambda p: _frozen_rms(encoder(p, bundle.n_layers("enc_self")),
+                                             model.encoder.final_layer_norm), None, scale)
     if kind == "enc_self":
         norm = model.encoder.block[layer].layer[0].layer_norm
-        q_in = _frozen_rms(encoder(query, layer), norm)
-        k_in = _frozen_rms(encoder(key, layer), norm)
-    elif kind == "dec_self":
-        norm = model.decoder.block[layer].layer[0].layer_norm
-        q_in = _frozen_rms(decoder(query, layer, False), norm)
-        k_in = _frozen_rms(decoder(key, layer, False), norm)
+
+        def stream(p: int) -> Parts:
+            return _frozen_rms(encoder(p, layer), norm)
     else:
-        q_in = _frozen_rms(decoder(query, layer, True),
-                           model.decoder.block[layer].layer[1].layer_norm)
-        k_in = _frozen_rms(encoder(key, bundle.n_layers("enc_self")),
-                           model.encoder.final_layer_norm)
-    w = circuit_weights(bundle, kind, layer)
-    wq, bq = torch.from_numpy(w["W_Q"][head]), torch.from_numpy(w["b_Q"][head])
-    wk, bk = torch.from_numpy(w["W_K"][head]), torch.from_numpy(w["b_K"][head])
-    q = project_parts(q_in, lambda t: t @ wq + bq)
-    k = project_parts(k_in, lambda t: t @ wk + bk)
-    attn = model.get_submodule("encoder.block.0.layer.0.SelfAttention")
-    constant = 0.0
-    if kind != "cross":  # encoder–decoder attention has no relative bias
-        bias = t5_bias(model, max(query, key) + 1).get("encoder" if kind == "enc_self"
-                                                       else "decoder")
-        constant = float(bias[head, query, key]) if bias is not None else 0.0
-    return q, k, float(getattr(attn, "scaling", 1.0)), constant
+        norm = model.decoder.block[layer].layer[0].layer_norm
+
+        def stream(p: int) -> Parts:
+            return _frozen_rms(decoder(p, layer, False), norm)
+    return Streams(stream, stream, None, scale)
 
 
-def qk_parts(backend, trace: Trace, kind: str, layer: int, head: int, query: int, key: int,
-             batch: int) -> tuple[Parts, Parts, float, float]:
-    """Backend.qk_parts for a Hugging Face pre-norm decoder-only model or a BERT-like
-    post-LN encoder (see base.py)."""
+def _t5_constant(model, kind: str, head: int, query: int, key: int) -> float:
+    """T5's relative position bias of the pair (encoder–decoder attention has none)."""
+    from .positions import t5_bias
+
+    if kind == "cross":
+        return 0.0
+    bias = t5_bias(model, max(query, key) + 1).get("encoder" if kind == "enc_self"
+                                                   else "decoder")
+    return float(bias[head, query, key]) if bias is not None else 0.0
+
+
+def _is_t5(backend) -> bool:
+    model = backend.bundle.model
+    return backend.caps.positional == "relative_bias" and hasattr(model, "encoder") \
+        and hasattr(model.encoder, "block")
+
+
+def streams(backend, trace: Trace, kind: str, layer: int, batch: int) -> Streams:
+    """The Streams of one head of a Hugging Face pre-norm decoder-only model, a BERT-like
+    post-LN encoder or T5 (ValueError for another layout)."""
     model, caps = backend.bundle.model, backend.caps
-    if caps.positional == "relative_bias" and hasattr(model, "encoder") \
-            and hasattr(model.encoder, "block"):
-        return _t5_parts(backend, trace, kind, layer, head, query, key, batch)
+    if _is_t5(backend):
+        return _t5_streams(backend, trace, kind, layer, batch)
     if caps.positional not in ("learned", "rotary"):
         raise ValueError(f"no component split for {caps.positional!r} positions")
     mods = projection_modules(model, caps.family)[kind]
@@ -247,13 +259,25 @@ def qk_parts(backend, trace: Trace, kind: str, layer: int, head: int, query: int
     else:
         raise ValueError("component parts cover pre-norm decoder-only and BERT-like "
                          "Hugging Face models")
-    w = run.weights[layer]
+    dh = run.weights[layer]["W_Q"].shape[2]
+    return Streams(stream, stream, run.positions if caps.positional == "rotary" else None,
+                   float(getattr(attn_mod, "scaling", dh ** -0.5)))
+
+
+def qk_parts(backend, trace: Trace, kind: str, layer: int, head: int, query: int, key: int,
+             batch: int) -> tuple[Parts, Parts, float, float]:
+    """Backend.qk_parts for a Hugging Face pre-norm decoder-only model, a BERT-like post-LN
+    encoder or T5 (see base.py)."""
+    s = streams(backend, trace, kind, layer, batch)
+    w = circuit_weights(backend.bundle, kind, layer)
     wq, bq = torch.from_numpy(w["W_Q"][head]), torch.from_numpy(w["b_Q"][head])
     wk, bk = torch.from_numpy(w["W_K"][head]), torch.from_numpy(w["b_K"][head])
-    q = project_parts(stream(query), lambda t: t @ wq + bq)
-    k = project_parts(stream(key), lambda t: t @ wk + bk)
-    if caps.positional == "rotary":
-        q = _rotate(q, model, int(run.positions[query]))
-        k = _rotate(k, model, int(run.positions[key]))
-    scale = float(getattr(attn_mod, "scaling", w["W_Q"].shape[2] ** -0.5))
-    return q, k, scale, 0.0
+    q = project_parts(s.query(query), lambda t: t @ wq + bq)
+    k = project_parts(s.key(key), lambda t: t @ wk + bk)
+    if s.positions is not None:
+        model = backend.bundle.model
+        q = _rotate(q, model, int(s.positions[query]))
+        k = _rotate(k, model, int(s.positions[key]))
+    constant = _t5_constant(backend.bundle.model, kind, head, query, key) \
+        if _is_t5(backend) else 0.0
+    return q, k, s.scale, constant

@@ -60,7 +60,8 @@ class LabBackend:
             logit_attribution=cfg.norm == "pre" and cfg.n_dec_layers > 0,
             raw_hooks=True, activation=cfg.activation, d_ff=cfg.d_ff, weighted_norms=True,
             teacher_forced="cross" in bundle.kinds, logit_lens="dec_self" in bundle.kinds,
-            pad_row=True, long_context=True)
+            pad_row=True, components=True,
+            long_context=True)
 
     def encode(self, lines: Sequence[str], targets: Sequence[str] | None = None,
                target_lang: str | None = None) -> Batch:
@@ -230,6 +231,20 @@ class LabBackend:
         from .components import qk_parts
 
         return qk_parts(self.bundle, trace, kind, layer, head, query, key, batch)
+
+    def ov_parts(self, trace: Trace, kind: str, layer: int, head: int, keys: Sequence[int],
+                 batch: int = 0) -> dict[str, Any]:
+        """One head's values at those keys split by upstream component (lab/components.py)."""
+        from .components import ov_parts
+
+        return ov_parts(self.bundle, trace, kind, layer, head, keys, batch)
+
+    def direct_logits(self, trace: Trace, kind: str, layer: int, query: int, write: Any,
+                      batch: int = 0) -> Any:
+        """A write at the query carried to the logits, later norms frozen (lab/components.py)."""
+        from .components import direct_logits
+
+        return direct_logits(self.bundle, trace, kind, layer, query, write, batch)
 
     def capture_long(self, batch: Batch, pixels: int, qk_dtype: str) -> LongTrace:
         """Self-attention over one long text through the hook points (lab/long.py)."""

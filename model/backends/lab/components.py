@@ -8,7 +8,9 @@ layer's cross-attention head), "MLP {l}" (the FFN's output, its biases included)
 (the attention output biases b_O, the LayerNorms' β, and after projection the head's b_Q/b_K).
 Post-LN layers normalise the whole sum after each sublayer: every part is centred and scaled
 by the frozen norm. Cross-attention keys read the encoder's output (after its final norm in
-pre-LN models).
+pre-LN models). Values read what keys read (ov_parts). A write followed to the logits
+(direct_logits) is a "probe" part carried through every later norm frozen at the scale of the
+stream without it, then the unembedding.
 
 Shape legend: D model size, Dh head size, H heads, F FFN width.
 """
@@ -24,6 +26,7 @@ from .circuits import circuit_weights
 from .qkterms import lab_run
 
 _ATTN = {"self": "self_attn", "cross": "cross_attn"}
+PROBE = "probe"  # a write carried along the direct path; no norm's scale counts it
 _BLOCK = {("encoder", "self"): "attn_block", ("decoder", "self"): "self_block",
           ("decoder", "cross"): "cross_block"}
 
@@ -35,10 +38,23 @@ def _add(parts: Parts, writes: Parts) -> Parts:
     return out
 
 
+def _freeze(parts: Parts, norm: torch.nn.Module) -> Parts:
+    """frozen_parts on every part but the probe; the probe ((n, D) rows) scaled alike."""
+    rest = {p: v for p, v in parts.items() if p != PROBE}
+    out = frozen_parts(rest, norm)
+    if PROBE in parts:
+        sigma = np.sqrt(sum(rest.values()).var() + float(norm.eps))
+        v = parts[PROBE]
+        out[PROBE] = (v - v.mean(-1, keepdims=True)) * norm.weight.detach().double().numpy() \
+            / sigma
+    return out
+
+
 def _stream(bundle, acts: dict, stack: str, pos: int, stop: tuple[int, str] | None,
-            ablate: set) -> Parts:
+            ablate: set, probe: tuple[tuple[int, str], np.ndarray] | None = None) -> Parts:
     """Parts of `stack`'s residual at position `pos` just before sublayer `stop` (layer, "self"
-    | "cross" | "ffn") reads it (before its pre-norm), or (None) what leaves the stack."""
+    | "cross" | "ffn") reads it (before its pre-norm), or (None) what leaves the stack;
+    probe ((layer, sub), rows (n, D)): rows added after that sublayer's writes."""
     model, pre = bundle.model, bundle.config.norm == "pre"
     mod = getattr(model, stack)
     kind_of = {("encoder", "self"): "enc_self", ("decoder", "self"): "dec_self",
@@ -72,36 +88,80 @@ def _stream(bundle, acts: dict, stack: str, pos: int, stop: tuple[int, str] | No
                 writes["bias"] = attn.w_o.bias.detach().double().numpy()
                 norm = getattr(layer, _BLOCK[stack, sub]).norm
             parts = _add(parts, writes)
+            if probe is not None and probe[0] == (i, sub):
+                parts[PROBE] = probe[1]
             if not pre:
-                parts = frozen_parts(parts, norm)
+                parts = _freeze(parts, norm)
     if stop is not None:
         raise ValueError(f"no sublayer {stop} in the {stack}")
-    return frozen_parts(parts, mod.final_norm) if pre else parts
+    return _freeze(parts, mod.final_norm) if pre else parts
+
+
+_NAMES = (".hook_tok", ".hook_pos", ".hook_context", "ffn.hook_hidden")
+
+
+def _acts(bundle, trace: Trace, batch: int) -> dict:
+    names = [n for n in bundle.model.hook_names() if n.endswith(_NAMES)]
+    return lab_run(bundle, trace, batch, names)
+
+
+def _read(bundle, acts: dict, kind: str, layer: int, pos: int, side: str, ablate: set) -> Parts:
+    """The stream parts the head's query (side "q") or key and value ("k") read at `pos`,
+    through the block's pre-norm (pre-LN models)."""
+    q_stack = "encoder" if kind == "enc_self" else "decoder"
+    sub = "cross" if kind == "cross" else "self"
+    if kind == "cross" and side == "k":  # the encoder's output, its final norm included
+        return _stream(bundle, acts, "encoder", pos, None, ablate)
+    parts = _stream(bundle, acts, q_stack, pos, (layer, sub), ablate)
+    if bundle.config.norm == "pre":
+        parts = frozen_parts(parts, getattr(getattr(bundle.model, q_stack).layers[layer],
+                                            _BLOCK[q_stack, sub]).norm)
+    return parts
 
 
 def qk_parts(bundle, trace: Trace, kind: str, layer: int, head: int, query: int, key: int,
              batch: int) -> tuple[Parts, Parts, float, float]:
     """Backend.qk_parts for the lab's model (see base.py)."""
-    model, cfg = bundle.model, bundle.config
-    q_stack = "encoder" if kind == "enc_self" else "decoder"
-    sub = "cross" if kind == "cross" else "self"
-    names = [n for n in model.hook_names()
-             if n.endswith((".hook_tok", ".hook_pos", ".hook_context", "ffn.hook_hidden"))]
-    acts = lab_run(bundle, trace, batch, names)
-    ablate = set(trace.ablate or ())
-    q_in = _stream(bundle, acts, q_stack, query, (layer, sub), ablate)
-    if kind == "cross":
-        k_in = _stream(bundle, acts, "encoder", key, None, ablate)
-    else:
-        k_in = _stream(bundle, acts, q_stack, key, (layer, sub), ablate)
-    block = getattr(model, q_stack).layers[layer]
-    if cfg.norm == "pre":  # the block normalises its queries (and, in self-attention, keys)
-        norm = getattr(block, _BLOCK[q_stack, sub]).norm
-        q_in = frozen_parts(q_in, norm)
-        if kind != "cross":
-            k_in = frozen_parts(k_in, norm)
+    acts, ablate = _acts(bundle, trace, batch), set(trace.ablate or ())
+    q_in = _read(bundle, acts, kind, layer, query, "q", ablate)
+    k_in = _read(bundle, acts, kind, layer, key, "k", ablate)
     w = circuit_weights(bundle, kind, layer)
     wq, bq = torch.from_numpy(w["W_Q"][head]), torch.from_numpy(w["b_Q"][head])
     wk, bk = torch.from_numpy(w["W_K"][head]), torch.from_numpy(w["b_K"][head])
     return (project_parts(q_in, lambda t: t @ wq + bq),
-            project_parts(k_in, lambda t: t @ wk + bk), 1.0 / np.sqrt(cfg.d_head), 0.0)
+            project_parts(k_in, lambda t: t @ wk + bk), 1.0 / np.sqrt(bundle.config.d_head),
+            0.0)
+
+
+def ov_parts(bundle, trace: Trace, kind: str, layer: int, head: int, keys, batch: int) -> Parts:
+    """Backend.ov_parts for the lab's model (see base.py)."""
+    acts, ablate = _acts(bundle, trace, batch), set(trace.ablate or ())
+    w = circuit_weights(bundle, kind, layer)
+    wv, bv = torch.from_numpy(w["W_V"][head]), torch.from_numpy(w["b_V"][head])
+    rows = [project_parts(_read(bundle, acts, kind, layer, int(p), "k", ablate),
+                          lambda t: t @ wv + bv) for p in keys]
+    return stack_rows(rows)
+
+
+def stack_rows(rows: list[Parts]) -> Parts:
+    """Per-position parts -> {name: (n, Dh)}, a name missing at a position counting 0."""
+    names = list(dict.fromkeys(n for r in rows for n in r))
+    zero = np.zeros_like(next(iter(rows[0].values())))
+    return {n: np.stack([r.get(n, zero) for r in rows]) for n in names}
+
+
+def direct_logits(bundle, trace: Trace, kind: str, layer: int, query: int, write,
+                  batch: int) -> np.ndarray:
+    """Backend.direct_logits for the lab's model (see base.py)."""
+    if kind == "enc_self" or bundle.model.decoder is None:
+        raise ValueError("an encoder head writes into the encoder's stream, which the "
+                         "logits read only through cross-attention")
+    rows = np.atleast_2d(np.asarray(write, np.float64))  # (n, D)
+    acts = _acts(bundle, trace, batch)
+    sub = "cross" if kind == "cross" else "self"
+    final = _stream(bundle, acts, "decoder", query, None, set(trace.ablate or ()),
+                    probe=((layer, sub), rows))
+    model = bundle.model
+    w_u = (model.tok_embed.weight if model.out_proj is None else model.out_proj.weight)
+    out = final[PROBE] @ w_u.detach().double().cpu().numpy().T  # (n, V)
+    return out if np.ndim(write) == 2 else out[0]
