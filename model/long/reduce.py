@@ -53,7 +53,7 @@ class LayerReducer:
         self.starts = bin_starts(n, self.p)
         self.top_k = min(top_k, n)
         self.special_pos = torch.from_numpy(np.flatnonzero(specials))
-        self.sum = np.zeros((n_heads, self.p, self.p), np.float64)
+        self.sum = np.zeros((n_heads, self.p, self.p), np.float32)  # float32: half the RSS
         self.max = np.zeros((n_heads, self.p, self.p), np.float32)
         self.stats = {name: np.zeros((n_heads, n), np.float32) for name in PER_QUERY}
         self.stats["received"] = np.zeros((n_heads, n), np.float32)  # per key: Σ over queries
@@ -128,9 +128,10 @@ class LayerReducer:
         np.maximum(cell, np.maximum.reduceat(col_max, qseg, axis=1), out=cell)
 
     def pooled_mean(self) -> np.ndarray:
-        """float32 (H, P, P): each pixel's mean over its (query, key) cells."""
+        """float32 (H, P, P): each pixel's mean over its cells (sums become means: once)."""
         size = np.diff(self.starts).astype(np.float64)
-        return (self.sum / (size[:, None] * size[None, :])).astype(np.float32)
+        self.sum /= (size[:, None] * size[None, :]).astype(np.float32)  # in place: no copy
+        return self.sum
 
     def band_shares(self) -> np.ndarray:
         """float32 (H, 3): mean share of a query's attention at local, middle, far distance."""
