@@ -8,6 +8,7 @@ from ui.common import chart, head_picker
 from ui.context import Ctx
 from ui.i18n import _
 from ui.pick import head_chart
+from ui.views.long_attention import render_if_long
 from ui.views.measure import measure_toggle
 from viz import attention as viz_attention
 from viz.click import panel_targets
@@ -19,6 +20,8 @@ def _open_head(n_heads: int) -> None:
 
 
 def render(ctx: Ctx) -> None:
+    if render_if_long(ctx):  # a long text given: its own mode, pooled maps
+        return
     t, _shares = measure_toggle(ctx)  # weights α, or ‖αf(x)‖ as row shares
     kind, layer, head = head_picker(ctx)
     opts = {"hide_pad": ctx.hide_pad, "colorscale": ctx.colorscale}

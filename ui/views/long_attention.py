@@ -1,0 +1,170 @@
+"""The attention view's long mode: one long text (pasted or a .txt file), up to 32,768 pieces.
+
+The attention view calls `render_if_long(ctx)` first; it offers the long text's box and, when
+a text above LONG_FROM pieces is given, draws the long mode (and the view stops there): the
+grid and one head from the pooled maps, an exact block on request (LongTrace.block), the
+detectors from the statistics and a per-layer distance plot. The LongTrace of the session's
+last long text is kept in its session state (one per session), never at module level.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import streamlit as st
+
+from model import LONG_CAP, LONG_FROM, LongTrace, capture_long
+from model.backends import capabilities
+from model.dispatch import encode, estimate_long, long_pieces
+from ui.admission import admitted, or_warning
+from ui.common import chart
+from ui.context import Ctx
+from ui.i18n import _
+from viz import long as viz_long
+
+MAX_CHARS = 2_000_000  # characters read from a box or file before anything is tokenized
+PIXELS = 512
+HELD = "_long_trace"  # session state: (key, LongTrace) of the session's last long text
+
+
+def read_upload(data: bytes) -> str | None:
+    """A .txt file's text, or None when it is not UTF-8 text (binary, another encoding)."""
+    if b"\x00" in data[:65536]:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _given_text() -> str:
+    """The long text from the box or the uploaded file (the file wins), '' when none."""
+    with st.expander(_("Long text: paste or upload up to {cap:,} pieces").format(cap=LONG_CAP),
+                     expanded=bool(st.session_state.get("long_text"))):
+        st.text_area(_("Long text"), key="long_text", height=120)
+        upload = st.file_uploader(_("or a .txt file"), type=["txt"], key="long_file")
+    if upload is not None:
+        data = upload.getvalue()
+        if len(data) > 4 * MAX_CHARS:
+            st.warning(_("That file is larger than {mb} MB; long mode reads at most that.")
+                       .format(mb=4 * MAX_CHARS // 2**20))
+            return ""
+        text = read_upload(data)
+        if text is None:
+            st.warning(_("That file is not UTF-8 text, so long mode cannot read it."))
+            return ""
+        return text[:MAX_CHARS]
+    return str(st.session_state.get("long_text") or "")[:MAX_CHARS]
+
+
+def _capture(ctx: Ctx, text: str) -> LongTrace | None:
+    """The LongTrace of text, from the session's state or through the admission gate."""
+    key = (ctx.key, hashlib.sha256(text.encode("utf-8", "replace")).hexdigest())
+    held = st.session_state.get(HELD)
+    if held is not None and held[0] == key:
+        return held[1]
+    batch = encode(ctx.bundle, [text])
+    n = long_pieces(batch)
+    if n > LONG_CAP:
+        st.warning(_("This text has {n:,} pieces; long mode takes at most {cap:,}. Use a "
+                     "shorter text.").format(n=n, cap=LONG_CAP))
+        return None
+    if n <= LONG_FROM:
+        st.info(_("This text has {n:,} pieces: short enough for the ordinary view below. Long "
+                  "mode starts above {start:,} pieces.").format(n=n, start=LONG_FROM))
+        return None
+    if batch.cuts[0]:
+        st.info(_("The model reads at most {m:,} positions: the first {m:,} of the {n:,} "
+                  "pieces are shown.").format(m=len(batch.src_lists[0]), n=n))
+    est = estimate_long(ctx.bundle, batch, pixels=PIXELS)
+
+    def run() -> LongTrace:
+        with st.spinner(_("Reading {n:,} pieces through every head…").format(
+                n=len(batch.src_lists[0]))):
+            return capture_long(ctx.bundle, batch, pixels=PIXELS)
+
+    trace = or_warning(lambda: admitted(est, lambda: None, run))
+    if trace is not None:
+        st.session_state[HELD] = (key, trace)
+    return trace
+
+
+def render_if_long(ctx: Ctx) -> bool:
+    """Draw the long mode when a long text is given; False: the ordinary view goes on."""
+    if not capabilities(ctx.bundle).long_context:
+        return False
+    text = _given_text()
+    if not text.strip():
+        return False
+    trace = _capture(ctx, text)
+    if trace is None:
+        return False
+    _draw(ctx, trace)
+    return True
+
+
+def _pick(trace: LongTrace) -> tuple[str, int, int]:
+    kinds = trace.kinds
+    c1, c2, c3, c4 = st.columns(4)
+    kind = c1.selectbox(_("Attention"), kinds, key="long_kind")
+    n_layers, n_heads = trace.shape(kind)
+    layer = c2.number_input(_("Layer"), 0, n_layers - 1, 0, key="long_layer")
+    head = c3.number_input(_("Head"), 0, n_heads - 1, 0, key="long_head")
+    c4.radio(_("Pixel value"), ["mean", "max"], key="long_pool", horizontal=True,
+             format_func=lambda v: _("mean") if v == "mean" else _("max"))
+    return kind, int(layer), int(head)
+
+
+def _draw(ctx: Ctx, trace: LongTrace) -> None:
+    st.info(_("Long mode: {n:,} pieces. Every head's weights were reduced as they were "
+              "computed: maps are pooled to {p} × {p} pixels (each the mean or the max of its "
+              "cells), and a region you zoom into is recomputed exactly.").format(
+                  n=trace.n, p=trace.pixels))
+    kind, layer, head = _pick(trace)
+    pool = st.session_state.get("long_pool", "mean")
+    maps = trace.pooled[kind][pool]
+    chart(viz_long.pooled_figure(maps[layer, head], trace.n, _(
+        "Layer {layer}, head {head} ({pool} per pixel)").format(
+            layer=layer, head=head, pool=_("mean") if pool == "mean" else _("max")),
+        ctx.colorscale), ctx)
+    _zoom(ctx, trace, kind, layer, head)
+    chart(viz_long.grid_figure(maps, (layer, head), ctx.colorscale), ctx)
+    _detectors(trace, kind)
+    chart(viz_long.distance_figure(trace.summary[kind]["bands"]), ctx)
+    chart(viz_long.head_distances(trace.stats[kind]["mean_distance"][layer]), ctx)
+
+
+def _zoom(ctx: Ctx, trace: LongTrace, kind: str, layer: int, head: int) -> None:
+    """Exact weights of a region of at most 1,024 × 1,024 (default: the last 512 queries)."""
+    n = trace.n
+    side = min(512, n)
+    c1, c2, c3 = st.columns(3)
+    q0 = c1.number_input(_("Zoom: first query"), 0, n - 1, n - side, key="long_q0")
+    k0 = c2.number_input(_("first key"), 0, n - 1, n - side, key="long_k0")
+    size = c3.number_input(_("cells per side"), 1, 1024, side, key="long_size")
+    q1, k1 = min(n, int(q0) + int(size)), min(n, int(k0) + int(size))
+    z = trace.block(kind, layer, head, int(q0), q1, int(k0), k1)
+    chart(viz_long.block_figure(z, int(q0), int(k0), trace.tokens, _(
+        "Exact weights: queries {q0}–{q1}, keys {k0}–{k1}").format(
+            q0=int(q0), q1=q1 - 1, k0=int(k0), k1=k1 - 1), ctx.colorscale), ctx)
+
+
+def _detectors(trace: LongTrace, kind: str) -> None:
+    """The strongest heads for each detector, from the statistics alone."""
+    st.subheader(_("Heads by what they do"))
+    stats, summary = trace.stats[kind], trace.summary[kind]
+    scores = [  # (name, score per head, higher is stronger)
+        (_("sink (share on the first piece)"), summary["sink"]),
+        (_("previous piece"), stats["previous"].mean(-1)),
+        (_("local (≤ 64 pieces)"), summary["bands"][..., 0]),
+        (_("far (> 1,024 pieces)"), summary["bands"][..., 2]),
+        (_("focused (lowest mean entropy, nats)"), -stats["entropy"].mean(-1)),
+    ]
+    rows = []
+    for name, s in scores:
+        flat = int(np.argmax(s))
+        layer, head = divmod(flat, s.shape[1])
+        rows.append({_("detector"): name, _("layer"): layer, _("head"): head,
+                     _("score"): round(abs(float(s.flat[flat])), 4)})
+    st.dataframe(rows, hide_index=True)

@@ -1,0 +1,119 @@
+"""Figures of the long mode: pooled maps, the grid of every head, exact blocks, distances.
+
+Shape legend: L layers, H heads, P pixels per side of a pooled map, n tokens.
+A pooled map's pixel covers a range of queries and keys; its axes are token positions (the
+first position of each pixel), so a zoomed block and the map share coordinates.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from .i18n import N_, _
+
+GRID_CELLS = 32  # per-axis cells of each head in the grid (pooled again from the map)
+BAND_NAMES = (N_("local (≤ 64)"), N_("middle (65–1,024)"), N_("far (> 1,024)"))
+
+
+def _starts(n: int, p: int) -> np.ndarray:
+    """First position of each of p pixels over n positions."""
+    return -(-np.arange(p) * n // p)
+
+
+def pooled_figure(z: np.ndarray, n: int, title: str, colorscale: str = "Viridis"
+                  ) -> go.Figure:
+    """One head's pooled map (P, P), axes in token positions."""
+    pos = _starts(n, z.shape[0])
+    fig = go.Figure(go.Heatmap(
+        z=z, x=pos, y=pos, colorscale=colorscale, colorbar={"thickness": 12},
+        hovertemplate=_("queries from {q}, keys from {k}: {w}").format(
+            q="%{y}", k="%{x}", w="%{z:.4f}") + "<extra></extra>"))
+    fig.update_yaxes(autorange="reversed", title=_("query position"))
+    fig.update_xaxes(title=_("key position"))
+    fig.update_layout(title=title, height=560, margin={"t": 50, "l": 60, "r": 20, "b": 50})
+    return fig
+
+
+def grid_figure(maps: np.ndarray, selected: tuple[int, int] | None = None,
+                colorscale: str = "Viridis") -> go.Figure:
+    """Every head (L, H, P, P) in one heatmap: layer rows × head columns, each head pooled
+    again to GRID_CELLS per side (mean), one pixel of gap between panels."""
+    n_layers, n_heads, p, _p = maps.shape
+    c = min(GRID_CELLS, p)
+    edges = _starts(p, c).tolist() + [p]
+    small = np.stack([np.stack([maps[..., a:b, :][..., e:f].mean((-1, -2))
+                                for e, f in zip(edges[:-1], edges[1:], strict=True)], -1)
+                      for a, b in zip(edges[:-1], edges[1:], strict=True)], -2)  # (L,H,c,c)
+    # each panel scaled to its own maximum: a sink head would otherwise wash out the rest
+    small = small / np.maximum(small.max((-1, -2), keepdims=True), 1e-12)
+    side = c + 1
+    z = np.full((n_layers * side, n_heads * side), np.nan)
+    for layer in range(n_layers):
+        for head in range(n_heads):
+            z[layer * side:layer * side + c, head * side:head * side + c] = small[layer, head]
+    fig = go.Figure(go.Heatmap(z=z, colorscale=colorscale, showscale=False,
+                               hoverinfo="skip"))
+    fig.update_yaxes(autorange="reversed", tickvals=[i * side + c / 2 for i in range(n_layers)],
+                     ticktext=[str(i) for i in range(n_layers)], title=_("layer"))
+    fig.update_xaxes(tickvals=[i * side + c / 2 for i in range(n_heads)],
+                     ticktext=[str(i) for i in range(n_heads)], title=_("head"), side="top")
+    if selected is not None:
+        layer, head = selected
+        fig.add_shape(type="rect", x0=head * side - 0.5, x1=head * side + c - 0.5,
+                      y0=layer * side - 0.5, y1=layer * side + c - 0.5,
+                      line={"color": "red", "width": 2})
+    px = max(14, min(24, 900 // max(n_heads, 1) // side)) * side
+    fig.update_layout(height=min(1400, 80 + n_layers * px), margin={"t": 60, "l": 60, "r": 20,
+                                                                    "b": 20},
+                      title=_("Every head, pooled (each panel scaled to its own maximum)"))
+    return fig
+
+
+def block_figure(z: np.ndarray, q0: int, k0: int, tokens: list[str], title: str,
+                 colorscale: str = "Viridis") -> go.Figure:
+    """Exact weights of one block (c, w) with its query and key pieces on hover."""
+    c, w = z.shape
+    qs, ks = tokens[q0:q0 + c], tokens[k0:k0 + w]
+    text = [[f"{q} → {k}" for k in ks] for q in qs] if c * w <= 262_144 else None
+    fig = go.Figure(go.Heatmap(
+        z=z, x=np.arange(k0, k0 + w), y=np.arange(q0, q0 + c), colorscale=colorscale,
+        text=text, colorbar={"thickness": 12},
+        hovertemplate=("%{text}<br>" if text is not None else "")
+        + _("query {q}, key {k}: {w}").format(q="%{y}", k="%{x}", w="%{z:.5f}")
+        + "<extra></extra>"))
+    fig.update_yaxes(autorange="reversed", title=_("query position"))
+    fig.update_xaxes(title=_("key position"))
+    fig.update_layout(title=title, height=560, margin={"t": 50, "l": 60, "r": 20, "b": 50})
+    return fig
+
+
+def distance_figure(bands: np.ndarray) -> go.Figure:
+    """Per layer, the mean share of attention (over heads and queries) in each distance band."""
+    n_layers = bands.shape[0]
+    mean = bands.mean(1)  # (L, 3)
+    fig = go.Figure([go.Bar(x=list(range(n_layers)), y=mean[:, i], name=_(BAND_NAMES[i]),
+                            hovertemplate=_("layer {layer}: {share}").format(
+                                layer="%{x}", share="%{y:.1%}") + "<extra></extra>")
+                     for i in range(3)])
+    fig.update_layout(barmode="stack", height=320, title=_("Where attention goes, by distance"),
+                      yaxis={"title": _("share of attention"), "tickformat": ".0%",
+                             "range": [0, 1]},
+                      xaxis={"title": _("layer"), "dtick": 1},
+                      margin={"t": 50, "l": 60, "r": 20, "b": 50})
+    return fig
+
+
+def head_distances(mean_distance: np.ndarray) -> go.Figure:
+    """One layer's heads: mean distance of each query's attention along the text (H, n)."""
+    n = mean_distance.shape[1]
+    step = max(1, n // 2048)  # at most ~2,000 points per line
+    x = np.arange(0, n, step)
+    fig = go.Figure([go.Scattergl(x=x, y=mean_distance[h, ::step], mode="lines",
+                                  name=_("head {head}").format(head=h))
+                     for h in range(mean_distance.shape[0])])
+    fig.update_layout(height=320, title=_("Mean distance attended, along the text"),
+                      xaxis={"title": _("query position")},
+                      yaxis={"title": _("mean distance (pieces)")},
+                      margin={"t": 50, "l": 60, "r": 20, "b": 50})
+    return fig
