@@ -110,12 +110,31 @@ def stack_norms(attn: np.ndarray, v: np.ndarray, projections: Sequence[np.ndarra
     An ablated head writes nothing, so its (layer, head) rows in ablated_heads are 0.
     """
     out = np.empty(np.shape(attn), dtype=np.float32)
-    with blas_threads():
-        for layer, w_o in enumerate(projections):
-            weighted_norms(attn[layer], v[layer], w_o, kv_groups, out=out[layer])
+    with blas_threads():  # the small float64 products first, on BLAS's threads
+        moved = [value_norms(v[layer], w_o, kv_groups) for layer, w_o in enumerate(projections)]
+
+    def weigh(layer: int) -> None:  # (B, H, Q, K) · (B, H, 1, K), as weighted_norms
+        np.multiply(attn[layer], moved[layer][:, :, None, :], out=out[layer], dtype=np.float32)
+
+    _spread(weigh, len(moved))
     for layer, head in ablated_heads:
         out[layer, :, head] = 0.0
     return out
+
+
+def _spread(work, n: int) -> None:
+    """work(0..n-1) on torch.get_num_threads() Python threads: the weighting is a memory-bound
+    numpy pass (it releases the GIL) that otherwise ran on one core while torch's other
+    threads sat idle after the forward (issue 40)."""
+    workers = min(n, torch.get_num_threads())
+    if workers <= 1:
+        for i in range(n):
+            work(i)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(workers) as pool:
+        list(pool.map(work, range(n)))  # list(): re-raises a worker's exception here
 
 
 def _moved(v: np.ndarray, w_o: np.ndarray, kv_groups: Sequence[int] | None) -> np.ndarray:
