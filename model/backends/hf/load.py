@@ -206,7 +206,6 @@ def load_hf(folder: str | Path) -> Bundle:
             "encoder": AutoModel}[family]
     device, device_note = model_device()
     model = _load_model(auto, folder, weights).eval().to(device)
-    _warm(model, family, weights)
     n_embed = model.get_input_embeddings().num_embeddings
     if len(tokenizer) > n_embed:
         raise CheckpointError(tok_file, f"tokenizer has {len(tokenizer)} tokens but the model "
@@ -223,6 +222,7 @@ def load_hf(folder: str | Path) -> Bundle:
             "device": device, "dtype": str(next(model.parameters()).dtype).removeprefix("torch.")}
     if device_note:
         card["device_note"] = device_note
+    _warm(model, family, weights)  # last: after every check that names a file
     return Bundle(model=model, tokenizer=tokenizer, config=lab_cfg, card=card,
                   name=folder.name, kind="hf")
 
