@@ -9,7 +9,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"
-CHECKPOINTS = ("paper", "seed001")
+# the two translators, and the language model for the views only it fills (training,
+# generation; issue 41): every view of the bar is drawn on a model it applies to
+CHECKPOINTS = ("paper", "seed001", "lm")
+HEADS_PARTS = ("stats", "detectors")  # heads › detectors runs the model on random ids
 HEADROOM_MB = 600  # the issue's allowance above the Trace cache budget
 SLOPE_LIMIT_MB = 5.0  # per 100 inputs: 50 MB over the last 1,000 inputs
 KINDS = ("enc_self", "dec_self", "cross")
@@ -28,6 +31,7 @@ class SoakConfig:
     ablate_share: float = 0.2
     trace_cache_mb: float | None = None  # None: ATTN_TRACE_CACHE_MB or the app's default
     seed: int = 0
+    checkpoints: tuple[str, ...] = CHECKPOINTS  # each input picks one at random
 
 
 @dataclass
