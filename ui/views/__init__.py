@@ -42,6 +42,7 @@ from ui.views import (
     tour,
     training,
     translation,
+    why,
 )
 
 
@@ -115,6 +116,8 @@ VIEWS: dict[str, View] = {
                  needs=frozenset({"hidden", "norms"})),
     "qkmap": View(N_("Query–key map"), qkmap.render, needs=HEAD),
     "patch": View(N_("Patching"), patch.render, needs=frozenset()),
+    "why": View(N_("Why this head attends"), why.render, why.applies,
+                needs=frozenset({"attn", "scores", "v", "hidden"})),
     "tour": View(N_("Guided tour"), tour.render, needs=tour_needs),
     "generate": View(N_("Generation"), generate.render, generate.applies, needs=frozenset()),
     "training": View(N_("Training"), training.render, training.applies, needs=frozenset()),

@@ -1,0 +1,64 @@
+"""view=why through its link (AppTest): the component × component matrix, the top terms in
+words, composition maps with their baseline, what the head writes; on `paper` and
+checkpoints/lm, in English and Korean, with hostile URL values (the toy backend's page, which
+says why it has nothing to show, is in test_third_backend's every-view test)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.app.conftest import run_app
+from tests.app.test_views import array, charts, texts
+
+ROOT = Path(__file__).resolve().parents[2]
+LM = ROOT / "checkpoints" / "lm"
+
+
+def _clean(at) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, texts(at.error)
+
+
+def test_paper_cross_head_in_english_and_link_kept():
+    at = run_app({"ckpt": "paper", "view": "why", "text": "The cat eats fish.",
+                  "kind": "cross", "layer": "2", "head": "1"}, timeout=120)
+    _clean(at)
+    figs = charts(at)
+    titles = [f["layout"]["title"]["text"] for f in figs]
+    assert titles[0].startswith("Score ")
+    terms = array(figs[0]["data"][0]["z"])
+    assert terms.shape[0] > 5 and terms.shape[1] > 5  # decoder × encoder components
+    assert any("composition" in str(f["layout"]) for f in figs)  # Q/K/V maps
+    shown = texts(at.markdown)
+    assert "of this score" in shown and "meets" in shown
+    assert any("promoted" in t for t in titles)  # the direct effect (post-LN, decoder stream)
+    assert at.query_params["view"] == "why" and at.query_params["kind"] == "cross"
+    assert at.query_params["layer"] == "2" and at.query_params["head"] == "1"
+
+
+def test_korean_and_hostile_values_fall_back_with_a_note():
+    at = run_app({"ckpt": "paper", "view": "why", "text": "The cat eats fish.",
+                  "kind": "enc_self", "layer": "99", "head": "-3", "lang_ui": "ko"},
+                 timeout=120)
+    _clean(at)
+    shown = texts(at.markdown) + texts(at.caption) + texts(at.info) + texts(at.warning)
+    assert "이 점수" in shown  # the top terms in Korean
+    assert "99" in shown  # the note naming the refused layer
+    assert "로짓에 대한 직접 효과가 없습니다" in shown  # encoder heads: said why
+
+
+@pytest.mark.skipif(not (LM / "model.safetensors").is_file(), reason="no checkpoints/lm")
+def test_language_model_induction_head():
+    text = "river mill barn hill sky lamp river mill barn hill sky lamp"
+    at = run_app({"ckpt": "lm", "view": "why", "text": text, "kind": "dec_self",
+                  "layer": "1", "head": "0"}, timeout=120)
+    _clean(at)
+    figs = charts(at)
+    assert "Score " in figs[0]["layout"]["title"]["text"]
+    comp = [f for f in figs if "composition" in str(f["layout"])][0]
+    k = array(comp["data"][1]["z"])  # K-composition, (1 layer before, 6 heads)
+    assert k.shape == (2, 6) and np.isnan(k[1]).all()  # layer 1: no path from itself
+    assert any("promoted" in f["layout"]["title"]["text"] for f in figs)

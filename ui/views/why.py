@@ -1,0 +1,140 @@
+"""Why this head attends (view=why, issue 37): for one head, query and key, the score split over
+(query component, key component) pairs, its largest terms in words, the head's Q/K/V
+composition with every earlier head beside a random baseline, and what the head writes at the
+query (its keys' components, its direct effect on the logits)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import streamlit as st
+
+from model.analysis import composition_scores, ov_components, qk_components
+from model.backends import capabilities
+from model.capture import key_side, query_side
+from ui import cost
+from ui.common import chart, head_picker
+from ui.context import Ctx
+from ui.i18n import _
+from ui.state import seed
+from ui.text import md
+from viz import why as viz_why
+
+COMP_KEY = "why_composition"  # session state: (checkpoint key, composition_scores result)
+
+
+def applies(bundle) -> str | None:
+    """Models whose stream the backend can split by component (caps.components)."""
+    if capabilities(bundle).components:
+        return None
+    return _("Splitting a score by upstream component needs a model whose stream the lab "
+             "can rebuild part by part (this project's checkpoints; GPT-2-, Llama-, BERT- and "
+             "T5-like Hugging Face models).")
+
+
+def _composition_seconds(bundle) -> float:
+    """About how long composition_scores takes: quadratic in the heads (paper, 36: ~1 s)."""
+    heads = sum(bundle.n_layers(k) for k in bundle.kinds) * bundle.config.n_heads
+    return 0.05 + 1e-3 * heads ** 2
+
+
+def _ov_seconds(bundle, n_keys: int, layer: int) -> float:
+    """About how long ov_components takes: one stream rebuilt per key (paper: ~0.3 s)."""
+    return 0.015 * n_keys * (layer + 1) * max(1.0, bundle.config.n_heads / 4)
+
+
+def _pick(label: str, key: str, options: list[int], default: int, tokens: list[str]) -> int:
+    """A position selectbox kept in the session, clamped to this sentence's options."""
+    seed(key, default)
+    if st.session_state[key] not in options:
+        st.session_state[key] = default
+    return st.selectbox(label, options, key=key,
+                        format_func=lambda i: f"{i}: {tokens[i]!r}")
+
+
+def _composition(ctx: Ctx):
+    """composition_scores of this model, kept in the session once computed; None while a
+    slow one waits for its button."""
+    held = st.session_state.get(COMP_KEY)
+    if held is not None and held[0] == ctx.key:
+        return held[1]
+    secs = _composition_seconds(ctx.bundle)
+    if cost.asks_first(secs) and not st.button(
+            _("Compute composition scores (about {s:.0f} s)").format(s=secs), key="why_comp_go"):
+        st.caption(_("Composition between every pair of heads takes about {s:.0f} s on this "
+                     "model: start it with the button.").format(s=secs))
+        return None
+    scores = composition_scores(ctx.bundle)
+    st.session_state[COMP_KEY] = (ctx.key, scores)
+    return scores
+
+
+def _export(c, o, kind: str, layer: int, head: int, query: int, key: int) -> str:
+    """The numbers on screen as JSON."""
+    out = {"kind": kind, "layer": layer, "head": head, "query": query, "key": key,
+           "score": c.score, "bias": c.bias, "query_parts": c.query_parts,
+           "key_parts": c.key_parts, "terms": np.round(c.terms, 6).tolist()}
+    if o is not None:
+        out["output"] = {"parts": o.parts, "keys": o.keys,
+                         "share": np.round(o.share, 6).tolist(),
+                         "promoted": o.promoted, "suppressed": o.suppressed,
+                         "no_logits": o.no_logits}
+    return json.dumps(out, ensure_ascii=False, indent=1)
+
+
+def render(ctx: Ctx) -> None:
+    t, b = ctx.trace, ctx.b
+    kind, layer, head = head_picker(ctx)
+    q_tokens, k_tokens = t.tokens(query_side(kind))[b], t.tokens(key_side(kind))[b]
+    if not q_tokens or not k_tokens:
+        st.info(_("This sentence has no tokens on this attention's sides."))
+        return
+    attn = t.attn[kind][layer, b, head, :len(q_tokens), :len(k_tokens)]
+    c1, c2 = st.columns(2)
+    with c1:
+        query = _pick(_("Query position"), "why_query", list(range(len(q_tokens))),
+                      len(q_tokens) - 1, q_tokens)
+    keys = [int(k) for k in np.nonzero(attn[query] > 0)[0]] or [0]
+    with c2:
+        key = _pick(_("Key position"), "why_key", keys, int(np.argmax(attn[query])), k_tokens)
+    st.caption(_("Attention from {q} to {k}: {a:.3f}").format(
+        q=md(repr(q_tokens[query])), k=md(repr(k_tokens[key])), a=float(attn[query, key])))
+    try:
+        c = qk_components(ctx.bundle, t, kind, layer, head, query, key, batch=b)
+    except ValueError as exc:
+        st.info(_("This score cannot be split by component here: {reason}").format(
+            reason=md(exc)))
+        return
+    st.markdown(_("**Why this head attends here**: the score over (query component, key "
+                  "component) pairs, every norm frozen at its actual scale."))
+    chart(viz_why.components_figure(c, q_tokens[query], k_tokens[key]), ctx, key="why_terms")
+    for line in viz_why.top_sentences(c, repr(q_tokens[query]), repr(k_tokens[key])):
+        st.markdown("- " + md(line))
+    st.markdown(_("**Composition with earlier heads** (Elhage et al. 2021; weights only)"))
+    scores = _composition(ctx)
+    if scores is not None:
+        chart(viz_why.composition_figure(scores, kind, layer, head), ctx, key="why_comp")
+    st.markdown(_("**What the head writes** at {q}").format(q=md(repr(q_tokens[query]))))
+    o = None
+    secs = _ov_seconds(ctx.bundle, len(keys), layer)
+    wanted = ("why_ov", ctx.key, kind, layer, head, query, b)
+    if not cost.asks_first(secs) or st.session_state.get("why_ov") == wanted or st.button(
+            _("Split what the head writes (about {s:.0f} s)").format(s=secs), key="why_ov_go"):
+        st.session_state["why_ov"] = wanted
+        try:
+            o = ov_components(ctx.bundle, t, kind, layer, head, query, batch=b)
+        except ValueError as exc:
+            st.info(_("What this head writes cannot be split here: {reason}").format(
+                reason=md(exc)))
+    if o is not None:
+        chart(viz_why.output_figure(o), ctx, key="why_output")
+        if o.logits is not None:
+            chart(viz_why.tokens_figure(o), ctx, key="why_tokens")
+        else:
+            st.caption(_("No direct effect on the logits: {reason}").format(
+                reason=md(o.no_logits)))
+    st.download_button(_("Download these numbers (.json)"),
+                       data=_export(c, o, kind, layer, head, query, key),
+                       file_name=f"why-{kind}-{layer}-{head}-{query}-{key}.json",
+                       mime="application/json", key="why_download", on_click="ignore")
