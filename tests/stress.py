@@ -14,6 +14,7 @@ import dataclasses
 import gc
 import random
 import threading
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -162,8 +163,6 @@ def stress(models: dict[str, tuple[Bundle, dict[str, Op]]], workers: int = 8, ro
     """Run every op of every model alone, then `rounds` × all of them shuffled on `workers`
     threads; compare each threaded result with the sequential one. `loaded`: each model's
     hook_census right after load (default: taken now, before any op)."""
-    import time
-
     start = time.perf_counter()
     report = Report(rss_loaded_mb=trimmed_rss_mb())
     census = loaded or {name: hook_census(b.model) for name, (b, _) in models.items()}
