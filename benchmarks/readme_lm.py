@@ -42,16 +42,16 @@ def block_lm(results: dict) -> str:
         f"| words said twice: loss on the second copy − the first (20 random words) | "
         f"{f['repeat_gap']:+.2f} |",
         *_knocked(f, lambda name: f"{f['repeat_gap_' + name + '_knocked_out']:+.2f}", True),
-        f"| in-context learning score on held-out text rows (loss at 96–127 − loss at 8–15) | "
+        f"| in-context learning score on held-out story rows (loss at 96–127 − loss at 8–15) | "
         f"{f['icl']:+.3f}; lowest over the snapshots {low_icl:+.3f} at step {low_step:,} |",
         *_knocked(f, lambda name: f"{f['icl_' + name + '_knocked_out']:+.3f} (held-out loss "
                                   f"{f['loss_' + name + '_knocked_out']:.3f})", False),
         f"| phase change (largest rise of the best induction score) | step "
         f"{t['phase_change_step']:,} |",
         f"| training | {t['steps']:,} steps, {t['tokens'] / 1e6:.1f} M tokens, "
-        f"{t['seconds'] / 60:.0f} min on one thread; repeated random rows "
-        + ", ".join(f"{x['random_share']:.0%} from step {x['from_step']:,}"
-                    for x in t["schedule"]) + " |",
+        f"{t['seconds'] / 60:.0f} min on one thread; legs: "
+        + ", ".join(f"from step {x['from_step']:,} {x['random_share']:.0%} repeated random "
+                    f"rows and {x.get('text', 'packed')} text" for x in t["schedule"]) + " |",
         f"| snapshots shipped | {len(t['snapshots'])} |",
     ]
     return "\n".join(rows)

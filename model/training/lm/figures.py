@@ -34,10 +34,10 @@ DEMO = ("Ravonel: The cat eats fish. Velkamo: I read a book. Ravonel: The cat ea
 
 
 def held_out_documents(bundle: Bundle, n: int = 48) -> list[str]:
-    """n rows of held-out text drawn exactly as training draws its text rows (paragraphs
-    packed with </s> between them, longer than the context), from a seed training never used:
-    the training log's probe rows, many of them."""
-    paras = text.paragraphs(HELD_OUT_SEED)
+    """n rows of held-out text drawn as the last leg draws its text rows (story paragraphs,
+    longer than the context; packed with </s> should one fall short), from a seed training
+    never used."""
+    paras = text.paragraphs(HELD_OUT_SEED, "story")
     docs = []
     for _ in range(n):
         doc = next(paras)

@@ -2,6 +2,9 @@
 
     python -m model.training.lm.ship --out checkpoints/lm --work run/lm --keep 16
 
+The card's `training.command` is the one command that trains the whole recipe
+(schedule.RECIPE) and ships it; `training.as_run` is what the log says was run, leg by leg.
+
 Snapshots: of every probe's fp16 weights in --work, keep --keep, spread over the run and
 denser around the phase change (where the best induction score rises most), always the first
 and the last. Then measure the card (figures.py) on the folder through the lab's API and
@@ -19,6 +22,21 @@ from pathlib import Path
 import numpy as np
 
 from .history import read_history
+from .schedule import RECIPE
+
+COMMAND = ("python -m model.training.lm.train --out checkpoints/lm --work run/lm --steps 6000 "
+           "--batch 16 --every 100 --lr 3e-3 --period 6 24 --threads 1 "
+           f"--schedule '{RECIPE}' && python -m model.training.lm.ship --out checkpoints/lm "
+           "--work run/lm")
+# why each leg's mix, as the log shows it (kept in the card beside the schedule)
+WHY_THE_LEGS = (
+    "At 50 % repeated random rows no induction had formed by step 1,500 (random-row loss 6.2, "
+    "copying only the run's set of pieces); at 80 % the phase change came at steps "
+    "1,600-1,900; at 30 % the text loss fell with both circuits kept. Leg 4 changed the text: "
+    "rows of short packed paragraphs (which start afresh several times a row) gave an "
+    "in-context learning score of about 0 on held-out rows, so it trains on story excerpts, "
+    "long paragraphs whose made-up cast and places recur all through a row (text.py, "
+    "story.py), and the held-out rows are drawn the same way.")
 
 PATCH_PRESETS = (
     ("Ravonel: I eat fish. Velkamo: I read a book. Ravonel: I",
@@ -50,12 +68,14 @@ def choose(steps: list[int], phase: int | None, keep: int) -> list[int]:
 
 
 def schedule(log: list[dict], first_share: float) -> list[dict]:
-    """Where the share of repeated random rows changed (resumed legs log theirs)."""
+    """Where the share of repeated random rows or the text mode changed (resumed legs log
+    theirs; probes from before text modes existed are "packed")."""
     legs: list[dict] = []
     for before, rec in zip([None, *log], log):
-        share = rec.get("random_share", first_share)
-        if not legs or legs[-1]["random_share"] != share:  # a leg resumes from the last probe
-            legs.append({"from_step": before["step"] if before else 0, "random_share": share})
+        mix = {"random_share": rec.get("random_share", first_share),
+               "text": rec.get("text", "packed")}
+        if not legs or {k: legs[-1][k] for k in mix} != mix:  # resumed from the last probe
+            legs.append({"from_step": before["step"] if before else 0, **mix})
     return legs
 
 
@@ -100,19 +120,23 @@ def main(argv: list[str] | None = None) -> int:
                        "English and Korean text from the textbook grammar, with repeated "
                        "random-token rows; induction and previous-token heads form in it.",
         "training": {
-            "command": "python -m model.training.lm.train --out checkpoints/lm --work run/lm "
-                       "&& python -m model.training.lm.ship --out checkpoints/lm --work run/lm",
+            "command": COMMAND,
+            "as_run": [x for x in (out / "training" / "train.log").read_text().splitlines()
+                       if x.startswith(("resumed from", "stopped", "note:"))],
             "steps": last, "tokens": int(log[-1]["tokens"]),
             "seconds": float(log[-1]["seconds"]), "phase_change_step": phase,
             "snapshots": [*keep, last], "weights": "fp16 on disk, loaded as float32",
             "final_probe": {k: log[-1][k] for k in ("val_loss", "icl")},
             "schedule": schedule(log, a.first_share),
-            # the log's val_loss and icl were taken on one held-out row repeated 32 times (a
-            # bug in this run's train.py, fixed since); these are on the 48 documents
+            "why_the_legs": WHY_THE_LEGS,
+            # the log's val_loss and icl were first taken on one held-out packed row repeated
+            # 32 times (a bug in legs 1-3's train.py, fixed since), then on 32 story rows
             "snapshot_figures": per_snapshot,
-            "probe_rows_note": "training/log.jsonl's val_loss and icl: one 129-piece held-out "
-                               "row (the run's validation set repeated one row); "
-                               "snapshot_figures: 48 held-out documents",
+            "probe_rows_note": "training/log.jsonl's val_loss and icl: to step 2,800 one "
+                               "129-piece held-out packed row (legs 1-3's validation set "
+                               "repeated one row), after it 32 held-out story rows; "
+                               "snapshot_figures and figures: 48 held-out story rows",
+            "machine": "this shared 2-core machine, one torch thread, beside other work",
         },
         "figures": figures,
         # the patch view's minimal pairs: swapping who said what changes the piece that the

@@ -6,6 +6,13 @@ Copying from context must pay off, as it does in real text, so a paragraph
 - repeats an earlier sentence of its own now and then, word for word.
 A share of rows (`RANDOM_SHARE`) is a random token run repeated to the end of the row, the
 setting in which induction heads are measured (Olsson et al. 2022).
+
+Two text modes (`MODES`), one per training leg:
+    packed  short paragraphs (3 to 9 sentences), several to a row: legs 1 to 3
+    story   one excerpt of a long paragraph per row (story.py), whose made-up cast and places
+            recur all through it, as real text carries its topic: later pieces become easier
+            from context alone, which the in-context learning score measures (leg 4, and the
+            held-out rows)
 """
 
 from __future__ import annotations
@@ -14,33 +21,18 @@ import random
 from collections.abc import Iterator
 
 from ..corpus import make
+from .names import english_name, korean_name, language
+from .story import excerpt, story
 
 RANDOM_SHARE = 0.25  # rows of repeated random tokens
 REPEAT_SENTENCE = 0.25  # chance that a sentence repeats an earlier one of its paragraph
-BILINGUAL = 0.1  # paragraphs of "English = 한국어" lines
-
-_EN_ONSETS = "b c d f g h k l m n p r s t v z br dr gr kr st tr sh ch th".split()
-_EN_VOWELS = "a e i o u ai ea io ou".split()
-_EN_CODAS = ["", "", "", "n", "r", "l", "s", "th", "m"]
-# Common name syllables, so Korean names look like names but their pairing is random.
-_KO_SYLLABLES = list("민서준지영수현우진하은도윤예성재희태경나연주혜원석호동철미정아소")
-
-
-def english_name(r: random.Random) -> str:
-    """A made-up name of two or three syllables, e.g. "Ravonel"."""
-    parts = [r.choice(_EN_ONSETS) + r.choice(_EN_VOWELS) for _ in range(r.randint(2, 3))]
-    return ("".join(parts) + r.choice(_EN_CODAS)).capitalize()
-
-
-def korean_name(r: random.Random) -> str:
-    """Three random name syllables, e.g. "윤하석"."""
-    return "".join(r.choice(_KO_SYLLABLES) for _ in range(3))
+MODES = ("packed", "story")
 
 
 def paragraph(r: random.Random, sentences: int | None = None) -> str:
     """One paragraph of 3 to 9 sentences (or `sentences`) in English, Korean, or both side by
     side."""
-    lang = "both" if r.random() < BILINGUAL else r.choice(("en", "ko"))
+    lang = language(r)
     name = korean_name if lang == "ko" else english_name
     speakers = [name(r) for _ in range(r.randint(0, 2))]
     lines: list[str] = []
@@ -56,8 +48,9 @@ def paragraph(r: random.Random, sentences: int | None = None) -> str:
     return " ".join(lines)
 
 
-def paragraphs(seed: int) -> Iterator[str]:
-    """An endless, deterministic stream of paragraphs."""
+def paragraphs(seed: int, mode: str = "packed") -> Iterator[str]:
+    """An endless, deterministic stream of paragraphs of a mode (packed: `paragraph`, story:
+    `story.story`)."""
     r = random.Random(seed)
     while True:
-        yield paragraph(r)
+        yield paragraph(r) if mode == "packed" else excerpt(r, story(r))

@@ -1,6 +1,7 @@
 """Train the lab's small language model: a 2-layer Llama-class decoder with rotary positions.
 
-    python -m model.training.lm.train --out checkpoints/lm --minutes 75
+    python -m model.training.lm.train --out run/lm --work run/lm/work --lr 3e-3 --period 6 24 \
+        --schedule "1500:0.5:packed 2100:0.8:packed 2800:0.3:packed 3400:0.3:story"
 
 Writes a plain Hugging Face folder (config.json, model.safetensors, tokenizer files) that
 `AutoModelForCausalLM` / `AutoTokenizer` open with no project code, plus
@@ -23,6 +24,7 @@ import argparse
 import json
 import math
 import random
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -30,7 +32,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from . import probes, text, vocab
+from . import probes, schedule, text, vocab
 
 CONTEXT = 128
 ARCH = dict(vocab_size=2048, hidden_size=192, intermediate_size=512, num_hidden_layers=2,
@@ -43,9 +45,9 @@ class Rows:
     """Training rows of CONTEXT + 1 ids: packed paragraphs, or a random run repeated."""
 
     def __init__(self, tokenizer, seed: int, random_share: float = text.RANDOM_SHARE,
-                 period: tuple[int, int] = (8, 64)):
+                 period: tuple[int, int] = (8, 64), mode: str = "packed"):
         self.tok, self.r, self.period = tokenizer, random.Random(seed), period
-        self.paras = text.paragraphs(seed)
+        self.paras = text.paragraphs(seed, mode)
         self.random_share = random_share
         self.first = len(vocab.SPECIALS)
 
@@ -99,12 +101,16 @@ def save_snapshot(model, path: Path) -> None:
     save_file(state, str(path))
 
 
-def main(argv: list[str] | None = None) -> int:
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--out", default="checkpoints/lm")
     p.add_argument("--work", default="run/lm", help="every snapshot goes here first")
-    p.add_argument("--steps", type=int, default=6000)
-    p.add_argument("--minutes", type=float, default=0, help="stop early after this long")
+    p.add_argument("--steps", type=int, default=6000,
+                   help="the cosine schedule's length (and the last step without --schedule)")
+    p.add_argument("--schedule", default="",
+                   help=f"legs END:RANDOM_SHARE:TEXT run one after the other, each going on "
+                        f"from the last (checkpoints/lm: \"{schedule.RECIPE}\")")
+    p.add_argument("--minutes", type=float, default=0, help="stop a leg early after this long")
     p.add_argument("--batch", type=int, default=16)
     p.add_argument("--lr", type=float, default=2e-3)
     p.add_argument("--warmup", type=int, default=150)
@@ -113,10 +119,24 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--hidden", type=int, default=ARCH["hidden_size"])
     p.add_argument("--random-share", type=float, default=text.RANDOM_SHARE)
+    p.add_argument("--text", choices=text.MODES, default="packed", help="text rows' mode")
     p.add_argument("--period", type=int, nargs=2, default=(8, 64), help="random run lengths")
     p.add_argument("--resume-from", type=int, default=0,
                    help="go on from this step's snapshot in --work (new data mix allowed)")
-    a = p.parse_args(argv)
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = parse_args(argv)
+    legs = (schedule.parse(a.schedule) if a.schedule
+            else [schedule.Leg(a.steps, a.random_share, a.text)])
+    for first, leg in schedule.remaining(legs, a.resume_from):
+        train_leg(a, first, leg, argv if argv is not None else sys.argv[1:])
+    return 0
+
+
+def train_leg(a: argparse.Namespace, first: int, leg: schedule.Leg, argv: list[str]) -> None:
+    """Train from step `first` (0: from scratch, with a new tokenizer) to leg.end."""
     torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
     from transformers import LlamaConfig, LlamaForCausalLM
@@ -124,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     out, work = Path(a.out), Path(a.work)
     (out / "training").mkdir(parents=True, exist_ok=True)
     work.mkdir(parents=True, exist_ok=True)
-    first, offset, tokens = a.resume_from, 0.0, 0
+    offset, tokens = 0.0, 0
     if first:  # keep the log up to the snapshot we go on from; its clock goes on too
         kept = [x for x in (out / "training" / "log.jsonl").read_text().splitlines()
                 if json.loads(x)["step"] <= first]
@@ -155,13 +175,14 @@ def main(argv: list[str] | None = None) -> int:
         from safetensors.torch import load_file
         state = load_file(str(work / f"step_{first:06d}.safetensors"))
         model.load_state_dict({k: v.float() for k, v in state.items()}, strict=False)
-        say(f"resumed from step {first} (fp16 snapshot, fresh optimizer): "
-            f"{' '.join(argv if argv is not None else sys.argv[1:])}")
+        say(f"resumed from step {first} (fp16 snapshot, fresh optimizer) for leg {leg}: "
+            f"{shlex.join(argv)}")
     n_params = sum(p.numel() for p in model.parameters())
     say(f"model: {n_params:,} parameters; {json.dumps(ARCH)}")
-    rows = Rows(tok, a.seed + first, a.random_share, tuple(a.period))
-    held = Rows(tok, 999, 0.0)  # one stream: 32 different rows (checkpoints/lm's run drew
-    val = torch.tensor([held.natural() for _ in range(32)])  # one row 32 times, see its card
+    rows = Rows(tok, a.seed + first, leg.random_share, tuple(a.period), leg.text)
+    # probe rows: 32 held-out story rows, the text the in-context learning score is about
+    held = Rows(tok, 999, 0.0, mode="story")
+    val = torch.tensor([held.natural() for _ in range(32)])
     rep = probes.random_repeats(tok.vocab_size, 16, seed=7)
     decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
     other = [p for n, p in model.named_parameters() if p.dim() < 2]
@@ -170,11 +191,11 @@ def main(argv: list[str] | None = None) -> int:
                             lr=a.lr, betas=(0.9, 0.95))
     start = time.time() - offset
     recent: list[tuple[float, float]] = []
-    for step in range(first, a.steps + 1):
-        if (step % a.every == 0 or step == a.steps) and not (first and step == first):
+    for step in range(first, leg.end + 1):
+        if (step % a.every == 0 or step == leg.end) and not (first and step == first):
             rec = {"step": step, "seconds": round(time.time() - start, 1),
                    "tokens": tokens + (step - first) * a.batch * CONTEXT,
-                   "random_share": a.random_share,
+                   "random_share": leg.random_share, "text": leg.text,
                    **probe(model, val, rep)}
             if recent:
                 nat = [x for x, r in recent if not r]
@@ -188,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
             say(f"step {step:5d} {rec['seconds']:6.0f}s val {rec['val_loss']:.3f} "
                 f"icl {rec['icl']:+.3f} ind {np.max(rec['induction']):.2f} "
                 f"prev {np.max(rec['previous_token']):.2f} sink {np.max(rec['sink']):.2f}")
-            if step == a.steps or (a.minutes and time.time() - start > a.minutes * 60):
+            if step == leg.end or (a.minutes and time.time() - start - offset > a.minutes * 60):
                 break
         ids, kinds = rows.batch(a.batch)
         for g in opt.param_groups:
@@ -205,8 +226,9 @@ def main(argv: list[str] | None = None) -> int:
         opt.step()
         recent += [(float(x), bool(k)) for x, k in zip(loss_rows.detach(), kinds)]
     model.save_pretrained(str(out))
-    say(f"done: {step} steps, {time.time() - start:.0f} s")
-    return 0
+    say(f"done: leg {leg} at step {step}, {time.time() - start:.0f} s")
+    logf.close()
+    printed.close()
 
 
 if __name__ == "__main__":
