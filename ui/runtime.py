@@ -68,6 +68,7 @@ from ui.context import key_folder
 from ui.corpus_cache import corpus_args, validation_pairs
 from ui.i18n import N_, _
 from ui.spinning import spinning
+from ui.sweep import Sweep
 from viz import bertviz_embed
 
 
@@ -192,7 +193,7 @@ def contributions_cache() -> Bounded:
 
 
 def cached_contributions(bundle: Bundle, key: str, source: str, target: str | None,
-                         lang: str, step: int, knockout: bool = True):
+                         lang: str, step: int, knockout: bool = True, chunk: int = 64):
     """model.analysis.contributions.head_contributions, cached for every session; a new one
     asks the admission gate first (its knock-out sweep runs heads + 1 copies of the sentence).
     knockout False: the direct attribution alone, unless the full result is kept already."""
@@ -202,11 +203,15 @@ def cached_contributions(bundle: Bundle, key: str, source: str, target: str | No
         return hit
 
     def run():
-        with st.spinner(_("Knocking out each head in turn…") if knockout
-                        else _("Attributing the logit to each head…")):
-            found = head_contributions(bundle, source, target, target_lang=lang, step=step,
-                                       knockout=knockout)
-        return store.put(ckey, found)
+        if not knockout:
+            with st.spinner(_("Attributing the logit to each head…")):
+                return store.put(ckey, head_contributions(
+                    bundle, source, target, target_lang=lang, step=step, knockout=False))
+        # the sweep: a bar and Cancel; a stop raises out before the put (nothing kept)
+        with Sweep("contrib", _("Knocking out each head in turn…")) as sweep:
+            return store.put(ckey, head_contributions(
+                bundle, source, target, target_lang=lang, step=step, chunk=chunk,
+                progress=sweep.report))
 
     return admitted(estimate_contributions(bundle, source, target, target_lang=lang),
                     lambda: store.get(ckey), run)

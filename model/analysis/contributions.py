@@ -23,6 +23,7 @@ Shape legend: L layers, H heads, T decoder positions, D model size, V vocabulary
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -60,14 +61,18 @@ class Contributions:
 def head_contributions(bundle, source: str, target: str | None = None, *,
                        target_lang: str | None = None, step: int | None = None,
                        token_id: int | None = None, k: int = TOP_K,
-                       chunk: int = 64, knockout: bool = True) -> Contributions:
+                       chunk: int = 64, knockout: bool = True,
+                       progress: Callable[[float], None] | None = None) -> Contributions:
     """Each head's effect on the token predicted at decoder position `step` of one sentence.
 
     target None: the model's own greedy translation. step None: the last position (the one
     that predicts </s>); token_id None: the model's argmax at that step. knockout False skips
     the sweep of heads + 1 rows (knockout and knockout_top stay empty): the direct attribution
     alone is one pass, where the sweep of a model with thousands of heads takes minutes.
+    progress gets fractions 0..1 between forwards; it may raise to stop the sweep (a page's
+    Cancel), which then leaves nothing behind: hooks are per forward, in context managers.
     """
+    report = progress or (lambda _f: None)
     backend = teacher_forced(bundle, "head contributions")
     run = backend.attribution(source, target, target_lang, step, token_id, k)
     step, token_id, pieces = run.step, run.token_id, run.pieces
@@ -79,6 +84,7 @@ def head_contributions(bundle, source: str, target: str | None = None, *,
         part = rows[start:start + chunk]
         inputs = {name: x.repeat(len(part), 1) for name, x in run.inputs.items()}
         picked.append(backend.step_logits(inputs, step, row_ablation_hooks(part)))  # (n, V)
+        report(min(1.0, (start + len(part)) / len(rows)))
     change = np.concatenate(picked)[1:] - picked[0][:1] if picked else []  # (heads, V)
     knock = {kd: np.zeros((bundle.n_layers(kd), bundle.config.n_heads))
              for kd in bundle.kinds} if knockout else {}

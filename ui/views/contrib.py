@@ -15,6 +15,7 @@ from ui.context import Ctx
 from ui.i18n import _
 from ui.runtime import cached_contributions
 from ui.state import seed, sticky
+from ui.sweep import chunk_within, stopped
 from ui.text import KIND_LABELS, md
 from viz import contributions as viz_contrib
 
@@ -34,10 +35,12 @@ def applies(bundle) -> str | None:
 
 
 def _contributions(ctx: Ctx, source: str, target: str | None, step: int,
-                   knockout: bool = True) -> Contributions:
-    """Cached in ui/runtime.py for every session; a new one passes the admission gate."""
+                   knockout: bool = True, secs: float = 0.0) -> Contributions:
+    """Cached in ui/runtime.py for every session; a new one passes the admission gate. The
+    sweep runs about half a second of copies per forward, so Cancel lands within a second."""
+    chunk = chunk_within(secs, _sweep_rows(ctx.bundle), SWEEP_CHUNK)
     return cached_contributions(ctx.bundle, ctx.key, source, target, ctx.lang, step,
-                                knockout=knockout)
+                                knockout=knockout, chunk=chunk)
 
 
 def _sweep_rows(bundle) -> int:
@@ -70,6 +73,8 @@ def render(ctx: Ctx) -> None:
     source = ctx.lines[ctx.b]
     target = ctx.targets[ctx.b] if ctx.targets else None
     wanted = ("contrib_sweep", ctx.key, source, int(step))
+    if stopped("contrib"):  # cancelled (or any rerun) mid-sweep: it waits for its button again
+        st.session_state.pop("contrib_sweep", None)
     secs = _sweep_seconds(ctx, source)
     asks = cost.asks_first(secs)
     if asks and st.session_state.get("contrib_sweep") != wanted:
@@ -88,7 +93,7 @@ def render(ctx: Ctx) -> None:
             return
     full = not asks or st.session_state.get("contrib_sweep") == wanted
     try:
-        c = _contributions(ctx, source, target, int(step), knockout=full)
+        c = _contributions(ctx, source, target, int(step), knockout=full, secs=secs)
     except Exception as exc:
         if refusal(exc):  # busy, or too large for the server: a warning, the rest stays
             st.warning(refusal(exc))

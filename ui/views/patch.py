@@ -14,18 +14,18 @@ from __future__ import annotations
 import time
 
 import streamlit as st
-from streamlit.runtime.scriptrunner_utils.script_run_context import get_run_yield_check
 
 from model.backends import capabilities
 from model.dispatch import encode
 from model.patching import PARTS, estimate_patch, patch
 from ui import cost, pieces
 from ui.admission import admitted, or_warning
-from ui.common import chart, goto, progress_bar
+from ui.common import chart, goto
 from ui.context import Ctx
 from ui.i18n import N_, _
 from ui.runtime import result_get, result_put
 from ui.state import seed, url_value
+from ui.sweep import Sweep, chunk_within, stopped
 from ui.text import KIND_LABELS, md
 from viz import patch as viz_patch
 
@@ -94,6 +94,7 @@ def render(ctx: Ctx) -> None:
     if clean.strip() and corrupted.strip() and not _lined_up(ctx, clean, corrupted, lang):
         return
     key = ("patch", ctx.key, clean, corrupted, ctx.lang, ctx.ablate, method)
+    stopped("patch")  # the last run's sweep was cancelled: say so once
     found = result_get(key)
     if found is None and method == "exact":
         secs = _exact_seconds(ctx, clean, lang)
@@ -171,6 +172,11 @@ def _exact_seconds(ctx: Ctx, clean: str, lang: str | None) -> float:
     dims = estimate_patch(ctx.bundle, clean, chunk=CHUNK).dims
     if dims is None:
         return 0.0
+    return cost.sweep_seconds(dims, _exact_rows(ctx, dims), extra_passes=2)
+
+
+def _exact_rows(ctx: Ctx, dims) -> int:
+    """Copies of the exact sweep: the two unpatched runs and one per patched cell."""
     bundle = ctx.bundle
     n = {"enc_self": dims.src, "dec_self": dims.tgt, "cross": dims.tgt}
     parts = _parts(ctx, "exact")
@@ -180,28 +186,26 @@ def _exact_seconds(ctx: Ctx, clean: str, lang: str | None) -> float:
     if "resid" in parts:
         rows += sum((bundle.n_layers(k) + 1) * n[k] for k in ("enc_self", "dec_self")
                     if k in bundle.kinds)
-    return cost.sweep_seconds(dims, rows, extra_passes=2)
+    return rows
 
 
 def _run(ctx: Ctx, clean: str, corrupted: str, method: str, key: tuple) -> tuple:
-    """patch() with a progress bar that also ends the run when the session reruns."""
-    bar, move = progress_bar(_("Patching…"))
-    check = get_run_yield_check()
-
-    def report(f: float) -> None:
-        if check is not None:
-            check()  # raises when a newer run of this session is waiting: the sweep stops
-        move(f)
-
-    start = time.monotonic()
+    """patch() with a progress bar and Cancel; a rerun or a closed page stops it (between two
+    forwards of about half a second each) before anything is kept."""
     lang = ctx.lang if capabilities(ctx.bundle).translates else None
-    try:
+    chunk = CHUNK
+    if method == "exact":
+        dims = estimate_patch(ctx.bundle, clean, chunk=CHUNK).dims
+        if dims is not None:
+            chunk = chunk_within(_exact_seconds(ctx, clean, lang), _exact_rows(ctx, dims), CHUNK)
+    # the bar is shown only while the work runs: never above a refusal
+    with Sweep("patch", _("Patching…")) as sweep:
+        start = time.monotonic()
         result = patch(ctx.bundle, clean, corrupted, method=method, ablate=ctx.ablate,
-                       target_lang=lang, progress=report, parts=_parts(ctx, method))
-    finally:  # the bar is shown only while the work runs: never above a refusal
-        bar.empty()
-    found = (result, time.monotonic() - start)
-    result_put(key, found)
+                       target_lang=lang, progress=sweep.report, parts=_parts(ctx, method),
+                       chunk=chunk)
+        found = (result, time.monotonic() - start)
+        result_put(key, found)
     return found
 
 

@@ -10,10 +10,11 @@ from model.analysis.ablation import importance_scan
 from model.dispatch import estimate_scan
 from ui import cost
 from ui.admission import admitted, or_warning
-from ui.common import NOT_NATIVE, can_ablate, chart, progress_bar
+from ui.common import NOT_NATIVE, can_ablate, chart
 from ui.context import Ctx
 from ui.i18n import _
 from ui.runtime import result_get, result_put
+from ui.sweep import Sweep, chunk_within, stopped
 from viz import heads as viz_heads
 
 
@@ -29,12 +30,13 @@ def render(ctx: Ctx) -> None:
     key = ("scan", ctx.key, line, ctx.lang)
     # a scan already kept is shown at once, never queued again
     secs = _seconds(ctx, line)
+    stopped("scan")  # the last run's scan was cancelled: say so once
     label = (_("Scan every head (about {s:.0f} s)").format(s=secs) if secs >= 1
              else _("Scan every head (under a second)"))
     if st.button(label, key="scan_go") and result_get(key) is None:
         if or_warning(lambda: admitted(estimate_scan(ctx.bundle, line, ctx.lang),
                                        lambda: result_get(key),
-                                       lambda: _scan(ctx, line, key))) is None:
+                                       lambda: _scan(ctx, line, key, secs))) is None:
             return
     found = result_get(key)
     if found is None:
@@ -51,16 +53,21 @@ def _seconds(ctx: Ctx, line: str) -> float:
     dims = estimate_scan(ctx.bundle, line, ctx.lang).dims
     if dims is None:
         return 0.0
-    rows = sum(ctx.bundle.n_layers(k) for k in ctx.bundle.kinds) * ctx.bundle.config.n_heads + 1
-    return cost.sweep_seconds(dims, rows, extra_passes=1)  # the decode, with its prefix cache
+    return cost.sweep_seconds(dims, _rows(ctx), extra_passes=1)  # the decode, with its prefix cache
 
 
-def _scan(ctx: Ctx, line: str, key: tuple) -> tuple:
-    """Run the scan with a progress bar (once the gate admits it) and keep it for everyone."""
-    bar, report = progress_bar(_("Knocking out one head at a time…"))
-    start = time.monotonic()
-    scan = importance_scan(ctx.bundle, line, ctx.lang, progress=report)
-    found = (scan, time.monotonic() - start)
-    result_put(key, found)
-    bar.empty()
+def _rows(ctx: Ctx) -> int:
+    """The scan's copies: every head of every kind, plus the untouched one."""
+    return sum(ctx.bundle.n_layers(k) for k in ctx.bundle.kinds) * ctx.bundle.config.n_heads + 1
+
+
+def _scan(ctx: Ctx, line: str, key: tuple, secs: float = 0.0) -> tuple:
+    """Run the scan with a progress bar and Cancel (once the gate admits it) and keep it for
+    everyone; a stopped scan raises out of here before anything is kept."""
+    with Sweep("scan", _("Knocking out one head at a time…")) as sweep:
+        start = time.monotonic()
+        scan = importance_scan(ctx.bundle, line, ctx.lang, progress=sweep.report,
+                               chunk=chunk_within(secs, _rows(ctx), 64))  # a check every ~0.5 s
+        found = (scan, time.monotonic() - start)
+        result_put(key, found)
     return found
