@@ -349,6 +349,10 @@ class ToyBackend:
     def head_weights(self, kind: str, layer: int) -> dict[str, Any]:
         raise ValueError("the toy offers no per-block weights")
 
+    def capture_long(self, batch: Batch, pixels: int, qk_dtype: str) -> Any:
+        """No long mode here: caps.long_context stays False, so the view never asks."""
+        raise ValueError("the toy backend has no long mode")
+
     def unembed(self, states: Any) -> Any:
         raise ValueError("the toy has no logit lens")
 
