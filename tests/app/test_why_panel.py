@@ -62,3 +62,12 @@ def test_language_model_induction_head():
     k = array(comp["data"][1]["z"])  # K-composition, (1 layer before, 6 heads)
     assert k.shape == (2, 6) and np.isnan(k[1]).all()  # layer 1: no path from itself
     assert any("promoted" in f["layout"]["title"]["text"] for f in figs)
+
+
+def test_reached_from_the_attention_view():
+    at = run_app({"ckpt": "paper", "view": "attention", "text": "The cat eats fish.",
+                  "kind": "cross", "layer": "2", "head": "3"}, timeout=120)
+    at.button(key="attn_why").click().run(timeout=120)
+    _clean(at)
+    assert at.query_params["view"] == "why" and at.query_params["head"] == "3"
+    assert charts(at)[0]["layout"]["title"]["text"].startswith("Score ")

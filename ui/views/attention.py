@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui.common import chart, head_picker
+from ui.common import chart, goto, head_picker
 from ui.context import Ctx
 from ui.i18n import _
 from ui.pick import head_chart
@@ -24,6 +24,8 @@ def render(ctx: Ctx) -> None:
         return
     t, _shares = measure_toggle(ctx)  # weights α, or ‖αf(x)‖ as row shares
     kind, layer, head = head_picker(ctx)
+    st.button(_("Why this head attends"), key="attn_why", on_click=goto,  # view=why
+              args=("why", (kind, layer, head)))
     opts = {"hide_pad": ctx.hide_pad, "colorscale": ctx.colorscale}
     chart(viz_attention.head_figure(t, kind, layer, ctx.b, head, numbers=ctx.numbers, **opts),
           ctx)

@@ -160,6 +160,7 @@ def render(ctx: Ctx) -> None:
             + f" · {scores[h[0]][h[1], h[2]]:.3f}" + viz_detectors.chance_note(chance.get(h[0])))
         c2.button(_("Open in the attention view"), key="det_open", on_click=goto,
                   args=("attention", head))
+        c2.button(_("Why this head attends"), key="det_why", on_click=goto, args=("why", head))
     cols = st.columns(min(2, len(scores)))
     for i, (kind, z) in enumerate(scores.items()):
         with cols[i % len(cols)]:
