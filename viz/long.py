@@ -75,7 +75,8 @@ def block_figure(z: np.ndarray, q0: int, k0: int, tokens: list[str], title: str,
     """Exact weights of one block (c, w) with its query and key pieces on hover."""
     c, w = z.shape
     qs, ks = tokens[q0:q0 + c], tokens[k0:k0 + w]
-    text = [[f"{q} → {k}" for k in ks] for q in qs] if c * w <= 262_144 else None
+    # hover labels only for small blocks: 512² labels made a zoom's page ~5 MB heavier
+    text = [[f"{q} → {k}" for k in ks] for q in qs] if c * w <= 65_536 else None
     fig = go.Figure(go.Heatmap(
         z=z, x=np.arange(k0, k0 + w), y=np.arange(q0, q0 + c), colorscale=colorscale,
         text=text, colorbar={"thickness": 12},
