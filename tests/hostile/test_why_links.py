@@ -79,6 +79,15 @@ def test_hostile_detector_link(checkpoints, hostile_tokenizer, case):
     assert not at.exception and not at.error, messages(at)
 
 
+@pytest.mark.parametrize("view", ["why"])
+def test_hostile_head_links_on_the_why_view(checkpoints, view):
+    """view=why with every head parameter out of range or hostile: notes, then a page."""
+    at = fresh(view, {"kind": "<script>x</script>", "layer": "99", "head": "-1",
+                      "detector": RUNS, "corrupt": RUNS})
+    assert not at.exception and not at.error, messages(at)
+    assert "Unknown attention kind" in messages(at)
+
+
 @pytest.mark.parametrize("view", ["training", "generate"])
 def test_training_and_generation_say_why_on_a_translator(checkpoints, view):
     """A translator keeps no snapshots and does not continue text: a reason, not an error,
@@ -90,11 +99,11 @@ def test_training_and_generation_say_why_on_a_translator(checkpoints, view):
 
 @pytest.mark.parametrize("case", EVERY_VIEW, ids=str)
 def test_hostile_text_on_the_why_views(checkpoints, hostile_tokenizer, case):
-    """Typed into the box, then patching (clean = the hostile text), heads › detectors and
-    the two views the translator does not have, in turn."""
+    """Typed into the box, then patching (clean = the hostile text), heads › detectors, why
+    this head attends and the two views the translator does not have, in turn."""
     at = fresh("tokens", {"detector": "induction"})
     at.text_area(key="text").input(case.wire_text).run()
-    for view in ("patch", "heads", "training", "generate"):
+    for view in ("patch", "heads", "why", "training", "generate"):
         at.radio(key="view").set_value(view).run()
         check_page(at, case, view, hostile_tokenizer)
     at.text_area(key="text").input(NORMAL).run()
