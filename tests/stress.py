@@ -24,7 +24,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from model import Bundle, capture, generate, translate
+from model import Bundle, capture, capture_long, generate, translate
 from model.analysis import detect_heads, qk_components, qk_terms
 from model.analysis.contributions import head_contributions
 from model.analysis.flow import flow_routes
@@ -110,7 +110,8 @@ def differences(a: object, b: object) -> list[str]:
 
 
 def operations(bundle: Bundle, clean: str, corrupted: str, lang: str | None) -> dict[str, Op]:
-    """Every instrument of the public API that this model offers, as name -> no-argument run."""
+    """Every instrument of the public API that this model offers, as name -> no-argument run
+    (the long mode of issue 38 too, on a short text: its code path, not its size)."""
     caps = capabilities(bundle)
     kind = "cross" if "cross" in caps.kinds else caps.kinds[0]
     first = next(iter(bundle.kinds))
@@ -135,6 +136,8 @@ def operations(bundle: Bundle, clean: str, corrupted: str, lang: str | None) -> 
         ops["translate"] = lambda: translate(bundle, [clean, corrupted], target_lang=lang)
     if caps.generates:
         ops["generate"] = lambda: generate(bundle, [clean], max_new=6, ablate=knocked)
+    if caps.long_context:  # diverts this context's attention while others run it plainly
+        ops["capture_long"] = lambda: capture_long(bundle, " ".join([clean] * 4), pixels=16)
     return ops
 
 
