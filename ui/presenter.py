@@ -33,6 +33,7 @@ MIN_PX = 18  # no text in a chart smaller than this on a projector (11 px was un
 CELL_PX = (44, 24)  # a heatmap cell narrower or shorter than this (w, h) loses its number
 MAX_SINGLE_HEIGHT = 600  # one heatmap (a single head) fits a 720-px screen below the header
 PLOT_WIDTH = 1200  # a chart's width at 1280 px, the sidebar collapsed
+TEXT_COLOR = "#262730"  # chart text on a projector: Streamlit's dark text, not its grey
 TICK_PX = {"x": 26, "y": 22}  # room one 18-px tick label needs (x labels are tilted)
 
 
@@ -50,12 +51,19 @@ def for_screen(fig):
     title = layout.get("title")
     if isinstance(title, dict):  # the title's own size, which the template may also set
         title.setdefault("font", {}).setdefault("size", round(PLOTLY_FONT * 1.4 * ZOOM))
+        if isinstance(title.get("text"), str):  # plotly never wraps a title: cut it in two
+            wrapped = _wrap(title["text"], title["font"]["size"])
+            if wrapped != title["text"]:  # one more line: room for it above the plot
+                margin = layout.setdefault("margin", {})
+                margin["t"] = (margin.get("t") or 80) + round(title["font"]["size"] * 1.3)
+                title["text"] = wrapped
     heatmaps = [t for t in spec.get("data", []) if t.get("type") == "heatmap"]
     if len(heatmaps) == 1 and len(spec.get("data", [])) == 1:
         layout["height"] = min(layout.get("height") or 450, MAX_SINGLE_HEIGHT)
     for name, axis in layout.items():
         if name[:5] in ("xaxis", "yaxis") and isinstance(axis, dict):
             _thin(axis, name[0], layout)
+    _pin_fonts(layout, spec.get("data", []))
     for trace in heatmaps:
         if trace.get("texttemplate"):
             w, h = _cell_px(layout, trace)
@@ -64,6 +72,55 @@ def for_screen(fig):
             else:
                 trace.setdefault("textfont", {}).setdefault("size", MIN_PX)
     return spec
+
+
+def _wrap(text: str, size: float) -> str:
+    """A one-line title wider than a chart at this font size, broken at the last ' · ', ', '
+    or ': ' that fits (bold text: about 0.6 × size a character)."""
+    first, sep, rest = text.partition("<br>")
+    fits = int(PLOT_WIDTH * 0.9 / (0.6 * size))
+    if len(first) <= fits:
+        return text
+    for mark in (" · ", ", ", ": "):
+        cut = first.rfind(mark, 0, fits)
+        if cut > 0:
+            head, tail = first[:cut + len(mark.rstrip())], first[cut + len(mark):]
+            return head + "<br>" + tail + sep + rest
+    return text
+
+
+def _font(node: dict, key: str) -> None:
+    """node[key] (a font) at least MIN_PX and dark, whatever a theme would give it."""
+    font = node.setdefault(key, {})
+    font["size"] = max(font.get("size") or 0, MIN_PX)
+    font.setdefault("color", TEXT_COLOR)
+
+
+def _pin_fonts(layout: dict, data: list) -> None:
+    """Streamlit's chart theme brings its own tick, axis-title and colour-bar fonts (12 px,
+    grey), which win over layout.font: in Chromium the tick labels stayed 11-12 px. Each is
+    set on the figure itself, where a theme never overrides it."""
+    for name, axis in layout.items():
+        if name[:5] in ("xaxis", "yaxis") and isinstance(axis, dict):
+            _font(axis, "tickfont")
+            if isinstance(axis.get("title"), str):
+                axis["title"] = {"text": axis["title"]}
+            _font(axis.setdefault("title", {}), "font")
+    if isinstance(layout.get("legend"), dict) or any(t.get("showlegend") for t in data):
+        _font(layout.setdefault("legend", {}), "font")
+    for note in layout.get("annotations") or []:
+        if isinstance(note, dict):
+            _font(note, "font")
+    for trace in data:
+        marker = trace.get("marker") if isinstance(trace.get("marker"), dict) else {}
+        bar = trace.get("colorbar") or marker.get("colorbar")
+        if bar is None and trace.get("type") == "heatmap" and trace.get("showscale", True):
+            bar = trace.setdefault("colorbar", {})
+        if isinstance(bar, dict):
+            _font(bar, "tickfont")
+            if isinstance(bar.get("title"), str):
+                bar["title"] = {"text": bar["title"]}
+            _font(bar.setdefault("title", {}), "font")
 
 
 def _scale_fonts(node) -> None:
