@@ -15,6 +15,8 @@ from tests.app.test_views import array, charts, texts
 
 ROOT = Path(__file__).resolve().parents[2]
 LM = ROOT / "checkpoints" / "lm"
+PAPER_LINK = {"ckpt": "paper", "view": "why", "text": "The cat eats fish.", "kind": "cross",
+              "layer": "2", "head": "1"}
 
 
 def _clean(at) -> None:
@@ -71,3 +73,15 @@ def test_reached_from_the_attention_view():
     _clean(at)
     assert at.query_params["view"] == "why" and at.query_params["head"] == "3"
     assert charts(at)[0]["layout"]["title"]["text"].startswith("Score ")
+
+
+def test_presenter_mode_text_is_at_least_18_px():
+    from tests.app.test_presenter_fonts import MIN_PX, font_sizes
+
+    at = run_app({**PAPER_LINK, "present": "1"}, timeout=120)
+    _clean(at)
+    specs = charts(at)
+    assert len(specs) >= 4
+    small = [(i, where, size) for i, spec in enumerate(specs)
+             for where, size in font_sizes(spec) if size < MIN_PX]
+    assert not small, small
