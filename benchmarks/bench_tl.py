@@ -174,3 +174,31 @@ def _version() -> str:
     from importlib.metadata import version
 
     return version("transformer-lens")
+
+
+def block(results: dict) -> str:
+    """README block 'tl': the side-by-side table, each shape's run named (benchmarks.readme)."""
+    from benchmarks.readme_results import part, provenance
+
+    rows = ["| shape, threads | sdpa forward | full: lab / TransformerLens | attention + logits: "
+            "lab / TransformerLens | peak MiB, full: lab / TL; attention: lab / TL |",
+            "|---|---|---|---|---|"]
+    notes = []
+    measured = [shape for shape in SHAPES if shape in results.get("bench_tl", {})]
+    if not measured:  # honest until a run lands: no figure without its run
+        return "No run recorded yet: `make bench-tl` measures both sides.\n"
+    for shape in measured:
+        s = part(results, f"bench_tl.{shape}")
+        p = s["peak_mib"]
+        for n, t in s["threads"].items():
+            ms, r = t["ms"], t["over_sdpa"]
+            rows.append(f"| {shape}, {n} | {ms['sdpa']:.0f} ms | {ms['lab_full']:.0f} ms "
+                        f"({r['lab_full']:.2f}×) / {ms['tl_full']:.0f} ms ({r['tl_full']:.2f}×) "
+                        f"| {ms['lab_attn']:.0f} ms ({r['lab_attn']:.2f}×) / "
+                        f"{ms['tl_patterns']:.0f} ms ({r['tl_patterns']:.2f}×) | "
+                        f"{p['lab_full']:.0f} / {p['tl_full']:.0f}; {p['lab_attn']:.0f} / "
+                        f"{p['tl_attn']:.0f} |")
+        run = provenance(results, f"bench_tl.{shape}")
+        notes.append(f"{shape}: {s['shape']}, TransformerLens {s['transformer_lens']}, median of "
+                     f"{s['repeat']} interleaved rounds ({run})")
+    return "\n".join(rows) + "\n\n" + "; ".join(notes) + ".\n"

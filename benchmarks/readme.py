@@ -26,6 +26,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from benchmarks.bench_tl import block as block_tl
 from benchmarks.common import ROOT, load_results
 from benchmarks.readme_cards import (
     block_alignment,
@@ -66,6 +67,7 @@ BLOCKS: dict[str, Callable[[dict], str]] = {
     "capacity": block_capacity,
     "capacity_nginx": block_capacity_nginx,
     "lm": block_lm,
+    "tl": block_tl,
 }
 
 
