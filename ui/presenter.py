@@ -111,11 +111,16 @@ def _pin_fonts(layout: dict, data: list) -> None:
     for note in layout.get("annotations") or []:
         if isinstance(note, dict):
             _font(note, "font")
+    bars = [axis.setdefault("colorbar", {}) for name, axis in layout.items()
+            if name.startswith("coloraxis") and isinstance(axis, dict)]  # shared scales
     for trace in data:
         marker = trace.get("marker") if isinstance(trace.get("marker"), dict) else {}
         bar = trace.get("colorbar") or marker.get("colorbar")
-        if bar is None and trace.get("type") == "heatmap" and trace.get("showscale", True):
+        if bar is None and trace.get("type") == "heatmap" and trace.get("showscale", True) \
+                and "coloraxis" not in trace:
             bar = trace.setdefault("colorbar", {})
+        bars.append(bar)
+    for bar in bars:
         if isinstance(bar, dict):
             _font(bar, "tickfont")
             if isinstance(bar.get("title"), str):
