@@ -11,6 +11,7 @@ from model.analysis.detectors import (
     chance_levels,
     detect_heads,
     estimate_detectors,
+    pair_traces,
     quick_detectors,
 )
 from model.backends import is_translator
@@ -21,6 +22,7 @@ from ui.context import Ctx, trace_key
 from ui.i18n import _
 from ui.runtime import result_get, result_put, val_split
 from ui.state import seed
+from ui.sweep import Sweep, stopped
 from ui.text import KIND_LABELS, md
 from viz import detectors as viz_detectors
 
@@ -64,15 +66,18 @@ def _sink_button(ctx: Ctx) -> dict | None:
         st.caption(_("Sink: over the typed input only (this model has no validation set)."))
         return None
     st.caption(_("Sink: over the typed input only so far."))
+    stopped("sink")  # the last run's sink average was cancelled: say so once
     if st.button(_("Add {n} validation pairs to the sink").format(n=SINK_PAIRS),
                  key="det_sink_go"):
         pairs = val_split(ctx.bundle, ctx.key)[:SINK_PAIRS]
 
         def run() -> dict:
-            with st.spinner(_("Running {n} validation pairs in both directions…")
-                            .format(n=SINK_PAIRS)):
-                sink = detect_heads(ctx.bundle, ctx.trace, pairs=pairs, run=False)["sink"]
-            result_put(key, sink)
+            # a bar and Cancel, checked after each batch of pairs; a stop keeps nothing
+            with Sweep("sink", _("Running {n} validation pairs in both directions…")
+                       .format(n=SINK_PAIRS)) as sweep:
+                traces = pair_traces(ctx.bundle, pairs, progress=sweep.report)
+                sink = detect_heads(ctx.bundle, ctx.trace, validation=traces, run=False)["sink"]
+                result_put(key, sink)
             return sink
 
         found = or_warning(lambda: admitted(estimate_validation(ctx.bundle, pairs),

@@ -8,13 +8,14 @@ from model.analysis.heads import METRICS, validation_stats
 from model.backends import is_translator
 from model.dispatch import estimate_validation
 from ui.admission import admitted, or_warning
-from ui.common import goto, progress_bar
+from ui.common import goto
 from ui.context import Ctx, trace_key
 from ui.corpus_cache import LOOKUP_SAMPLE, cached_alignment
 from ui.i18n import _
 from ui.pick import head_chart
 from ui.runtime import cached_head_stats, result_get, result_put, val_split
 from ui.state import seed
+from ui.sweep import Sweep, stopped
 from ui.text import KIND_LABELS, md
 from ui.views.measure import measure_toggle
 from viz import heads as viz_heads
@@ -24,7 +25,8 @@ VAL_SIZES = (100, 250, 500, 1000)  # validation sentences the statistics can be 
 
 
 def validation_button(ctx: Ctx) -> None:
-    """The button that averages the statistics over validation sentences, with progress."""
+    """The button that averages the statistics over validation sentences, with progress and
+    Cancel."""
     if not is_translator(ctx.bundle):
         st.caption(_("Averages over validation sentences need one of this project's "
                      "translation checkpoints (the corpus they were trained on)."))
@@ -33,6 +35,7 @@ def validation_button(ctx: Ctx) -> None:
     n = c1.select_slider(_("Validation sentences"), VAL_SIZES, value=VAL_SIZES[1], key="hs_val_n")
     c2.caption(_("Teacher-forced on the reference translations, both directions (so twice "
                  "as many forward passes), and with gold alignments for cross attention."))
+    stopped("val")  # the last run's average was cancelled: say so once
     if c2.button(_("Average over validation sentences"), key="hs_val_go"):
         pairs = val_split(ctx.bundle, ctx.key)[:n]
 
@@ -41,11 +44,11 @@ def validation_button(ctx: Ctx) -> None:
             return found if found is not None and found[0] == len(pairs) else None
 
         def run() -> tuple:
-            bar, report = progress_bar(_("Running {n} validation pairs in both directions…")
-                                       .format(n=n))
-            found = (len(pairs), validation_stats(ctx.bundle, pairs, progress=report))
-            bar.empty()
-            result_put(("val", ctx.key), found)
+            # a bar and Cancel; a stop raises out before the put, so nothing is kept
+            with Sweep("val", _("Running {n} validation pairs in both directions…")
+                       .format(n=n)) as sweep:
+                found = (len(pairs), validation_stats(ctx.bundle, pairs, progress=sweep.report))
+                result_put(("val", ctx.key), found)
             return found
 
         if kept() is None and or_warning(
