@@ -14,17 +14,18 @@ import streamlit as st
 from ui.common import goto
 from ui.context import Ctx
 from ui.presenter import for_screen
-from viz.click import picked
+from viz.click import picked_head
 from viz.common import chart_config
 
 
 def _open(key: str, kind: str, view: str) -> None:
-    hit = picked(st.session_state.get(key))
+    hit = picked_head(st.session_state.get(key), kind)
     if hit is not None:
-        goto(view, (kind, *hit))
+        goto(view, hit)
 
 
 def head_chart(fig, ctx: Ctx, key: str, kind: str, view: str = "attention") -> None:
-    """Draw fig (with viz.click targets); a click on a head opens it in `view`."""
+    """Draw fig (with viz.click targets); a click on a head opens it in `view`, of `kind`
+    unless the clicked marker names its own (one map per kind)."""
     st.plotly_chart(for_screen(fig), config=chart_config(ctx.fmt), key=key,
                     on_select=partial(_open, key, kind, view), selection_mode="points")

@@ -7,8 +7,9 @@ with one transparent marker per head, carrying (layer, head) in its customdata. 
 anywhere on a panel (or in the gap beside it) selects that panel's head.
 
     panel_targets(fig, hover)       a tiles.tiled_heatmap figure: a marker per panel
-    cell_targets(fig, hint, trace)  a layers × heads heatmap: a marker per cell
+    cell_targets(fig, hint, trace, kind)  a layers × heads heatmap: a marker per cell
     picked(selection)               (layer, head) of a chart's selection, or None
+    picked_head(selection, kind)    (kind, layer, head): the marker's own kind where it has one
 """
 
 from __future__ import annotations
@@ -48,35 +49,46 @@ def panel_targets(fig: go.Figure, hover: str) -> go.Figure:
     return fig
 
 
-def cell_targets(fig: go.Figure, hint: str = "", trace: int = 0) -> go.Figure:
+def cell_targets(fig: go.Figure, hint: str = "", trace: int = 0,
+                 kind: str | None = None) -> go.Figure:
     """fig (a heatmap with x = head, y = layer at trace index `trace`) with a marker on each
-    cell; customdata is (layer, head, value). The markers say what the heatmap's hover said
-    (its %{z} read from customdata), then the hint on a line of its own."""
+    cell; customdata is (layer, head, value), and (layer, head, value, kind) with a kind (a
+    figure with one map per attention kind says which map was clicked). The markers say what
+    the heatmap's hover said (its %{z} read from customdata), then the hint on its own line."""
     heat = fig.data[trace]
     z = np.asarray(heat.z, dtype=np.float64)
     hover = (heat.hovertemplate or "%{y} %{x} %{z}").replace("<extra></extra>", "")
     hover = hover.replace("%{z", "%{customdata[2]") + (f"<br>{hint}" if hint else "")
     layers, heads = np.meshgrid(np.arange(z.shape[0]), np.arange(z.shape[1]), indexing="ij")
-    data = np.stack([layers.ravel(), heads.ravel(), z.ravel()], axis=-1)
+    data = np.stack([layers.ravel(), heads.ravel(), z.ravel()], axis=-1).tolist()
+    if kind is not None:
+        data = [row + [kind] for row in data]
     axes = {"xaxis": heat.xaxis, "yaxis": heat.yaxis} if heat.xaxis else {}
     # plain lists: a numpy array reaches the browser as a typed array, which a selection
     # event spells as {"0": .., "1": ..}
-    fig.add_trace(_markers(heads.ravel().tolist(), layers.ravel().tolist(), data.tolist(),
-                           hover, axes))
+    fig.add_trace(_markers(heads.ravel().tolist(), layers.ravel().tolist(), data, hover, axes))
     fig.update_layout(hoverdistance=-1, hovermode="closest")
     return fig
 
 
 def picked(selection: Mapping | None) -> tuple[int, int] | None:
     """(layer, head) of the first click target in a Streamlit plotly selection, else None."""
+    hit = picked_head(selection, "")
+    return None if hit is None else hit[1:]
+
+
+def picked_head(selection: Mapping | None, kind: str) -> tuple[str, int, int] | None:
+    """(kind, layer, head) of the first click target in a Streamlit plotly selection, else
+    None; the kind is the marker's own (customdata[3]) where it carries one, else `kind`."""
     points = (selection or {}).get("selection", {}).get("points", []) if selection else []
     for point in points:
         data = point.get("customdata")
         if isinstance(data, Mapping):  # a typed array, as JSON spells it
-            data = [data.get("0"), data.get("1")]
+            data = [data.get(str(i)) for i in range(len(data))]
         if isinstance(data, (list, tuple)) and len(data) >= 2:
+            own = data[3] if len(data) > 3 and isinstance(data[3], str) else kind
             try:
-                return int(data[0]), int(data[1])
+                return own, int(data[0]), int(data[1])
             except (TypeError, ValueError):
                 continue
     return None

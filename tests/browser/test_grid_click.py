@@ -64,3 +64,30 @@ def test_a_click_on_a_panel_or_the_keyboard_opens_that_head(page, streamlit_serv
     _wait_for_link(page, "layer=1&head=2")
     wait_for_app(page)
     assert re.search(r"layer 1\D+head 2", _head_title(page)), _head_title(page)
+
+
+# screen point of cell (layer, head) in the plotly chart whose layout.meta.kind is `kind`
+_CELL_POINT = """([kind, layer, head]) => {
+  const gd = [...document.querySelectorAll('.js-plotly-plot')]
+    .find(g => g._fullLayout.meta && g._fullLayout.meta.kind === kind);
+  gd.scrollIntoView({block: 'center'});
+  const fl = gd._fullLayout, box = gd.getBoundingClientRect();
+  return [box.left + fl.xaxis._offset + fl.xaxis.l2p(head),
+          box.top + fl.yaxis._offset + fl.yaxis.l2p(layer)];
+}"""
+
+
+def test_a_click_on_a_detector_map_cell_opens_that_head(page, streamlit_server):
+    """The detectors' maps (Heads › Detectors) take the click the same way."""
+    open_app(page, streamlit_server, view="heads", text=TEXT, detector="previous_token")
+    page.wait_for_function("() => [...document.querySelectorAll('.js-plotly-plot')]"
+                           ".some(g => g._fullLayout && g._fullLayout.meta && "
+                           "g._fullLayout.meta.kind === 'enc_self')")
+    x, y = page.evaluate(_CELL_POINT, ["enc_self", 1, 2])
+    page.mouse.move(x, y)
+    page.wait_for_timeout(300)
+    page.mouse.click(x, y)
+    _wait_for_link(page, "view=attention")
+    _wait_for_link(page, "kind=enc_self&layer=1&head=2")
+    wait_for_app(page)
+    assert re.search(r"layer 1\D+head 2", _head_title(page)), _head_title(page)

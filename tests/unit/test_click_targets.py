@@ -9,7 +9,7 @@ import numpy as np
 
 from tests.unit.test_tiles import synthetic
 from viz import attention, heads
-from viz.click import TARGET, cell_targets, panel_targets, picked
+from viz.click import TARGET, cell_targets, panel_targets, picked, picked_head
 
 
 def test_one_marker_in_the_middle_of_each_panel():
@@ -40,3 +40,19 @@ def test_picked_reads_a_selection():
     assert picked({"selection": {"points": [{"customdata": {"0": 1, "1": 0}}]}}) == (1, 0)
     assert picked({"selection": {"points": [{"x": 1}]}}) is None
     assert picked({"selection": {"points": []}}) is None and picked(None) is None
+
+
+def test_a_map_per_kind_names_its_kind():
+    """The importance scan draws one map per kind: each marker carries its kind, which a
+    selection reads back before the chart's default kind."""
+    scan = {"enc_self": np.zeros((2, 3)), "cross": np.ones((2, 3))}
+    fig = heads.importance_figure(scan)
+    for i, kind in enumerate(scan):
+        cell_targets(fig, "click", trace=i, kind=kind)
+    marks = fig.data[2:]
+    assert [m.customdata[4][3] for m in marks] == ["enc_self", "cross"]
+    assert [m.xaxis for m in marks] == [fig.data[0].xaxis, fig.data[1].xaxis]
+    point = {"selection": {"points": [{"customdata": marks[1].customdata[4]}]}}
+    assert picked_head(point, "enc_self") == ("cross", 1, 1)
+    assert picked_head({"selection": {"points": [{"customdata": [2, 3]}]}}, "dec_self") == (
+        "dec_self", 2, 3)

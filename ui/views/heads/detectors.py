@@ -17,14 +17,16 @@ from model.analysis.detectors import (
 from model.backends import is_translator
 from model.dispatch import estimate_validation
 from ui.admission import admitted, or_warning
-from ui.common import chart, goto
+from ui.common import goto
 from ui.context import Ctx, trace_key
 from ui.i18n import _
+from ui.pick import head_chart
 from ui.runtime import result_get, result_put, val_split
 from ui.state import seed
 from ui.sweep import Sweep, stopped
 from ui.text import KIND_LABELS, md
 from viz import detectors as viz_detectors
+from viz.click import cell_targets
 
 SINK_PAIRS = 32  # validation pairs (both directions) added to the sink average
 
@@ -172,5 +174,7 @@ def render(ctx: Ctx) -> None:
             if viz_detectors.is_empty(z):
                 st.info(_empty_note(detector, kind))
                 continue
-            chart(viz_detectors.detector_heatmap(z, kind, detector, chance.get(kind)), ctx,
-                  key=f"det_map_{kind}")
+            fig = viz_detectors.detector_heatmap(z, kind, detector, chance.get(kind))
+            # a click on a cell opens that head in the attention view, as the picker does
+            head_chart(cell_targets(fig, _("click to open this head")), ctx,
+                       key=f"det_map_{kind}", kind=kind)

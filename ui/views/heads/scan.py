@@ -10,12 +10,14 @@ from model.analysis.ablation import importance_scan
 from model.dispatch import estimate_scan
 from ui import cost
 from ui.admission import admitted, or_warning
-from ui.common import NOT_NATIVE, can_ablate, chart
+from ui.common import NOT_NATIVE, can_ablate
 from ui.context import Ctx
 from ui.i18n import _
+from ui.pick import head_chart
 from ui.runtime import result_get, result_put
 from ui.sweep import Sweep, chunk_within, stopped
 from viz import heads as viz_heads
+from viz.click import cell_targets
 
 
 def render(ctx: Ctx) -> None:
@@ -44,7 +46,17 @@ def render(ctx: Ctx) -> None:
         return
     scan, seconds = found
     st.caption(_("Scan took {s:.2f} s.").format(s=seconds))
-    chart(viz_heads.importance_figure(scan), ctx)
+    head_chart(clickable(viz_heads.importance_figure(scan), list(scan)), ctx, key="scan_map",
+               kind=next(iter(scan)))
+
+
+def clickable(fig, kinds: list[str]):
+    """The scan's maps (one heatmap per kind, in this order) with a click target on every cell,
+    each naming its kind, so a click opens that head in the attention view."""
+    hint = _("click to open this head")
+    for i, kind in enumerate(kinds):
+        cell_targets(fig, hint, trace=i, kind=kind)
+    return fig
 
 
 def _seconds(ctx: Ctx, line: str) -> float:
