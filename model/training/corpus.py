@@ -312,14 +312,18 @@ def splits(seed: int = 0, n_train: int = 200_000, n_val: int = 2_000,
     r = random.Random(f"attention-lab-corpus-splits:{seed}")
     # the hand-written test sets' sentences (tests/data) count as taken, so no split holds one
     # and a grammar change cannot leak them into training
-    seen_en: set[str] = set(held_out())
+    held = held_out()
+    seen_en: set[str] = set(held)
     seen_ko: set[str] = set(seen_en)
 
     one_way: set[str] = set()  # both sides of the one-way pairs, kept out of val and test
 
     def fresh(p: Pair, split: str) -> bool:
-        # a one-way pair (p.to) goes to train only, and only its source must be new there
+        # a one-way pair (p.to) goes to train only, and only its source must be new there;
+        # neither side may be a held-out sentence, not even as a one-way pair's target
         if split != "train" and (p.to or p.en in one_way or p.ko in one_way):
+            return False
+        if p.to and (p.en in held or p.ko in held):
             return False
         return not ((p.to != "en" and p.en in seen_en) or (p.to != "ko" and p.ko in seen_ko))
 

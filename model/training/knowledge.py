@@ -96,6 +96,8 @@ def corpus_word_set(pairs: Iterable[corpus.Pair]) -> frozenset[str]:
     with its particle split off, so 고양이는 counts as known when 고양이가 was seen."""
     words: set[str] = set()
     for p in pairs:
+        if textbook.copy_through.MADE_UP.intersection(_normal(w) for w in p.en.split()):
+            continue  # a made-up noun copied through is not a word the model knows
         for w in p.en.split():
             words.update(_normal(part) for part in w.split("-"))
             words.add(_normal(w))

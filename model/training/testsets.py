@@ -1,9 +1,10 @@
 """The hand-written test sets in tests/data, read in one place.
 
 textbook_<area>.tsv: direction (en-ko | ko-en), source, reference, construction; scored by
-textbook_eval. confidence_calibration.tsv and confidence_eval.tsv: source, reference; used by
-calibrate. corpus.splits counts every sentence of them as taken (held_out), so no split holds
-one. Pure standard library, like the corpus.
+textbook_eval. newcomer_<set>.tsv (issue 42): the same columns; scored by newcomer_eval.
+confidence_calibration.tsv and confidence_eval.tsv: source, reference; used by calibrate.
+corpus.splits counts every sentence of them as taken (held_out), so no split holds one. Pure
+standard library, like the corpus.
 """
 
 from __future__ import annotations
@@ -35,11 +36,12 @@ def _lines(path: Path):
             yield n, line
 
 
-def read_sets(folder: str | Path = DATA) -> list[Row]:
-    """Every textbook_*.tsv row; malformed rows raise ValueError naming the line."""
+def read_sets(folder: str | Path = DATA, prefix: str = "textbook_") -> list[Row]:
+    """Every <prefix>*.tsv row (textbook_ or newcomer_); malformed rows raise ValueError
+    naming the line."""
     rows = []
-    for path in sorted(Path(folder).glob("textbook_*.tsv")):
-        area = path.stem.removeprefix("textbook_")
+    for path in sorted(Path(folder).glob(f"{prefix}*.tsv")):
+        area = path.stem.removeprefix(prefix)
         for n, line in _lines(path):
             cells = line.split("\t")
             if len(cells) != 4 or cells[0] not in DIRECTIONS or not all(c.strip() for c in cells):
@@ -61,7 +63,8 @@ def read_set(path: Path) -> list[tuple[str, str]]:
 def held_out(folder: Path = DATA) -> frozenset[str]:
     """Every source and reference of the test sets (empty where they are absent: an installed
     app reads its checkpoint's val_pairs.tsv and never draws the corpus)."""
-    pairs = [(r.source, r.reference) for r in read_sets(folder)]
+    pairs = [(r.source, r.reference) for prefix in ("textbook_", "newcomer_")
+             for r in read_sets(folder, prefix)]
     for path in sorted(folder.glob("confidence_*.tsv")):
         pairs += read_set(path)
     return frozenset(s for pair in pairs for s in pair)
