@@ -130,13 +130,13 @@ def _checks(bundle, t) -> dict:
                                       t.src_ids)
 
     def embedding(said, charts, html):
-        assert f"one row of {d} numbers" in said and f"√d_hidn = {np.sqrt(d):.1f}" in said
-        assert f"input_embs: (bs, n_enc_seq, d_hidn) = ({bs}, {n}, {d})" in said
+        assert f"one row of {d} numbers" in said and f"√d_model = {np.sqrt(d):.1f}" in said
+        assert f"input_embs: (bs, n_enc_seq, d_model) = ({bs}, {n}, {d})" in said
         _close(charts[0]["data"][0]["z"], acts["encoder.hook_tok"][b], "input_embs")
 
     def positional(said, charts, html):
         rows = t.pos_table.shape[0]
-        assert f"pos_encoding: (n_seq, d_hidn) = ({rows}, {d})" in said
+        assert f"pos_encoding: (max_len, d_model) = ({rows}, {d})" in said
         _close(charts[0]["data"][0]["z"], t.positions["enc"], "position ids")
         assert t.positions["enc"][b, :m].tolist() == list(range(1, m + 1))
         shown = array(charts[1]["data"][0]["z"])
@@ -158,8 +158,8 @@ def _checks(bundle, t) -> dict:
         assert mask[:, m:].all() and not mask[:, :m].any()
 
     def qkv(said, charts, html):
-        assert f"d_hidn = {d} numbers" in said and f"n_head = {n_heads} heads of d_head = " \
-            f"{d_h}" in said and f"Head {H} of layer 0" in said
+        assert f"d_model = {d} numbers" in said and f"n_heads = {n_heads} heads of " \
+            f"d_model / n_heads = {d_h}" in said and f"Head {H} of layer 0" in said
         for fig, want, name in zip(charts, (q, k, v), "QKV"):
             _close(fig["data"][0]["z"], want, name)
 
@@ -191,7 +191,8 @@ def _checks(bundle, t) -> dict:
                "softmax by hand", atol=1e-4)
 
     def context_step(said, charts, html):
-        assert f"context: (bs, n_head, n_seq, d_head) = ({bs}, {n_heads}, {n}, {d_h})" in said
+        assert f"context: (bs, n_heads, n_seq, d_model / n_heads) = ({bs}, {n_heads}, {n}, " \
+            f"{d_h})" in said
         _close(charts[0]["data"][0]["z"], context[H], "context")
         _close(context[H], probs.astype(np.float64) @ v, "α·V by hand", atol=1e-4)
 
@@ -247,7 +248,7 @@ def _checks(bundle, t) -> dict:
             in said
         assert f"the most likely pieces read: {' '.join(chosen)}" in said
         _close(charts[0]["data"][0]["x"], np.sort(p[0])[::-1][:5], "top 5", atol=1e-5)
-        assert f"logits: (bs, n_dec_seq, n_vocab) = ({bs}, {t.tgt_ids.shape[1]}, " \
+        assert f"logits: (bs, n_dec_seq, vocab_size) = ({bs}, {t.tgt_ids.shape[1]}, " \
             f"{bundle.config.vocab_size})" in said
 
     return {"pieces": pieces, "padding": padding, "embedding": embedding,

@@ -34,21 +34,32 @@ HF = ("gpt2", "gpt2-word", "bert", "marian", "llama", "t5")
 # What each model is, from how it was built (tests/hostile/families.py and build() below).
 TRUTH = {
     "paper": dict(family="seq2seq", tokenizer="sentencepiece", positional="sinusoidal",
-                  norm="post", heads=4, kv=4, scale="sqrt", lab=True, d_ff=512),
+                  norm="post", heads=4, kv=4, scale="sqrt", lab=True, d_ff=512,
+                  names=("d_model", "n_heads", "d_model / n_heads", "d_ff")),
     "seed001": dict(family="seq2seq", tokenizer="sentencepiece", positional="learned",
-                    norm="pre", heads=4, kv=4, scale="sqrt", lab=True, d_ff=512),
+                    norm="pre", heads=4, kv=4, scale="sqrt", lab=True, d_ff=512,
+                    names=("d_model", "n_heads", "d_model / n_heads", "d_ff")),
     "gpt2": dict(family="decoder", tokenizer="byte_bpe", positional="learned", norm="pre",
-                 heads=12, kv=12, scale="sqrt", d_ff=96),
+                 heads=12, kv=12, scale="sqrt", d_ff=96,
+                 names=("n_embd", "n_head", "n_embd / n_head", "4 · n_embd")),
     "gpt2-word": dict(family="decoder", tokenizer="word", positional="learned", norm="pre",
-                      heads=4, kv=4, scale="sqrt", d_ff=64),
+                      heads=4, kv=4, scale="sqrt", d_ff=64,
+                      names=("n_embd", "n_head", "n_embd / n_head", "n_inner")),
     "bert": dict(family="encoder", tokenizer="wordpiece", positional="learned", norm="post",
-                 heads=4, kv=4, scale="sqrt", d_ff=32),
+                 heads=4, kv=4, scale="sqrt", d_ff=32,
+                 names=("hidden_size", "num_attention_heads",
+                        "hidden_size / num_attention_heads", "intermediate_size")),
     "marian": dict(family="seq2seq", tokenizer="sentencepiece", positional="sinusoidal",
-                   norm="post", heads=2, kv=2, scale="sqrt", d_ff=32),
+                   norm="post", heads=2, kv=2, scale="sqrt", d_ff=32,
+                   names=("d_model", "encoder_attention_heads",
+                          "d_model / encoder_attention_heads", "encoder_ffn_dim")),
     "llama": dict(family="decoder", tokenizer="byte_bpe", positional="rotary", norm="pre",
-                  heads=9, kv=3, scale="sqrt", d_ff=48),
+                  heads=9, kv=3, scale="sqrt", d_ff=48,
+                  names=("hidden_size", "num_attention_heads", "head_dim", "intermediate_size",
+                         "num_key_value_heads")),
     "t5": dict(family="seq2seq", tokenizer="sentencepiece", positional="relative_bias",
-               norm="pre", heads=4, kv=4, scale="none_bias", d_ff=32),
+               norm="pre", heads=4, kv=4, scale="none_bias", d_ff=32,
+               names=("d_model", "num_heads", "d_kv", "d_ff")),
 }
 TOKENIZER_WORDS = {"sentencepiece": "▁ marks", "byte_bpe": "Ġ stands", "wordpiece": "## marks",
                    "word": "word-level"}
@@ -162,8 +173,17 @@ def test_every_step_says_only_what_the_model_is(name, folders):
     # 2: the pad id, seed 000's padding_value=0 only where it is the model's
     check("padding", f"pad id {t.pad_id} " in said["padding"], f"pad id {t.pad_id}")
     check("padding", ("padding_value=0" in said["padding"]) == (t.pad_id == 0), "padding_value")
-    # 3: √d_hidn only for the lab's models, which multiply by it
-    check("embedding", ("√d_hidn" in said["embedding"]) == truth.get("lab", False), "√d")
+    # every size under the model's own config name (names: how it was built above), never
+    # another code base's variable (seed 000's d_hidn is the lab's d_model, GPT-2's n_embd …)
+    width, heads, head_dim, ffn, *kv_name = truth["names"]
+    for step, text in said.items():
+        for alien in ("d_hidn", "n_vocab", "n_kv_head"):
+            check(step, alien not in text, f"says {alien}")
+    check("embedding", f"nn.Embedding(vocab_size, {width})" in said["embedding"], width)
+    check("embedding", f"(bs, {'n_enc_seq' if enc else 'n_dec_seq'}, {width}) = "
+          in said["embedding"], f"input_embs in {width}")
+    # 3: √d_model only for the lab's models, which multiply by it
+    check("embedding", ("√" in said["embedding"]) == truth.get("lab", False), "√d")
     # 4: the positional scheme, the position ids, the table only where there is one
     for kind, words in POSITIONAL_WORDS.items():
         check("positional", (words in said["positional"]) == (kind == truth["positional"]),
@@ -194,8 +214,8 @@ def test_every_step_says_only_what_the_model_is(name, folders):
     gqa = truth["kv"] != truth["heads"]
     check("qkv", (f"{truth['heads']} query heads sharing {truth['kv']} key/value heads" in
                   said["qkv"]) == gqa, "query heads sharing key/value heads")
-    check("qkv", f"n_head = {truth['heads']} heads" in said["qkv"], "n_head")
-    kv_shape = f"k_s: (bs, {'n_kv_head' if gqa else 'n_head'}, n_seq, d_head) = " \
+    check("qkv", f"{heads} = {truth['heads']} heads" in said["qkv"], heads)
+    kv_shape = f"k_s: (bs, {kv_name[0] if gqa else heads}, n_seq, {head_dim}) = " \
         f"({ids.shape[0]}, {truth['kv']}, {n},"
     check("qkv", kv_shape in said["qkv"], kv_shape)
     check("qkv", any("key/value head" in x for x in titles(pages["qkv"])) == gqa, "K title")
@@ -216,8 +236,11 @@ def test_every_step_says_only_what_the_model_is(name, folders):
     check("residual", "LayerNorm" not in said["residual"] or truth.get("lab", False),
           "LayerNorm named for a model the lab does not know")
     # 15: the FFN's width is never 0 and, where said, the model's
-    widths = {int(a or b) for a, b in re.findall(r"d_ff = (\d+)|→ (\d+)\)", said["ffn"])}
-    check("ffn", widths <= {truth["d_ff"]}, f"d_ff {widths} against {truth['d_ff']}")
+    widths = {int(a or b) for a, b in re.findall(rf"{re.escape(ffn)} = (\d+)|→ (\d+)\)",
+                                                  said["ffn"])}
+    check("ffn", widths <= {truth["d_ff"]}, f"{ffn} {widths} against {truth['d_ff']}")
+    check("ffn", not widths or f"{ffn} = {truth['d_ff']}" in said["ffn"]
+          or f"→ {ffn} (" in said["ffn"], ffn)  # GPT-2 leaves its width unsaid (n_inner None)
     check("ffn", ", 0)" not in said["ffn"], "a width of 0")
     # 16: the layers of the walked stack
     layers = t.hidden["enc" if enc else "dec"].shape[0] - 1

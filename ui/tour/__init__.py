@@ -2,7 +2,8 @@
 
 Not a view: the tour view (ui/views/tour.py) shows one of these steps per screen. Each step
 draws a title, two or three sentences, the tensor shapes in the seeds' notation (bs,
-n_enc_seq, d_hidn, n_head, d_head …) and figures from viz/. Every sentence is chosen from
+n_enc_seq …) with the sizes under the model's own config names (where.Names: n_embd,
+hidden_size, num_attention_heads …) and figures from viz/. Every sentence is chosen from
 what the model is (ui/tour/where.Facts: capabilities and the Trace), so nothing is said that
 the model cannot back. A step a model cannot show (a Hugging Face model records no W_O input
 or FFN; a decoder-only model has no encoder) says so in a note and keeps its number, so

@@ -15,9 +15,10 @@ from viz import qkterms as viz_qkterms
 from viz import tour as viz_tour
 
 
-def _shape(w: Where, what: str, heads: int, name: str = "n_head") -> str:
+def _shape(w: Where, what: str, heads: int, name: str = "") -> str:
     bs, n, _d, _h = w.dims
-    return f"{what}: (bs, {name}, n_seq, d_head) = ({bs}, {heads}, {n}, {w.walk.d_head})"
+    return (f"{what}: (bs, {name or w.names.heads}, n_seq, {w.names.head_dim}) = "
+            f"({bs}, {heads}, {n}, {w.walk.d_head})")
 
 
 def _sharing(w: Where) -> list[int]:
@@ -31,25 +32,31 @@ def _sharing(w: Where) -> list[int]:
 def qkv(w: Where) -> None:
     _bs, _n, d, h = w.dims
     dh, kv = w.walk.d_head, w.n_kv_heads
-    width = (_("d_hidn = {d} numbers").format(d=d) if h * dh == d else
-             _("n_head · d_head = {hd} numbers").format(hd=h * dh))
+    names = w.names
+    width = (_("{width} = {d} numbers").format(width=names.width, d=d) if h * dh == d else
+             _("{heads} · {head_dim} = {hd} numbers").format(
+                 heads=names.heads, head_dim=names.head_dim, hd=h * dh))
     if kv == h:
         text = _("W_Q, W_K and W_V project every piece's vector to {width}, which are split "
-                 "into n_head = {h} heads of d_head = {dh}. Head {head} of layer 0 uses its own "
-                 "{dh} columns of each (head= in the link picks another).").format(
-                     width=width, h=h, dh=dh, head=w.head)
+                 "into {heads} = {h} heads of {head_dim} = {dh}. Head {head} of layer 0 uses "
+                 "its own {dh} columns of each (head= in the link picks another).").format(
+                     width=width, heads=names.heads, h=h, head_dim=names.head_dim, dh=dh,
+                     head=w.head)
         shapes = [_shape(w, x, h) for x in ("q_s", "k_s", "v_s")]
     else:
         share = _sharing(w)
         text = _("This model has {h} query heads sharing {kv} key/value heads (grouped-query "
-                 "attention). W_Q projects every piece's vector to {width}: n_head = {h} heads "
-                 "of d_head = {dh}. W_K and W_V project it to only {kv} heads of {dh} each, and "
-                 "every {g} query heads read the same keys and values. Query head {head} of "
+                 "attention). W_Q projects every piece's vector to {width}: {heads_name} = {h} "
+                 "heads of {dim_name} = {dh}. W_K and W_V project it to only {kv_name} = {kv} "
+                 "heads of {dh} each, and every {g} query heads read the same keys and values. "
+                 "Query head {head} of "
                  "layer 0 reads key/value head {k}, shared by query heads {heads}.").format(
                      h=h, kv=kv, width=width, dh=dh, g=h // kv if h % kv == 0 else "?",
+                     heads_name=names.heads, dim_name=names.head_dim, kv_name=names.kv_heads,
                      head=w.head, k=w.walk.kv_head,
                      heads=", ".join(str(x) for x in share))
-        shapes = [_shape(w, "q_s", h)] + [_shape(w, x, kv, "n_kv_head") for x in ("k_s", "v_s")]
+        shapes = [_shape(w, "q_s", h)] + [_shape(w, x, kv, names.kv_heads)
+                                          for x in ("k_s", "v_s")]
     say(text, "\n".join(shapes))
     w.draw("Q", "K", "V")
 
@@ -62,7 +69,7 @@ def scores(w: Where) -> None:
     bs, n, _d, h = w.dims
     say(_("`scores = Q·Kᵀ`: one dot product per query and key, a table of {n} × {n} per head. "
           "A large value means the query and the key point the same way.").format(n=n),
-        f"scores: (bs, n_head, n_q_seq, n_k_seq) = ({bs}, {h}, {n}, {n})")
+        f"scores: (bs, {w.names.heads}, n_q_seq, n_k_seq) = ({bs}, {h}, {n}, {n})")
     w.draw("QKᵀ")
     _qk_table(w)
 
@@ -88,7 +95,7 @@ def _qk_table(w: Where) -> None:
 def scale(w: Where) -> None:
     bs, n, _d, h = w.dims
     dh = w.walk.d_head
-    shape = f"scores: (bs, n_head, n_q_seq, n_k_seq) = ({bs}, {h}, {n}, {n})"
+    shape = f"scores: (bs, {w.names.heads}, n_q_seq, n_k_seq) = ({bs}, {h}, {n}, {n})"
     if w.scale == "sqrt":
         before = float(np.max(w.walk.qk[0]))
         say(_("The scores are divided by √d_k = √{dh} = {s:.2f}, so that their spread does "
@@ -134,7 +141,7 @@ def mask_fill(w: Where) -> None:
                      k=blocked, m=cells)
         if blocked and viz_tour.blocked_zero(w.walk):
             text += " " + _("In this model's recorded weights every blocked cell is exactly 0.")
-    say(text, f"scores: (bs, n_head, n_q_seq, n_k_seq) = ({bs}, {h}, {n}, {n})")
+    say(text, f"scores: (bs, {w.names.heads}, n_q_seq, n_k_seq) = ({bs}, {h}, {n}, {n})")
     w.draw("masked")
 
 
@@ -145,7 +152,7 @@ def softmax(w: Where) -> None:
     say(_("Softmax over each row turns the scores into weights that sum to 1; blocked cells "
           "are exactly 0. Query “{q}” puts {p:.0%} of its weight on “{k}”.").format(
               q=md(w.tokens[q]), k=md(w.tokens[k]), p=p),
-        f"attn_prob: (bs, n_head, n_q_seq, n_k_seq) = ({bs}, {h}, {n}, {n})")
+        f"attn_prob: (bs, {w.names.heads}, n_q_seq, n_k_seq) = ({bs}, {h}, {n}, {n})")
     w.draw("softmax")
 
 
@@ -162,11 +169,13 @@ def context(w: Where) -> None:
 def concat(w: Where) -> None:
     bs, n, d, h = w.dims
     hd = h * w.walk.d_head
+    names = w.names
     say(_("The {h} heads' contexts are put side by side again (transpose and view: "
-          "n_head · d_head = {hd}) and multiplied by W_O, a {hd} × {d} linear layer. The result "
-          "has the shape of the input again.").format(h=h, hd=hd, d=d),
-        f"context: (bs, n_seq, n_head·d_head) = ({bs}, {n}, {hd})\n"
-        f"output: (bs, n_seq, d_hidn) = ({bs}, {n}, {d})")
+          "{heads} · {head_dim} = {hd}) and multiplied by W_O, a {hd} × {d} linear layer. The "
+          "result has the shape of the input again.").format(
+              h=h, heads=names.heads, head_dim=names.head_dim, hd=hd, d=d),
+        f"context: (bs, n_seq, {names.heads}·{names.head_dim}) = ({bs}, {n}, {hd})\n"
+        f"output: (bs, n_seq, {names.width}) = ({bs}, {n}, {d})")
     if w.walk.concat.shape[1] == 0:
         hf_note()
         return

@@ -72,14 +72,15 @@ def padding(w: Where) -> None:
 def embedding(w: Where) -> None:
     bs, n, d, _h = w.dims
     tok = w.act("hook_tok")
-    text = _("`nn.Embedding(n_vocab, d_hidn)` looks up one row of {d} numbers per id: the "
-             "piece's vector.").format(d=d)
+    names = w.names
+    text = _("`nn.Embedding({vocab}, {width})` looks up one row of {d} numbers per id: the "
+             "piece's vector.").format(vocab=names.vocab, width=names.width, d=d)
     if w.facts.raw_hooks:
-        text += " " + _("This model multiplies it by √d_hidn = {s:.1f}, as the paper "
-                        "does.").format(s=np.sqrt(d))
+        text += " " + _("This model multiplies it by √{width} = {s:.1f}, as the paper "
+                        "does.").format(width=names.width, s=np.sqrt(d))
     if tok is not None and w.pads and not np.any(tok[w.b, len(w.tokens):]):
         text += " " + _("The pad id's row is all zeros.")
-    say(text, f"input_embs: (bs, {w.seq}, d_hidn) = ({bs}, {n}, {d})")
+    say(text, f"input_embs: (bs, {w.seq}, {names.width}) = ({bs}, {n}, {d})")
     if tok is None:
         hf_note()
         return
@@ -116,9 +117,9 @@ def positional(w: Where) -> None:
     f = w.facts
     ids_text, note = position_ids(w)
     if f.positional == "sinusoidal":
-        text = _("Positional encoding: PE(pos, 2i) = sin(pos / 10000^(2i/d_hidn)) and "
+        text = _("Positional encoding: PE(pos, 2i) = sin(pos / 10000^(2i/{width})) and "
                  "PE(pos, 2i+1) = cos(…), a fixed table with one row per position, not "
-                 "trained.")
+                 "trained.").format(width=w.names.width)
         if f.sinusoid == "halves":
             text += " " + _("This model lays the sines out in the first half of the columns "
                             "and the cosines in the second.")
@@ -139,7 +140,8 @@ def positional(w: Where) -> None:
         text = _("No position table, rotary embedding or relative bias was found in this "
                  "model, so this step has no positional term to show.")
     if f.positional in TABLES:
-        shape = (f"pos_encoding: (n_seq, d_hidn) = ({w.t.pos_table.shape[0]}, {d}); "
+        shape = (f"pos_encoding: ({w.names.positions}, {w.names.width}) = "
+                 f"({w.t.pos_table.shape[0]}, {d}); "
                  f"positions: (bs, {w.seq}) = ({bs}, {n})")
     else:
         shape = f"positions: (bs, {w.seq}) = ({bs}, {n})"
@@ -185,7 +187,7 @@ def embedding_sum(w: Where) -> None:
         text += " " + _("The chart shows the embedding layer's output ({n} × {d} per "
                         "sentence), which is what layer 0 reads.").format(n=n, d=d)
         title = _("Embedding layer output of sentence {b}").format(b=w.b + 1)
-    say(text, f"input_sums: (bs, {w.seq}, d_hidn) = ({bs}, {n}, {d})")
+    say(text, f"input_sums: (bs, {w.seq}, {w.names.width}) = ({bs}, {n}, {d})")
     chart(viz_tour.matrix_figure(w.t.hidden[w.hid][0, w.b], padded(w), title, _("dimension")),
           w.ctx)
     if tok is not None:

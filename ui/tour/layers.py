@@ -37,7 +37,7 @@ def residual(w: Where) -> None:
         text = _("This model normalises after each block (post-norm, as in the paper and seeds "
                  "000 and 004): `Norm(x + Attention(x))`. The block's output is added to its "
                  "input (the residual connection), and the sum is normalised.")
-    say(text, f"x, output, x + output: (bs, {w.seq}, d_hidn) = ({bs}, {n}, {d})")
+    say(text, f"x, output, x + output: (bs, {w.seq}, {w.names.width}) = ({bs}, {n}, {d})")
     after = w.act("layers.0.hook_resid_mid")
     out = w.act("layers.0.self_attn.hook_out")
     if after is None or out is None:
@@ -57,23 +57,25 @@ def ffn(w: Where) -> None:
     hidden = w.act("layers.0.ffn.hook_hidden")
     act = w.facts.activation
     f = hidden.shape[-1] if hidden is not None else w.facts.d_ff
+    names = w.names
     if hidden is not None:
-        say(_("The position-wise FFN: Linear d_hidn → d_ff ({d} → {f}), the activation {act}, "
-              "Linear back to {d}, for each piece separately; then residual and LayerNorm "
-              "again, as in the previous step.").format(d=d, f=f, act=act.upper() or "?"),
-            f"ff_1: (bs, {w.seq}, d_ff) = ({bs}, {n}, {f})\n"
-            f"ff_3: (bs, {w.seq}, d_hidn) = ({bs}, {n}, {d})")
+        say(_("The position-wise FFN: Linear {width} → {ffn} ({d} → {f}), the activation "
+              "{act}, Linear back to {d}, for each piece separately; then residual and "
+              "LayerNorm again, as in the previous step.").format(
+                  width=names.width, ffn=names.ffn, d=d, f=f, act=act.upper() or "?"),
+            f"ff_1: (bs, {w.seq}, {names.ffn}) = ({bs}, {n}, {f})\n"
+            f"ff_3: (bs, {w.seq}, {names.width}) = ({bs}, {n}, {d})")
     else:
         if f:
             text = _("Each layer also has a position-wise feed-forward block (FFN), for each "
-                     "piece separately: it widens the vector from {d} to d_ff = {f} numbers, "
+                     "piece separately: it widens the vector from {d} to {ffn} = {f} numbers, "
                      "applies a nonlinearity and projects back to {d}; then the residual step "
-                     "again.").format(d=d, f=f)
+                     "again.").format(d=d, ffn=names.ffn, f=f)
         else:
             text = _("Each layer also has a position-wise feed-forward block (FFN), for each "
                      "piece separately: it widens the vector, applies a nonlinearity and "
                      "projects back to {d} numbers; then the residual step again.").format(d=d)
-        say(text, f"ffn output: (bs, {w.seq}, d_hidn) = ({bs}, {n}, {d})")
+        say(text, f"ffn output: (bs, {w.seq}, {names.width}) = ({bs}, {n}, {d})")
         hf_note()
         return
     m = len(w.tokens)
@@ -93,7 +95,7 @@ def next_layer(w: Where) -> None:
     say(_("The layer's output has the shape of its input, so it feeds the next layer: {L} "
           "layers in all. The chart shows how much each layer changes each piece.").format(
               L=layers),
-        f"layer output: (bs, {w.seq}, d_hidn) = ({bs}, {n}, {d}) × {layers}")
+        f"layer output: (bs, {w.seq}, {w.names.width}) = ({bs}, {n}, {d}) × {layers}")
     chart(viz_embeddings.layer_change(w.t, w.hid, w.b), w.ctx)
 
 
@@ -144,7 +146,8 @@ def cross(w: Where) -> None:
           "{L}, head {h}, decoder piece “{q}” looks most at source piece “{k}” ({p:.0%}).")
         .format(L=layer, h=head, q=md(t.tgt_tokens[w.b][q]), k=md(t.src_tokens[w.b][k]),
                 p=p),
-        f"attn_prob: (bs, n_head, n_dec_seq, n_enc_seq) = ({bs}, {t.attn['cross'].shape[2]}, "
+        f"attn_prob: (bs, {w.names.heads}, n_dec_seq, n_enc_seq) = "
+        f"({bs}, {t.attn['cross'].shape[2]}, "
         f"{n_t}, {n_s})")
     chart(viz_attention.head_figure(t, "cross", layer, w.b, head, numbers=w.ctx.numbers,
                                     colorscale=w.ctx.colorscale), w.ctx)
@@ -185,7 +188,7 @@ def output(w: Where) -> None:
     if v and max(s.top[0][1] for s in steps) < 2 / v:
         text += " " + _("No probability here is even twice 1/{v} = {u}: the model hardly "
                         "prefers any piece over the others.").format(v=v, u=percent(1 / v))
-    say(text, f"logits: (bs, n_dec_seq, n_vocab) = ({bs}, {n_t}, {v})")
+    say(text, f"logits: (bs, n_dec_seq, {w.names.vocab}) = ({bs}, {n_t}, {v})")
     chart(viz_translation.step_bar_figure(first, 0, after=tokens[0]), w.ctx)
     chart(viz_translation.topk_figure(steps, title=_("The most likely next pieces at each "
                                                      "position")), w.ctx)

@@ -26,13 +26,23 @@ from viz import tour as viz_tour
 # how positions reach the model: a table added to the embeddings, or inside attention
 TABLES = ("sinusoidal", "learned")
 
+# Config names a model may give its sizes, most specific first ({stack}: Marian's and BART's
+# encoder_* and decoder_*); the tour prints the one this model's config.json holds.
+WIDTH = ("n_embd", "hidden_size", "d_model", "dim")
+FFN = ("n_inner", "intermediate_size", "d_ff", "{stack}_ffn_dim", "ffn_dim", "hidden_dim")
+VOCAB = ("vocab_size", "n_vocab")
+HEADS = ("n_head", "num_attention_heads", "{stack}_attention_heads", "n_heads", "num_heads")
+KV_HEADS = ("num_key_value_heads", "n_kv_heads", "num_kv_heads")
+HEAD_DIM = ("head_dim", "d_kv", "d_head")
+POSITIONS = ("n_positions", "max_position_embeddings", "max_len", "n_ctx")
+
 
 @dataclass(frozen=True)
 class Facts:
     """What the model is, as far as the tour speaks of it."""
 
     family: str  # "seq2seq", "decoder" (decoder-only) or "encoder" (encoder-only)
-    raw_hooks: bool  # the lab's own code, every intermediate recorded (√d_hidn, LayerNorm)
+    raw_hooks: bool  # the lab's own code, every intermediate recorded (√d_model, LayerNorm)
     tokenizer: str  # "sentencepiece" ▁, "byte_bpe" Ġ, "wordpiece" ##, "plain" (no marks)
     positional: str  # "sinusoidal", "learned", "rotary", "relative_bias" or "none"
     sinusoid: str | None  # the fixed table's layout ("interleaved", "halves") where sinusoidal
@@ -56,6 +66,64 @@ def model_facts(bundle: Bundle, trace: Trace, vocab: list[str]) -> Facts:
                  tokenizer=viz_tour.tokenizer_kind(vocab), positional=positional,
                  sinusoid=layout if positional == "sinusoidal" else None, norm=caps.norm,
                  activation=caps.activation, d_ff=int(caps.d_ff or 0), vocab_size=len(vocab))
+
+
+@dataclass(frozen=True)
+class Names:
+    """What the tour calls the walked stack's sizes: the model's own config names (GPT-2's
+    n_embd, Llama's hidden_size, the lab's d_model), or the paper's notation where its config
+    has none; never another code base's variable names."""
+
+    width: str
+    ffn: str
+    vocab: str
+    heads: str
+    kv_heads: str
+    head_dim: str
+    positions: str
+
+
+def config_fields(bundle: Bundle) -> dict:
+    """The model's config as its file names it: a Hugging Face config's to_dict (without the
+    aliases its attribute_map adds, so GPT-2 says n_embd, not hidden_size), or the lab's
+    ModelConfig's fields and properties; {} for a model without a config."""
+    cfg = getattr(bundle.model, "config", None)
+    if cfg is None:
+        return {}
+    if hasattr(cfg, "to_dict"):
+        return dict(cfg.to_dict())
+    fields = dict(vars(cfg))
+    for name, member in vars(type(cfg)).items():
+        if isinstance(member, property):
+            try:
+                fields[name] = getattr(cfg, name)
+            except Exception:  # noqa: BLE001 - a property this model cannot answer is left out
+                continue
+    return fields
+
+
+def _named(fields: dict, candidates: tuple[str, ...], value: int | None, stack: str) -> str:
+    """The first candidate the config holds (with `value`, where one is given), else ''."""
+    for name in (c.format(stack=stack) for c in candidates):
+        if fields.get(name) is not None and (value is None or fields[name] == value):
+            return name
+    return ""
+
+
+def model_names(fields: dict, stack: str, d: int, f: int, h: int, dh: int,
+                rows: int) -> Names:
+    """Names of the sizes d (width), f (FFN), h (heads), dh (head size) and rows (position
+    table) from the config's fields; the paper's notation, or a formula of named sizes that is
+    true here (GPT-2's FFN is 4 · n_embd), where the config names none."""
+    width = _named(fields, WIDTH, d, stack) or "d_model"
+    heads = _named(fields, HEADS, h, stack) or "h"
+    ffn = _named(fields, FFN, f or None, stack) or (f"4 · {width}" if f == 4 * d else "d_ff")
+    head_dim = _named(fields, HEAD_DIM, dh, stack) or (
+        f"{width} / {heads}" if h * dh == d else "d_k")
+    return Names(width=width, ffn=ffn, vocab=_named(fields, VOCAB, None, stack) or "vocab_size",
+                 heads=heads, kv_heads=_named(fields, KV_HEADS, None, stack) or "kv_heads",
+                 head_dim=head_dim,
+                 positions=_named(fields, POSITIONS, rows, stack) or _("positions"))
 
 
 @dataclass
@@ -83,6 +151,15 @@ class Where:
     @cached_property
     def facts(self) -> Facts:
         return model_facts(self.bundle, self.t, self.vocab)
+
+    @cached_property
+    def names(self) -> Names:
+        """The model's own names for the walked stack's sizes (Names)."""
+        _bs, _n, d, h = self.dims
+        q = self.t.q.get(self.kind)  # not every step records q: then the even split
+        dh = int(q.shape[-1]) if q is not None else d // max(h, 1)
+        return model_names(config_fields(self.bundle), self.stack, d, self.facts.d_ff, h, dh,
+                           int(self.t.pos_table.shape[0]))
 
     @cached_property
     def encoder(self) -> bool:
@@ -137,7 +214,7 @@ class Where:
 
     @property
     def dims(self) -> tuple[int, int, int, int]:
-        """(bs, n (padded), d_hidn, n_head) of the walked stack."""
+        """(bs, n (padded), width, heads) of the walked stack."""
         bs, n = self.ids.shape
         return bs, n, int(self.t.hidden[self.hid].shape[-1]), self.n_heads
 
