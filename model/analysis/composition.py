@@ -70,8 +70,10 @@ def _r(m: np.ndarray) -> np.ndarray:
     return np.linalg.qr(m, mode="r")
 
 
-def pair_scores(earlier: dict, later: dict) -> dict[str, np.ndarray]:
-    """{"q"|"k"|"v": (Nb, Na)} composition of each later head b with each earlier head a.
+def pair_scores(earlier: dict, later: dict, sides: tuple[str, ...] = ("q", "k", "v")
+                ) -> dict[str, np.ndarray]:
+    """{side: (Nb, Na)} composition of each later head b with each earlier head a, for each of
+    `sides` ("q", "k", "v"; each costs the same).
 
     earlier: W_V (Na, D, Dh), W_O (Na, Dh, D); later: W_Q, W_K, W_V (Nb, D, Dh), W_O (Nb, Dh, D).
     """
@@ -103,9 +105,9 @@ def pair_scores(earlier: dict, later: dict) -> dict[str, np.ndarray]:
         with np.errstate(divide="ignore", invalid="ignore"):
             return (num / (n_ov_a[:, None] * denom_b[None, :])).T
 
-    return {"q": score(later["W_Q"], r["W_K"], n_qk),
-            "k": score(later["W_K"], r["W_Q"], n_qk),
-            "v": score(later["W_V"], r_ob, n_ov_b)}
+    args = {"q": (later["W_Q"], r["W_K"], n_qk), "k": (later["W_K"], r["W_Q"], n_qk),
+            "v": (later["W_V"], r_ob, n_ov_b)}
+    return {side: score(*args[side]) for side in sides}
 
 
 def _stack(layers: list[dict]) -> dict:
@@ -173,7 +175,7 @@ def composition_scores(bundle, *, fold_norms: bool = True, seeds: int = SEEDS) -
             earlier = weights.get(src)
             if earlier is None:  # a model whose cross heads' writers are absent: none
                 raise ValueError(f"{kind} reads {src} heads, which this model lacks")
-            got = pair_scores(_stack(earlier), _stack(later))[side]  # (L·H, L'·H)
+            got = pair_scores(_stack(earlier), _stack(later), (side,))[side]  # (L·H, L'·H)
             n_e = len(earlier)
             arr = got.reshape(n_l, n_h, n_e, earlier[0]["W_O"].shape[0])
             ok = _reachable(kind, side, n_l, n_e)
