@@ -63,7 +63,8 @@ def head_state(bundle: Bundle, url: dict[str, str], notes: Notes) -> None:
                             ("head", bundle.config.n_heads)):
             if name in url:
                 value = url[name]
-                if value.isascii() and value.isdigit() and int(value) < limit:  # not "²"
+                # not "²"; and short: int() raises on over 4,300 digits
+                if value.isascii() and value.isdigit() and len(value) < 10 and int(value) < limit:
                     state[name] = int(value)
                 else:
                     notes.warnings.append(_("{name} {value} from the link is not between 0 "
@@ -113,6 +114,8 @@ def link_params(name: str, inputs: dict, view: str) -> dict[str, str]:
         params["corrupt"] = corrupt  # ui/views/patch.py's corrupted sentence
     if view == "tour" and "tour_step" in state:  # the tour's step, 1-based in the link
         params["step"] = str(int(state["tour_step"]) + 1)
+    if view == "why" and "why_query" in state and "why_key" in state:  # ui/views/why.py
+        params["query"], params["key"] = str(state["why_query"]), str(state["why_key"])
     if view == "heads" and state.get("heads_part") == "detectors":  # ui/views/heads/detectors
         params["detector"] = str(state.get("det_detector", DETECTORS[0]))
     if state.get("attn_measure") == "norms":  # ui/views/measure.py's toggle, off by default

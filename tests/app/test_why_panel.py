@@ -85,3 +85,41 @@ def test_presenter_mode_text_is_at_least_18_px():
     small = [(i, where, size) for i, spec in enumerate(specs)
              for where, size in font_sizes(spec) if size < MIN_PX]
     assert not small, small
+
+
+def test_query_and_key_come_from_the_link_and_go_back_into_it():
+    at = run_app({**PAPER_LINK, "kind": "enc_self", "layer": "1", "query": "1", "key": "3"},
+                 timeout=120)
+    _clean(at)
+    assert at.selectbox(key="why_query").value == 1 and at.selectbox(key="why_key").value == 3
+    assert at.query_params["query"] == "1" and at.query_params["key"] == "3"
+    at.selectbox(key="why_key").set_value(2).run(timeout=120)  # a new pick rewrites the link
+    _clean(at)
+    assert at.query_params["key"] == "2"
+
+
+@pytest.mark.parametrize("query, key, note", [
+    ("99", "0", "Query position '99'"), ("-1", "0", "Query position '-1'"),
+    ("²", "x<b>", "Query position '²'"), ("1", "99", "Key position '99'"),
+    ("1", "1" * 5000, "Key position"), ("0", "", "Key position ''")])
+def test_bad_query_or_key_in_the_link_is_a_note(query, key, note):
+    at = run_app({**PAPER_LINK, "kind": "enc_self", "layer": "1", "query": query, "key": key},
+                 timeout=120)
+    _clean(at)
+    warned = texts(at.warning)
+    assert note in warned, warned
+    assert len(warned) < 600  # the value is quoted cut short
+    assert charts(at)[0]["layout"]["title"]["text"].startswith("Score ")  # defaults drawn
+
+
+def test_korean_note_for_a_bad_key():
+    at = run_app({**PAPER_LINK, "kind": "enc_self", "layer": "1", "query": "1", "key": "99",
+                  "lang_ui": "ko"}, timeout=120)
+    _clean(at)
+    assert "키 위치" in texts(at.warning), texts(at.warning)
+
+
+def test_a_layer_of_5000_digits_is_a_note_not_a_crash():
+    at = run_app({**PAPER_LINK, "layer": "1" * 5000}, timeout=120)  # int() refuses > 4,300
+    _clean(at)
+    assert "from the link is not between 0" in texts(at.warning)

@@ -17,11 +17,12 @@ from ui import cost
 from ui.common import chart, head_picker
 from ui.context import Ctx
 from ui.i18n import _
-from ui.state import seed
+from ui.state import seed, url_value
 from ui.text import md
 from viz import why as viz_why
 
 COMP_KEY = "why_composition"  # session state: (checkpoint key, composition_scores result)
+LINKED = "_why_linked"  # set once the link's query=/key= were read: later visits keep widgets
 
 
 def applies(bundle) -> str | None:
@@ -51,6 +52,30 @@ def _pick(label: str, key: str, options: list[int], default: int, tokens: list[s
         st.session_state[key] = default
     return st.selectbox(label, options, key=key,
                         format_func=lambda i: f"{i}: {tokens[i]!r}")
+
+
+def _linked(name: str, options: list[int], default: int) -> None:
+    """Seed position `why_<name>` from the link's `<name>=` (0-based) the first time this view
+    is drawn; a value that is not one of the options is a visible note and the default."""
+    raw = url_value(name)
+    state_key = f"why_{name}"
+    if raw is None or state_key in st.session_state:
+        return
+    # isascii: not "²"; isdigit: not "-1"; length: int() refuses over 4,300 digits
+    if raw.isascii() and raw.isdigit() and len(raw) < 10 and int(raw) in options:
+        st.session_state[state_key] = int(raw)
+        return
+    st.session_state[state_key] = default
+    shown = md(repr(raw[:20]))
+    if name == "query":
+        st.warning(_("Query position {value} from the link is not between 0 and {last}; "
+                     "showing {default}.").format(value=shown, last=options[-1],
+                                                  default=default))
+    else:  # keys a head does not attend to (blocked, or beyond the sentence) have no score
+        st.warning(_("Key position {value} from the link is not one this head attends to "
+                     "from that query ({first}–{last}); showing {default}, its strongest "
+                     "key.").format(value=shown, first=options[0], last=options[-1],
+                                    default=default))
 
 
 def _composition(ctx: Ctx):
@@ -91,13 +116,20 @@ def render(ctx: Ctx) -> None:
         st.info(_("This sentence has no tokens on this attention's sides."))
         return
     attn = t.attn[kind][layer, b, head, :len(q_tokens), :len(k_tokens)]
+    first_visit = LINKED not in st.session_state
+    st.session_state[LINKED] = True
     c1, c2 = st.columns(2)
+    queries = list(range(len(q_tokens)))
+    if first_visit:
+        _linked("query", queries, len(q_tokens) - 1)
     with c1:
-        query = _pick(_("Query position"), "why_query", list(range(len(q_tokens))),
-                      len(q_tokens) - 1, q_tokens)
+        query = _pick(_("Query position"), "why_query", queries, len(q_tokens) - 1, q_tokens)
     keys = [int(k) for k in np.nonzero(attn[query] > 0)[0]] or [0]
+    strongest = int(np.argmax(attn[query]))
+    if first_visit:
+        _linked("key", keys, strongest)
     with c2:
-        key = _pick(_("Key position"), "why_key", keys, int(np.argmax(attn[query])), k_tokens)
+        key = _pick(_("Key position"), "why_key", keys, strongest, k_tokens)
     st.caption(_("Attention from {q} to {k}: {a:.3f}").format(
         q=md(repr(q_tokens[query])), k=md(repr(k_tokens[key])), a=float(attn[query, key])))
     try:
