@@ -15,6 +15,11 @@ from viz import qkterms as viz_qkterms
 from viz import tour as viz_tour
 
 
+def factor(name: str) -> str:
+    """A size's name as a factor of a product: a formula (n_embd / n_head) in parentheses."""
+    return f"({name})" if " " in name else name
+
+
 def _shape(w: Where, what: str, heads: int, name: str = "") -> str:
     bs, n, _d, _h = w.dims
     return (f"{what}: (bs, {name or w.names.heads}, n_seq, {w.names.head_dim}) = "
@@ -35,7 +40,7 @@ def qkv(w: Where) -> None:
     names = w.names
     width = (_("{width} = {d} numbers").format(width=names.width, d=d) if h * dh == d else
              _("{heads} · {head_dim} = {hd} numbers").format(
-                 heads=names.heads, head_dim=names.head_dim, hd=h * dh))
+                 heads=names.heads, head_dim=factor(names.head_dim), hd=h * dh))
     if kv == h:
         text = _("W_Q, W_K and W_V project every piece's vector to {width}, which are split "
                  "into {heads} = {h} heads of {head_dim} = {dh}. Head {head} of layer 0 uses "
@@ -173,8 +178,8 @@ def concat(w: Where) -> None:
     say(_("The {h} heads' contexts are put side by side again (transpose and view: "
           "{heads} · {head_dim} = {hd}) and multiplied by W_O, a {hd} × {d} linear layer. The "
           "result has the shape of the input again.").format(
-              h=h, heads=names.heads, head_dim=names.head_dim, hd=hd, d=d),
-        f"context: (bs, n_seq, {names.heads}·{names.head_dim}) = ({bs}, {n}, {hd})\n"
+              h=h, heads=names.heads, head_dim=factor(names.head_dim), hd=hd, d=d),
+        f"context: (bs, n_seq, {names.heads}·{factor(names.head_dim)}) = ({bs}, {n}, {hd})\n"
         f"output: (bs, n_seq, {names.width}) = ({bs}, {n}, {d})")
     if w.walk.concat.shape[1] == 0:
         hf_note()
