@@ -42,6 +42,9 @@ class Bundle:
     card: dict[str, Any] = field(default_factory=dict)
     name: str = ""
     kind: str = "native"  # "native" (our Transformer) or "hf" (a Hugging Face model)
+    # the training corpus's words (corpus_words.txt) of a lab checkpoint, None elsewhere: the
+    # confidence's coverage term (model/confidence.py) reads them
+    known_words: frozenset[str] | None = None
 
     @property
     def kinds(self) -> tuple[str, ...]:
@@ -160,5 +163,8 @@ def load_native(folder: Path, raw_cfg: Any) -> Bundle:
     card = read_json(card_path) if card_path.exists() else {}
     if not isinstance(card, dict):
         raise CheckpointError(card_path, "must be a JSON object")
-    return Bundle(model=model, tokenizer=tokenizer, config=cfg, card=card, name=folder.name)
+    words = folder / "corpus_words.txt"
+    known = frozenset(words.read_text(encoding="utf-8").split()) if words.is_file() else None
+    return Bundle(model=model, tokenizer=tokenizer, config=cfg, card=card, name=folder.name,
+                  known_words=known)
 

@@ -2,6 +2,12 @@
 
 confidence = geometric mean of the chosen pieces' probabilities (eos step included):
 exp(mean(log p_t)). One wrong guess anywhere pulls it down, while its length does not.
+
+Coverage term (issue 42): the models were often sure of fluent inventions for words they never
+saw. So a lab checkpoint's confidence is multiplied by COVERAGE for each source word outside its
+training corpus (corpus_words.txt, the same rule as the out-of-lexicon notice) that the output
+does not copy through: such a word was translated by guessing, or dropped. A copied-through
+unknown noun (I like blorvit. -> 저는 blorvit을 좋아해요.) costs nothing: the model said less.
 The threshold is calibrated per checkpoint on sentences written for that purpose outside the
 training grammar (tests/data/confidence_calibration.tsv) by `python -m
 model.training.calibrate`, which stores it in the checkpoint's card.json under "confidence".
@@ -10,8 +16,10 @@ model.training.calibrate`, which stores it in the checkpoint's card.json under "
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 
+# One uncovered word halves the confidence: set before measuring, not fitted to any test set
+COVERAGE = 0.5
 # Used when a checkpoint's card has no calibrated threshold (a model trained elsewhere).
 DEFAULT_THRESHOLD = 0.85
 # Calibration rule: the highest threshold that flags at most this share of the calibration
@@ -24,6 +32,26 @@ def geometric_mean(probs: Sequence[float]) -> float:
     if not probs:
         return 0.0
     return math.exp(sum(math.log(max(float(p), 1e-12)) for p in probs) / len(probs))
+
+
+def uncovered_words(source: str, output: str, known: Set[str] | None) -> list[str]:
+    """Words of source the corpus word set lacks and output does not contain (a Korean word
+    counts as copied when it is there without its particle); [] when known is None."""
+    if not known:
+        return []
+    from .training.knowledge import unknown_flags, unknown_list
+    from .training.pieces import PARTICLES
+
+    have = output.lower()
+    out = []
+    for word in unknown_list(source, unknown_flags(source, known)):
+        if len(word) >= 2 and "가" <= word[-1] <= "힣" and word[:-1] in known:
+            continue  # a known stem with a particle the notice's list lacks (물만, 시간이)
+        cores = [word] + [word[: -len(p)] for p in PARTICLES
+                          if word.endswith(p) and len(word) - len(p) >= 2]
+        if not any(core in have for core in cores):
+            out.append(word)
+    return out
 
 
 def threshold(card: dict) -> float:

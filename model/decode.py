@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .confidence import geometric_mean
+from .confidence import COVERAGE, geometric_mean, uncovered_words
 from .hooks import Head, ablation_hooks, hooks, parse_ablate
 from .transformer import PrefixCache
 
@@ -24,11 +24,15 @@ class Translation:
     steps: list[list[tuple[str, float]]]  # per step (eos step included): top-k (piece, prob)
     probs: list[float]  # probability of the chosen piece at each step
     finished: bool  # False when max_len stopped it before eos
+    # source words the training corpus never had and the output does not copy through
+    # (model/confidence.py's coverage term); 0 where the word list is unknown
+    uncovered: int = 0
 
     @property
     def confidence(self) -> float:
-        """Geometric mean of the chosen pieces' probabilities (model/confidence.py)."""
-        return geometric_mean(self.probs)
+        """Geometric mean of the chosen pieces' probabilities, times the coverage term for
+        each uncovered source word (model/confidence.py)."""
+        return geometric_mean(self.probs) * COVERAGE ** self.uncovered
 
 
 def source_batch(bundle, sources: Sequence[str], langs: Sequence[str | None]
@@ -124,7 +128,10 @@ def translate_native(bundle, batch, *, max_len: int | None = None, top_k: int = 
     result = []
     for i, text in enumerate(sources):
         named = [[(tok.id_to_piece(t), p) for t, p in step] for step in tops[i]]
-        result.append(Translation(source=text, target_lang=langs[i], text=tok.decode(ids[i]),
+        out = tok.decode(ids[i])
+        known = getattr(bundle, "known_words", None)
+        result.append(Translation(source=text, target_lang=langs[i], text=out,
                                   ids=ids[i], pieces=tok.ids_to_pieces(ids[i]), steps=named,
-                                  probs=chosen[i], finished=bool(finished[i])))
+                                  probs=chosen[i], finished=bool(finished[i]),
+                                  uncovered=len(uncovered_words(text, out, known))))
     return result

@@ -45,7 +45,9 @@ def calibration(bundle: Bundle) -> dict:
                 "wrong_flagged": sum(s < t for s in wrong),
                 "exact_flagged": sum(s < t for s in right)}
 
-    return {"measure": "geometric mean of the chosen pieces' probabilities",
+    return {"measure": "geometric mean of the chosen pieces' probabilities, halved for each "
+                       "source word outside the training corpus that the output does not copy "
+                       "through (model/confidence.py)",
             "threshold": round(t, 4),
             "rule": f"highest threshold flagging at most {conf.MAX_FALSE_ALARM:.0%} of the "
                     "calibration set's exact outputs",

@@ -406,3 +406,26 @@ def frequent_copies(pairs: list[Pair], seed: int = 0, n_draw: int = 200_000, cap
     """
     drawn = Counter(p.en for p in generate(n_draw, seed=seed + 1))
     return [p for p in pairs if drawn[p.en] >= 3 for _ in range(min(cap, drawn[p.en] - 1))]
+
+
+def boost_pairs(n: int, seed: int, exclude: Iterable[str]) -> list[Pair]:
+    """n extra training pairs from the issue-42 areas (glue words, copy-through), drawn from a
+    stream of their own: a short warm start sees them often enough to learn them while the
+    splits keep the corpus's mixture. Pairs with a string in exclude (val, test, the held-out
+    sets) are skipped; repeats are kept, as oversampling."""
+    makers = tuple(m for m in textbook.MAKERS if m[1].startswith(("glue_", "copy_")))
+    bounds = _bounds(makers)
+    skip = set(exclude)
+    r = random.Random(f"attention-lab-boost:{seed}")
+    out: list[Pair] = []
+    while len(out) < n:
+        x, i = r.random() * bounds[-1], 0
+        while bounds[i] <= x and i < len(bounds) - 1:
+            i += 1
+        try:
+            p = makers[i][2](r)
+        except Reject:
+            continue
+        if p.en not in skip and p.ko not in skip:
+            out.append(p)
+    return out

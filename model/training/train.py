@@ -204,6 +204,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--typed-share", type=float, default=0.0,
                     help="share of training pairs also given with a lowercase / unpunctuated "
                          "source, as people type (0: off)")
+    ap.add_argument("--boost", type=int, default=0,
+                    help="extra training pairs from the glue and copy-through areas (issue 42; "
+                         "0: off); see corpus.boost_pairs")
     ap.add_argument("--resume", action="store_true", help="continue from <out>.state/")
     ap.add_argument("--init-from", default="",
                     help="start from this checkpoint folder's weights (token rows remapped by "
@@ -256,6 +259,10 @@ def main(argv=None) -> dict:
                                                   cap=args.frequent_cap))
     if args.typed_share:
         seeded += typed_examples(splits["train"], args.typed_share, args.seed)
+    if args.boost:
+        taken = {s for name in ("val", "test", "everyday") for p in splits[name]
+                 for s in (p.en, p.ko)} | corpus.held_out()
+        seeded += examples(corpus.boost_pairs(args.boost, args.seed, taken))
     train = encode_examples(tok, seeded, cfg.max_len)
     val = encode_examples(tok, examples(splits["val"]), cfg.max_len)
     model = Transformer(cfg)
