@@ -24,15 +24,23 @@ def _starts(n: int, p: int) -> np.ndarray:
 def pooled_figure(z: np.ndarray, n: int, title: str, colorscale: str = "Viridis"
                   ) -> go.Figure:
     """One head's pooled map (P, P), axes in token positions."""
-    pos = _starts(n, z.shape[0])
+    step = n / z.shape[0]  # a pixel's width in positions (pixel i starts at ⌈i·n/P⌉)
+    # x0/dx rather than P-long x and y arrays: plotly.js draws the uniform grid about twice
+    # as fast (measured 0.40 s against 0.71-1.21 s for 512² in Chromium at load 7)
     fig = go.Figure(go.Heatmap(
-        z=z, x=pos, y=pos, colorscale=colorscale, colorbar={"thickness": 12},
+        z=_f32(z), x0=0, dx=step, y0=0, dy=step, colorscale=colorscale,
+        colorbar={"thickness": 12},
         hovertemplate=_("queries from {q}, keys from {k}: {w}").format(
-            q="%{y}", k="%{x}", w="%{z:.4f}") + "<extra></extra>"))
+            q="%{y:,.0f}", k="%{x:,.0f}", w="%{z:.4f}") + "<extra></extra>"))
     fig.update_yaxes(autorange="reversed", title=_("query position"))
     fig.update_xaxes(title=_("key position"))
     fig.update_layout(title=title, height=560, margin={"t": 50, "l": 60, "r": 20, "b": 50})
     return fig
+
+
+def _f32(z: np.ndarray) -> np.ndarray:
+    """float32: plotly sends it as base64 of 4 bytes a cell (float64 would be 8)."""
+    return np.ascontiguousarray(z, dtype=np.float32)
 
 
 def grid_figure(maps: np.ndarray, selected: tuple[int, int] | None = None,
@@ -78,8 +86,8 @@ def block_figure(z: np.ndarray, q0: int, k0: int, tokens: list[str], title: str,
     # hover labels only for small blocks: 512² labels made a zoom's page ~5 MB heavier
     text = [[f"{q} → {k}" for k in ks] for q in qs] if c * w <= 65_536 else None
     fig = go.Figure(go.Heatmap(
-        z=z, x=np.arange(k0, k0 + w), y=np.arange(q0, q0 + c), colorscale=colorscale,
-        text=text, colorbar={"thickness": 12},
+        z=_f32(z), x0=k0, dx=1, y0=q0, dy=1, colorscale=colorscale, text=text,
+        colorbar={"thickness": 12},
         hovertemplate=("%{text}<br>" if text is not None else "")
         + _("query {q}, key {k}: {w}").format(q="%{y}", k="%{x}", w="%{z:.5f}")
         + "<extra></extra>"))
@@ -108,10 +116,12 @@ def distance_figure(bands: np.ndarray) -> go.Figure:
 def head_distances(mean_distance: np.ndarray) -> go.Figure:
     """One layer's heads: mean distance of each query's attention along the text (H, n)."""
     n = mean_distance.shape[1]
-    step = max(1, n // 2048)  # at most ~2,000 points per line
+    step = max(1, n // 1024)  # at most ~1,000 points per line
     x = np.arange(0, n, step)
-    fig = go.Figure([go.Scattergl(x=x, y=mean_distance[h, ::step], mode="lines",
-                                  name=_("head {head}").format(head=h))
+    # SVG Scatter, not Scattergl: headless Chromium has no GPU, and starting a software WebGL
+    # context cost more than drawing a few thousand points
+    fig = go.Figure([go.Scatter(x=x, y=mean_distance[h, ::step], mode="lines",
+                                name=_("head {head}").format(head=h))
                      for h in range(mean_distance.shape[0])])
     fig.update_layout(height=320, title=_("Mean distance attended, along the text"),
                       xaxis={"title": _("query position")},

@@ -101,7 +101,15 @@ class LayerReducer:
         # max distance: the farthest of the top keys holding at least REACH of the weight
         reach = torch.where(top.values >= REACH, (qi[:, None] - keys).abs(), 0)
         st["max_distance"][:, q0:q1] = reach.amax(-1).numpy()
-        self._pool(probs.numpy(), q0, q1, k0, k1)
+        self._pool(probs, q0, q1, k0, k1)
+
+    def aligned(self, step: int) -> int:
+        """A query chunk size that ends on pixel edges when pixels are all one size (n a
+        multiple of P), so _pool reduces rows through a view instead of a loop."""
+        size = self.n // self.p
+        if self.n % self.p or step < size:
+            return step
+        return step - step % size
 
     def _bands(self, probs: torch.Tensor, q0: int, k0: int, causal: bool) -> None:
         """Σ over these queries of their mass at local, middle and far distance."""
@@ -118,14 +126,31 @@ class LayerReducer:
         self.bands[:, 1] += (near - local).numpy()
         self.bands[:, 2] += c - near.numpy()
 
-    def _pool(self, p: np.ndarray, q0: int, q1: int, k0: int, k1: int) -> None:
+    def _pool(self, p: torch.Tensor, q0: int, q1: int, k0: int, k1: int) -> None:
+        """Fold a chunk (H, c, w) into the pooled sums and maxima: rows first, then keys."""
         ka, kb, kseg = _local_starts(self.starts, k0, k1, self.p, self.n)
         qa, qb, qseg = _local_starts(self.starts, q0, q1, self.p, self.n)
-        col_sum = np.add.reduceat(p, kseg, axis=2)  # (H, c, pixels of these keys)
-        col_max = np.maximum.reduceat(p, kseg, axis=2)
-        self.sum[:, qa:qb, ka:kb] += np.add.reduceat(col_sum, qseg, axis=1)
+        # rows first, as slices of whole contiguous rows (torch, one pass over the chunk); the
+        # key pass then sees 1/(rows per pixel) of the cells. numpy's reduceat over the keys
+        # made H·c·pixels tiny segments: 39 % of a GPT-2 layer at 2,048 tokens.
+        qend = np.append(qseg[1:], q1 - q0)
+        if len(set(np.diff(np.append(qseg, q1 - q0)).tolist())) == 1:  # equal pixels: a view
+            rows = p.view(p.size(0), len(qseg), -1, p.size(2))
+            row_sum, row_max = rows.sum(2), rows.amax(2)
+        else:
+            row_sum = torch.stack([p[:, a:b].sum(1) for a, b in zip(qseg, qend)], 1)
+            row_max = torch.stack([p[:, a:b].amax(1) for a, b in zip(qseg, qend)], 1)
+        # keys: every pixel gathered to the widest pixel's width; a narrower (or cut) pixel
+        # repeats its first key, which the max ignores and the sum weighs 0
+        width = np.diff(np.append(kseg, k1 - k0))
+        slot = np.arange(width.max())
+        idx = torch.from_numpy(kseg[:, None] + np.where(slot < width[:, None], slot, 0))
+        real = torch.from_numpy((slot < width[:, None]).astype(np.float32))  # (pixels, s)
+        col_sum = (row_sum[..., idx] * real).sum(-1)  # (H, query pixels, key pixels)
+        col_max = row_max[..., idx].amax(-1)
+        self.sum[:, qa:qb, ka:kb] += col_sum.numpy()
         cell = self.max[:, qa:qb, ka:kb]
-        np.maximum(cell, np.maximum.reduceat(col_max, qseg, axis=1), out=cell)
+        np.maximum(cell, col_max.numpy(), out=cell)
 
     def pooled_mean(self) -> np.ndarray:
         """float32 (H, P, P): each pixel's mean over its cells (sums become means: once)."""

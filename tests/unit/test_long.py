@@ -160,6 +160,12 @@ def test_hugging_face_families_equal_a_full_capture(root, family):
     check(bundle, text(N_WORDS), "dec_self")
 
 
+def test_pixels_of_one_size_pool_through_the_aligned_path(root):
+    # n = 384 (383 words + <s>) over 96 pixels: 4 cells each, so query chunks end on pixel
+    # edges and rows are pooled through a view (a sliding window cuts the key ranges)
+    check(load_checkpoint(root / "mistral"), text(383), "dec_self", pixels=96)
+
+
 def test_the_window_is_respected(root):
     bundle = load_checkpoint(root / "mistral")
     long = capture_long(bundle, text(300), pixels=64)

@@ -135,8 +135,11 @@ def _draw(ctx: Ctx, trace: LongTrace) -> None:
     chart(viz_long.head_distances(trace.stats[kind]["mean_distance"][layer]), ctx)
 
 
+@st.fragment
 def _zoom(ctx: Ctx, trace: LongTrace, kind: str, layer: int, head: int) -> None:
-    """Exact weights of a region of at most 1,024 × 1,024 (default: the last 512 queries)."""
+    """Exact weights of a region of at most 1,024 × 1,024 (default: the last 512 queries).
+    A fragment: a new region reruns this function alone, so the app, the pooled maps and the
+    grid are neither rebuilt nor sent again, and only the block's chart is redrawn."""
     n = trace.n
     side = min(512, n)
     c1, c2, c3 = st.columns(3)
