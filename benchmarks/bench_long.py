@@ -39,31 +39,10 @@ TARGET_RATIO, TARGET_EXTRA_GB = 1.5, 2.0
 
 def build(name: str) -> Path:
     """FOLDERS/name: a random model of that shape with the word-level tokenizer."""
-    import torch
-    import transformers as tf
-
-    from benchmarks.big_models import SPECIALS, WORDS, make_tokenizer
+    from benchmarks.big_models import build as build_model
 
     (family, layers, heads, kv, width, ffn, positions), _ = SHAPES[name]
-    folder = FOLDERS / name
-    if (folder / "config.json").is_file():
-        return folder
-    torch.manual_seed(0)
-    common = dict(vocab_size=len(SPECIALS) + len(WORDS), pad_token_id=0, bos_token_id=2,
-                  eos_token_id=3)
-    if family == "gpt2":
-        model = tf.GPT2LMHeadModel(tf.GPT2Config(n_embd=width, n_layer=layers, n_head=heads,
-                                                 n_inner=ffn, n_positions=positions, **common))
-        template = None
-    else:
-        model = tf.LlamaForCausalLM(tf.LlamaConfig(
-            hidden_size=width, num_hidden_layers=layers, num_attention_heads=heads,
-            num_key_value_heads=kv, intermediate_size=ffn, max_position_embeddings=positions,
-            **common))
-        template = "<s> $A"
-    model.save_pretrained(folder, safe_serialization=True)
-    make_tokenizer(template).save_pretrained(folder)
-    return folder
+    return build_model(FOLDERS / name, family, layers, heads, kv, width, positions, ffn)
 
 
 def words(n: int) -> str:

@@ -2,7 +2,8 @@
 Llama-shaped ones (32 × 32 and 80 × 64 query heads sharing 8 key/value heads), narrow and with a
 small word-level vocabulary so they build in seconds; and sentences of their words.
 
-Used by bench_browser and by tests/app/test_big_models.py and tests/browser/test_big_grid.py.
+Used by bench_browser, bench_long (`build`, with the feed-forward width), shots, and by
+tests/app/test_big_models.py and tests/browser/test_big_grid.py.
 """
 
 from __future__ import annotations
@@ -37,11 +38,17 @@ def make_tokenizer(template: str | None):
 
 def build_folder(root: Path, name: str) -> Path:
     """root/name: a random model of one of SHAPES (narrow, small vocabulary) and tokenizer."""
+    return build(root / name, *SHAPES[name])
+
+
+def build(folder: Path, family: str, layers: int, heads: int, kv: int, hidden: int,
+          positions: int, ffn: int | None = None) -> Path:
+    """folder: a random GPT-2 ("gpt2") or Llama model of that shape with the word-level
+    tokenizer, built once (kept when folder/config.json exists). ffn: the feed-forward width
+    (None: GPT-2's own 4 × hidden, and 32 for Llama, which keeps the big shapes small)."""
     import torch
     import transformers as tf
 
-    family, layers, heads, kv, hidden, positions = SHAPES[name]
-    folder = root / name
     if (folder / "config.json").is_file():
         return folder
     torch.manual_seed(0)
@@ -49,13 +56,13 @@ def build_folder(root: Path, name: str) -> Path:
                   eos_token_id=3)
     if family == "gpt2":
         model = tf.GPT2LMHeadModel(tf.GPT2Config(n_embd=hidden, n_layer=layers, n_head=heads,
-                                                 n_positions=positions, **common))
+                                                 n_inner=ffn, n_positions=positions, **common))
         template = None
     else:
         model = tf.LlamaForCausalLM(tf.LlamaConfig(
             hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads,
-            num_key_value_heads=kv, intermediate_size=32, max_position_embeddings=positions,
-            **common))
+            num_key_value_heads=kv, intermediate_size=32 if ffn is None else ffn,
+            max_position_embeddings=positions, **common))
         template = "<s> $A"
     model.save_pretrained(folder, safe_serialization=True)
     make_tokenizer(template).save_pretrained(folder)

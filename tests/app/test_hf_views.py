@@ -8,9 +8,10 @@ from __future__ import annotations
 import pytest
 import torch
 
+from tests import word_models
 from tests.app.conftest import run_app
 from tests.app.test_views import charts, ok, texts
-from tests.unit.test_hf import SPECIALS, WORDS, make_tokenizer
+from tests.unit.test_hf import make_tokenizer
 from ui.views import VIEWS
 from ui.views.heads import HEADS_PARTS
 
@@ -21,12 +22,9 @@ MODELS = ("gpt2-12", "llama-12")
 def build(name: str):
     import transformers as tf
 
-    torch.manual_seed(0)
-    common = dict(vocab_size=len(SPECIALS) + len(WORDS), pad_token_id=0, bos_token_id=2,
-                  eos_token_id=3)
     if name == "gpt2-12":
-        return tf.GPT2LMHeadModel(tf.GPT2Config(n_embd=48, n_layer=12, n_head=12,
-                                                n_positions=64, **common)), None
+        return word_models.gpt2(48, 12, 12, 64)
+    common = word_models.vocab_args()
     return tf.LlamaForCausalLM(tf.LlamaConfig(
         hidden_size=48, num_hidden_layers=12, num_attention_heads=12, num_key_value_heads=4,
         intermediate_size=32, max_position_embeddings=64, **common)), "<s> $A"

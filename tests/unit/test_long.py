@@ -21,8 +21,9 @@ from model import capture, capture_long, load_checkpoint  # noqa: E402
 from model.backends import capabilities  # noqa: E402
 from model.long.reduce import LOCAL, MIDDLE, REACH, bin_starts  # noqa: E402
 from model.tokenizer import is_special  # noqa: E402
+from tests import word_models  # noqa: E402
 from tests.unit.conftest import make_bundle  # noqa: E402
-from tests.unit.test_hf import SPECIALS, WORDS, make_tokenizer  # noqa: E402
+from tests.unit.test_hf import WORDS, make_tokenizer  # noqa: E402
 
 N_WORDS = 1100  # past the middle band (1,024) so every band holds mass
 PIXELS = 96  # does not divide n: pixels of unequal size
@@ -37,12 +38,9 @@ def text(n_words: int) -> str:
 def build(family: str):
     import transformers as tf
 
-    torch.manual_seed(0)
-    common = dict(vocab_size=len(SPECIALS) + len(WORDS), pad_token_id=0, bos_token_id=2,
-                  eos_token_id=3)
     if family == "gpt2":
-        return tf.GPT2LMHeadModel(tf.GPT2Config(n_embd=16, n_layer=2, n_head=4,
-                                                n_positions=N_WORDS + 8, **common)), None
+        return word_models.gpt2(16, 2, 4, N_WORDS + 8)
+    common = word_models.vocab_args()
     rotary = dict(hidden_size=24, num_hidden_layers=2, num_attention_heads=6,
                   num_key_value_heads=2, intermediate_size=32,
                   max_position_embeddings=N_WORDS + 8, **common)
