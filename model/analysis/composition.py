@@ -184,3 +184,20 @@ def composition_scores(bundle, *, fold_norms: bool = True, seeds: int = SEEDS) -
         for side in ("q", "k", "v"):
             result["baseline"][side][kind] = base[side]
     return result
+
+
+def multiply_adds(bundle, seeds: int = SEEDS) -> float:
+    """Multiply-adds composition_scores does (its products, the random baseline's included):
+    per kind and side, (earlier heads)·(later heads)·Dh²·(D + Dh). For a time estimate."""
+    backend = backend_for(bundle)
+    kinds = tuple(backend.caps.kinds)
+    sources = _sources(kinds)
+    total = 0.0
+    for kind in kinds:
+        n_h, d, dh = backend.circuit_weights(kind, 0)["W_Q"].shape
+        pair = dh * dh * (d + dh)
+        later = bundle.n_layers(kind) * n_h
+        for side in ("q", "k", "v"):
+            total += bundle.n_layers(sources[side][kind]) * n_h * later * pair
+        total += seeds * 3 * n_h * n_h * pair
+    return total

@@ -10,7 +10,7 @@ import json
 import numpy as np
 import streamlit as st
 
-from model.analysis import composition_scores, ov_components, qk_components
+from model.analysis import composition, composition_scores, ov_components, qk_components
 from model.backends import capabilities
 from model.capture import key_side, query_side
 from ui import cost
@@ -34,15 +34,28 @@ def applies(bundle) -> str | None:
              "T5-like Hugging Face models).")
 
 
-def _composition_seconds(bundle) -> float:
-    """About how long composition_scores takes: quadratic in the heads (paper, 36: ~1 s)."""
-    heads = sum(bundle.n_layers(k) for k in bundle.kinds) * bundle.config.n_heads
-    return 0.05 + 1e-3 * heads ** 2
+# Time estimates for the two buttons, measured in CPU seconds at one thread on this 2-core
+# server (the wall time of a free core; a loaded machine is slower), issue 37's calibration:
+COMP_RATE = 1.0e10  # numpy float64 multiply-adds per second in composition_scores' products:
+#                     219 G in 22.3 s on a GPT-2-small shape (144 heads, 768 wide)
+COMP_FIXED = 0.15  # weights, QR and the baseline's draws: 0.09-0.22 s on lm, paper, 12x12 heads
+OV_FIXED = 0.025  # ov_components' per-call cost apart from its keys (12x12 heads, 96 wide)
+OV_PER_KEY = 7e-4  # streams rebuilt at one key
+OV_PER_CELL = 8e-5  # one (key, component) value projected: 2.5 s at 200 keys x 146 components
 
 
-def _ov_seconds(bundle, n_keys: int, layer: int) -> float:
-    """About how long ov_components takes: one stream rebuilt per key (paper: ~0.3 s)."""
-    return 0.015 * n_keys * (layer + 1) * max(1.0, bundle.config.n_heads / 4)
+def composition_seconds(bundle) -> float:
+    """About how long composition_scores takes on one free core (0.1-0.3 s on the shipped
+    models, about 22 s on a GPT-2-small shape)."""
+    return COMP_FIXED + composition.multiply_adds(bundle) / COMP_RATE
+
+
+def ov_seconds(bundle, kind: str, n_keys: int, layer: int) -> float:
+    """About how long ov_components takes on one free core: each key's stream split into its
+    components (embedding, position, bias, and each earlier head and MLP)."""
+    before = bundle.n_layers("enc_self") if kind == "cross" else layer
+    parts = 3 + before * (bundle.config.n_heads + 1)
+    return OV_FIXED + n_keys * (OV_PER_KEY + OV_PER_CELL * parts)
 
 
 def _pick(label: str, key: str, options: list[int], default: int, tokens: list[str]) -> int:
@@ -84,7 +97,7 @@ def _composition(ctx: Ctx):
     held = st.session_state.get(COMP_KEY)
     if held is not None and held[0] == ctx.key:
         return held[1]
-    secs = _composition_seconds(ctx.bundle)
+    secs = composition_seconds(ctx.bundle)
     if cost.asks_first(secs) and not st.button(
             _("Compute composition scores (about {s:.0f} s)").format(s=secs), key="why_comp_go"):
         st.caption(_("Composition between every pair of heads takes about {s:.0f} s on this "
@@ -149,7 +162,7 @@ def render(ctx: Ctx) -> None:
         chart(viz_why.composition_figure(scores, kind, layer, head), ctx, key="why_comp")
     st.markdown(_("**What the head writes** at {q}").format(q=md(repr(q_tokens[query]))))
     o = None
-    secs = _ov_seconds(ctx.bundle, len(keys), layer)
+    secs = ov_seconds(ctx.bundle, kind, len(keys), layer)
     wanted = ("why_ov", ctx.key, kind, layer, head, query, b)
     if not cost.asks_first(secs) or st.session_state.get("why_ov") == wanted or st.button(
             _("Split what the head writes (about {s:.0f} s)").format(s=secs), key="why_ov_go"):

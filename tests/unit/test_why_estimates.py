@@ -1,0 +1,61 @@
+"""The why view's button estimates against measured time (issue 37): composition_scores and
+ov_components on big_models' 12 × 12-head GPT-2 shape (96 wide), where the first estimates
+overshot 6-10x. CPU seconds at one thread are compared, so a loaded machine does not move the
+ratio; the estimate must land within a factor of FACTOR either way."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+import torch
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from benchmarks.big_models import build_folder, text_of  # noqa: E402
+from model import capture, load_checkpoint  # noqa: E402
+from model.analysis import composition_scores, ov_components  # noqa: E402
+from ui.views.why import composition_seconds, ov_seconds  # noqa: E402
+
+FACTOR = 4.0
+
+
+def cpu_seconds(fn, rounds: int = 2) -> float:
+    """The smaller CPU time of `rounds` calls (the first may pay for imports)."""
+    best = float("inf")
+    for _ in range(rounds):
+        start = time.process_time()
+        fn()
+        best = min(best, time.process_time() - start)
+    return best
+
+
+@pytest.fixture(scope="module")
+def gpt2_12(tmp_path_factory):
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    bundle = load_checkpoint(build_folder(tmp_path_factory.mktemp("big"), "gpt2-12"))
+    yield bundle, capture(bundle, [text_of(60)])
+    torch.set_num_threads(threads)
+
+
+def within(estimate: float, measured: float) -> bool:
+    return 1 / FACTOR <= estimate / max(measured, 1e-3) <= FACTOR
+
+
+def test_composition_estimate(gpt2_12):
+    bundle, _ = gpt2_12
+    measured = cpu_seconds(lambda: composition_scores(bundle))
+    estimate = composition_seconds(bundle)
+    assert within(estimate, measured), (estimate, measured)
+
+
+@pytest.mark.parametrize("layer", [0, 11])
+def test_output_split_estimate(gpt2_12, layer):
+    bundle, trace = gpt2_12
+    kind, query = "dec_self", trace.attn["dec_self"].shape[3] - 1
+    n_keys = int((trace.attn[kind][layer, 0, 0, query] > 0).sum())
+    measured = cpu_seconds(lambda: ov_components(bundle, trace, kind, layer, 0, query))
+    estimate = ov_seconds(bundle, kind, n_keys, layer)
+    assert within(estimate, measured), (estimate, measured)
