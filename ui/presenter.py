@@ -114,6 +114,8 @@ def _pin_fonts(layout: dict, data: list) -> None:
     bars = [axis.setdefault("colorbar", {}) for name, axis in layout.items()
             if name.startswith("coloraxis") and isinstance(axis, dict)]  # shared scales
     for trace in data:
+        if "text" in str(trace.get("mode", "")):  # written labels (the flow chart's tokens)
+            _font(trace, "textfont")
         marker = trace.get("marker") if isinstance(trace.get("marker"), dict) else {}
         bar = trace.get("colorbar") or marker.get("colorbar")
         if bar is None and trace.get("type") == "heatmap" and trace.get("showscale", True) \

@@ -46,6 +46,9 @@ def font_sizes(spec: dict) -> list[tuple[str, float]]:
         if trace.get("type") == "heatmap" and trace.get("texttemplate"):
             found.append((f"data[{i}].cell numbers",
                           trace.get("textfont", {}).get("size", 0)))
+        if "text" in str(trace.get("mode", "")):  # a scatter's written labels (flow's tokens):
+            found.append((f"data[{i}].text labels",  # the theme's 12 px where none is set
+                          trace.get("textfont", {}).get("size", 0)))
     return found
 
 
