@@ -9,7 +9,7 @@ model.capture_long at 512 pixels. Where the long capture's time goes is split by
 reducer (model/long/reduce.py: statistics and pooled maps) inside it.
 
     python -m benchmarks bench_long                  # both shapes at their default lengths
-    python -m benchmarks.bench_long gpt2-small 8192  # one shape, one length, both runs
+    python -m benchmarks.bench_long gpt2-small 8192 --rounds 1 --save  # one shape and length
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ SHAPES = {
 # here a GPT-2-small sdpa forward took 27 s at 2,048 tokens (load average ~10), and the long
 # capture 7× that; `python -m benchmarks.bench_long gpt2-small 8192 --save` measures them.
 TARGET_RATIO, TARGET_EXTRA_GB = 1.5, 2.0
+ROUNDS = 3  # interleaved rounds at the default length (medians)
 
 
 def build(name: str) -> Path:
@@ -108,21 +109,31 @@ def measure(name: str, n: int, which: str) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def part(name: str, n: int) -> dict:
-    """Both runs of one shape at n tokens, as saved in results.json."""
+def part(name: str, n: int, rounds: int = 1) -> dict:
+    """Both runs of one shape at n tokens, interleaved (sdpa, long, sdpa, long, ...) so that
+    the shared machine's load falls on both alike; medians of the rounds, peak RSS the most."""
     build(name)
-    sdpa = measure(name, n, "sdpa")
-    long = measure(name, n, "long")
+    runs: dict[str, list[dict]] = {"sdpa": [], "long": []}
+    load = os.getloadavg()[0]
+    for _ in range(rounds):
+        for which in runs:
+            runs[which].append(measure(name, n, which))
+    sdpa, long = (sorted(runs[w], key=lambda r: r["seconds"])[rounds // 2] for w in runs)
+    ratios = sorted(b["seconds"] / a["seconds"] for a, b in zip(runs["sdpa"], runs["long"],
+                                                                strict=True))
+    peak = {w: max(r["peak_rss"] for r in runs[w]) for w in runs}
     gb = 2**30
     return {
         "tokens": long["n"], "threads": int(os.environ.get("OMP_NUM_THREADS", "0") or 0),
+        "rounds": rounds, "load_at_start": round(load, 2),
         "sdpa_s": round(sdpa["seconds"], 2), "long_s": round(long["seconds"], 2),
         "ratio": round(long["seconds"] / sdpa["seconds"], 2),
+        "ratio_per_round": [round(r, 2) for r in ratios],
         "reduce_s": round(long["reduce_seconds"], 2),
         "weights_gb": round(long["weights"] / gb, 3),
-        "sdpa_peak_rss_gb": round(sdpa["peak_rss"] / gb, 3),
-        "long_peak_rss_gb": round(long["peak_rss"] / gb, 3),
-        "long_extra_gb": round((long["peak_rss"] - long["weights"]) / gb, 3),
+        "sdpa_peak_rss_gb": round(peak["sdpa"] / gb, 3),
+        "long_peak_rss_gb": round(peak["long"] / gb, 3),
+        "long_extra_gb": round((peak["long"] - long["weights"]) / gb, 3),
         "trace_mb": round(long["trace_mb"], 1), "qk_dtype": long["qk_dtype"],
         "target_ratio": TARGET_RATIO, "target_extra_gb": TARGET_EXTRA_GB,
     }
@@ -140,7 +151,7 @@ def main(parts: list[str] | None = None) -> list[str]:
     """Every shape at its default length (or the named ones); figures saved as they come."""
     lines = []
     for name in parts or list(SHAPES):
-        fig = part(name, SHAPES[name][1])
+        fig = part(name, SHAPES[name][1], ROUNDS)
         save_results("bench_long", {name: fig})
         lines.append(report(name, fig))
     return lines
@@ -151,7 +162,9 @@ if __name__ == "__main__":
         print(json.dumps(child(sys.argv[2], int(sys.argv[3]), sys.argv[4])))
     else:
         name, n = sys.argv[1], int(sys.argv[2])
-        fig = part(name, n)
-        if "--save" in sys.argv:
-            save_results("bench_long", {name: fig})
+        rounds = int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv else 1
+        fig = part(name, n, rounds)
+        if "--save" in sys.argv:  # kept per length: "gpt2-small" at its default, else "@n"
+            key = name if n == SHAPES[name][1] else f"{name}@{n}"
+            save_results("bench_long", {key: fig})
         print(report(name, fig))

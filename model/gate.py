@@ -85,10 +85,30 @@ class Gate:
         self._seq = itertools.count()
         self._recent: dict[object, tuple[int, float]] = {}  # owner -> (seq, when it left)
         self.peak_in_use = 0  # largest sum of admitted estimates so far (for tests, benches)
+        self._held: dict[int, int] = {}  # token -> bytes a finished run left held (hold())
+        self._tokens = itertools.count()
 
     @property
     def in_use(self) -> int:
         return sum(t.need for t in self._running)
+
+    @property
+    def held(self) -> int:
+        """Bytes that finished runs keep (a session's LongTrace), counted against the budget."""
+        return sum(self._held.values())
+
+    def hold(self, nbytes: int) -> int:
+        """Count nbytes kept after a run (until release(token)) against the budget."""
+        with self._cond:
+            token = next(self._tokens)
+            self._held[token] = int(nbytes)
+            return token
+
+    def release(self, token: int) -> None:
+        """Stop counting a hold (safe to call twice); a waiting run may now fit."""
+        with self._cond:
+            if self._held.pop(token, None) is not None:
+                self._admit_head()
 
     def snapshot(self) -> dict[str, int]:
         """Running and waiting runs and bytes in use, read under the lock."""
@@ -103,7 +123,7 @@ class Gate:
     def _fits(self, ticket: _Ticket) -> bool:
         head = self._waiting and self._waiting[0] is ticket
         return bool(head and len(self._running) < self.runs
-                    and self.in_use + ticket.need <= self.budget)
+                    and self.in_use + self.held + ticket.need <= self.budget)
 
     def _enter(self, need: int, owner: object | None) -> _Ticket:
         with self._cond:
@@ -111,7 +131,7 @@ class Gate:
                 raise TooLarge(f"needs {need} bytes, budget {self.budget}")
             if len(self._waiting) >= self.queue_limit and (
                     self._waiting or len(self._running) >= self.runs
-                    or self.in_use + need > self.budget):
+                    or self.in_use + self.held + need > self.budget):
                 raise QueueFull(len(self._waiting))
             now = time.monotonic()
             # a session that just left the queue to rerun with new input keeps its place

@@ -91,7 +91,6 @@ class LayerReducer:
         else:
             dist = (qi[:, None] - torch.arange(k0, k1, dtype=torch.float32)[None, :]).abs_()
             st["mean_distance"][:, q0:q1] = (probs * dist).sum(-1).numpy()
-        st["received"][:, k0:k1] += probs.sum(1).numpy()
         self._bands(probs, q0, k0, causal)
         kk = min(self.top_k, w)
         top = torch.topk(probs, kk, dim=-1)
@@ -101,7 +100,9 @@ class LayerReducer:
         # max distance: the farthest of the top keys holding at least REACH of the weight
         reach = torch.where(top.values >= REACH, (qi[:, None] - keys).abs(), 0)
         st["max_distance"][:, q0:q1] = reach.amax(-1).numpy()
-        self._pool(probs, q0, q1, k0, k1)
+        row_sum = self._pool(probs, q0, q1, k0, k1)
+        # received per key: the pooled rows' sums added up (1/(rows per pixel) of the cells)
+        st["received"][:, k0:k1] += row_sum.sum(1).numpy()
 
     def aligned(self, step: int) -> int:
         """A query chunk size that ends on pixel edges when pixels are all one size (n a
@@ -126,8 +127,9 @@ class LayerReducer:
         self.bands[:, 1] += (near - local).numpy()
         self.bands[:, 2] += c - near.numpy()
 
-    def _pool(self, p: torch.Tensor, q0: int, q1: int, k0: int, k1: int) -> None:
-        """Fold a chunk (H, c, w) into the pooled sums and maxima: rows first, then keys."""
+    def _pool(self, p: torch.Tensor, q0: int, q1: int, k0: int, k1: int) -> torch.Tensor:
+        """Fold a chunk (H, c, w) into the pooled sums and maxima: rows first, then keys.
+        Returns the row-pooled sums (H, query pixels, w)."""
         ka, kb, kseg = _local_starts(self.starts, k0, k1, self.p, self.n)
         qa, qb, qseg = _local_starts(self.starts, q0, q1, self.p, self.n)
         # rows first, as slices of whole contiguous rows (torch, one pass over the chunk); the
@@ -151,6 +153,7 @@ class LayerReducer:
         self.sum[:, qa:qb, ka:kb] += col_sum.numpy()
         cell = self.max[:, qa:qb, ka:kb]
         np.maximum(cell, col_max.numpy(), out=cell)
+        return row_sum
 
     def pooled_mean(self) -> np.ndarray:
         """float32 (H, P, P): each pixel's mean over its cells (sums become means: once)."""

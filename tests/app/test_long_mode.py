@@ -16,6 +16,7 @@ from model import LONG_CAP
 from tests.app.conftest import APP
 from tests.app.test_hf_views import no_errors
 from tests.app.test_views import charts, texts
+from ui.admission import server_gate
 from ui.views.long_attention import read_upload
 
 N = 1500  # pieces of the long text (with <s>): above LONG_FROM, quick on one thread
@@ -71,6 +72,7 @@ def test_long_mode_draws_pooled_maps_exact_cells_and_detectors():
     assert "queries 988–1499, keys 988–1499" in specs[1]["layout"]["title"]["text"]
     assert block["type"] == "heatmap"
     assert at.dataframe, "the detectors' table"
+    assert server_gate().held > 0, "the kept LongTrace counts against the gate's budget"
     # another head and a smaller region: redrawn from the same LongTrace
     at.number_input(key="long_head").set_value(1).run(timeout=120)
     at.number_input(key="long_size").set_value(64).run(timeout=120)

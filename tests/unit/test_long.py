@@ -201,3 +201,17 @@ def test_bad_requests_are_refused(root):
         long.block("dec_self", 0, 0, 0, 10, 0, long.n + 1)
     with pytest.raises(ValueError, match="pixels"):
         capture_long(bundle, text(50), pixels=2048)
+
+
+def test_a_kept_long_trace_counts_against_the_gate():
+    from model.gate import Gate, QueueTimeout
+
+    gate = Gate(budget=100, timeout_s=0.3, poll_s=0.05)
+    token = gate.hold(70)  # a session's LongTrace, kept after its run
+    assert gate.held == 70 and gate.snapshot()["in_use"] == 0
+    with pytest.raises(QueueTimeout), gate.admit(40):
+        pass  # 70 held + 40 > 100: waits, then gives up
+    gate.release(token)
+    gate.release(token)  # twice is harmless
+    with gate.admit(40):
+        assert gate.held == 0 and gate.in_use == 40

@@ -10,6 +10,7 @@ last long text is kept in its session state (one per session), never at module l
 from __future__ import annotations
 
 import hashlib
+import weakref
 
 import numpy as np
 import streamlit as st
@@ -17,7 +18,7 @@ import streamlit as st
 from model import LONG_CAP, LONG_FROM, LongTrace, capture_long
 from model.backends import capabilities
 from model.dispatch import encode, estimate_long, long_pieces
-from ui.admission import admitted, or_warning
+from ui.admission import admitted, or_warning, server_gate
 from ui.common import chart
 from ui.context import Ctx
 from ui.i18n import _
@@ -25,7 +26,7 @@ from viz import long as viz_long
 
 MAX_CHARS = 2_000_000  # characters read from a box or file before anything is tokenized
 PIXELS = 512
-HELD = "_long_trace"  # session state: (key, LongTrace) of the session's last long text
+HELD = "_long_trace"  # session state: (key, LongTrace, release) of the session's last long text
 
 
 def read_upload(data: bytes) -> str | None:
@@ -64,6 +65,9 @@ def _capture(ctx: Ctx, text: str) -> LongTrace | None:
     held = st.session_state.get(HELD)
     if held is not None and held[0] == key:
         return held[1]
+    if held is not None:  # a new text: the old trace's bytes stop counting before it asks
+        st.session_state.pop(HELD)
+        held[2]()
     batch = encode(ctx.bundle, [text])
     n = long_pieces(batch)
     if n > LONG_CAP:
@@ -86,8 +90,15 @@ def _capture(ctx: Ctx, text: str) -> LongTrace | None:
 
     trace = or_warning(lambda: admitted(est, lambda: None, run))
     if trace is not None:
-        st.session_state[HELD] = (key, trace)
+        st.session_state[HELD] = (key, trace, _keep(trace))
     return trace
+
+
+def _keep(trace: LongTrace) -> weakref.finalize:
+    """Count the kept trace against the gate's budget (up to ~2 GB at 32,768 pieces) until it
+    is replaced (the finalizer is called) or collected with its session."""
+    gate = server_gate()
+    return weakref.finalize(trace, gate.release, gate.hold(trace.nbytes()))
 
 
 def render_if_long(ctx: Ctx) -> bool:
