@@ -13,8 +13,9 @@ import streamlit as st
 
 from ui.common import goto
 from ui.context import Ctx
+from ui.i18n import _
 from ui.presenter import for_screen
-from viz.click import picked_head
+from viz.click import cell_targets, picked_head
 from viz.common import chart_config
 
 
@@ -29,3 +30,12 @@ def head_chart(fig, ctx: Ctx, key: str, kind: str, view: str = "attention") -> N
     unless the clicked marker names its own (one map per kind)."""
     st.plotly_chart(for_screen(fig), config=chart_config(ctx.fmt), key=key,
                     on_select=partial(_open, key, kind, view), selection_mode="points")
+
+
+def kind_maps(fig, kinds: list[str]):
+    """fig (one layers × heads heatmap per kind, trace i drawing kinds[i]: the scan, patching,
+    contributions) with a click target on every cell, each naming its kind."""
+    hint = _("click to open this head")
+    for i, kind in enumerate(kinds):
+        cell_targets(fig, hint, trace=i, kind=kind)
+    return fig

@@ -48,3 +48,17 @@ def test_the_scan_map_names_each_kind_on_click():
     kinds = [{row[3] for row in t["customdata"]} for t in scan["data"]
              if t.get("name") == TARGET]
     assert kinds == [{"enc_self"}, {"dec_self"}, {"cross"}]
+
+
+@pytest.mark.parametrize("page", [{"view": "patch", "corrupt": "The dog eats fish."},
+                                  {"view": "contrib"}], ids=["patch", "contrib"])
+def test_the_patching_and_contribution_maps_name_each_kind(page):
+    """Patching's heads map opens a head in the attention view; the contributions map picks
+    it for the panel below (view=contrib)."""
+    at = run_app({"text": TEXT, **page}, timeout=300)
+    ok(at)
+    (heads,) = _clickable(at)
+    kinds = [{row[3] for row in t["customdata"]} for t in heads["data"]
+             if t.get("name") == TARGET]
+    assert len(kinds) >= 2 and all(len(k) == 1 for k in kinds)
+    assert [k for (k,) in kinds] == [t["name"] for t in heads["data"] if t["type"] == "heatmap"]

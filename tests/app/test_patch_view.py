@@ -31,7 +31,8 @@ def test_opens_from_link_with_heatmaps_outputs_and_link_kept():
     assert "고양이" in shown and "개가" in shown  # both outputs
     figs = charts(at)
     heads = figs[0]
-    assert [t["name"] for t in heads["data"]] == ["enc_self", "dec_self", "cross"]
+    assert [t["name"] for t in heads["data"] if t["type"] == "heatmap"] == [
+        "enc_self", "dec_self", "cross"]  # then a click target layer per map (viz/click.py)
     want = patch(load_checkpoint(ROOT / "checkpoints" / "paper"), CLEAN, CORRUPT)
     np.testing.assert_allclose(array(heads["data"][2]["z"]), want.heads["cross"], atol=1e-6)
     resid = [f for f in figs if "Residual" in f["layout"]["title"]["text"]]
@@ -96,6 +97,6 @@ def test_hugging_face_decoder_only(tmp_path, monkeypatch):
     assert [w for w in at.warning if "differ by only" not in str(w.value)] == []
     assert "the next token after the text" in texts(at.markdown)
     figs = charts(at)
-    assert [t["name"] for t in figs[0]["data"]] == ["dec_self"]
+    assert [t["name"] for t in figs[0]["data"] if t["type"] == "heatmap"] == ["dec_self"]
     assert array(figs[0]["data"][0]["z"]).shape == (12, 12)
     assert sum("Residual" in f["layout"]["title"]["text"] for f in figs) == 1

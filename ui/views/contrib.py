@@ -13,6 +13,7 @@ from ui.admission import refusal
 from ui.common import chart, head_picker
 from ui.context import Ctx
 from ui.i18n import _
+from ui.pick import head_chart, kind_maps
 from ui.runtime import cached_contributions
 from ui.state import seed, sticky
 from ui.sweep import chunk_within, stopped
@@ -115,7 +116,10 @@ def render(ctx: Ctx) -> None:
     if not pre:
         st.caption(_("Post-LN model: every sublayer's LayerNorm rescales what came before, so "
                      "no exact per-head logit sum exists; the knock-out effect is exact."))
-    chart(viz_contrib.heads_figure(c, measure), ctx, key="contrib_heads")
+    kinds = list(c.dla if measure == "dla" else c.knockout)  # the maps, in the figure's order
+    # a click on a cell picks that head for the panel below (the shared kind/layer/head)
+    head_chart(kind_maps(viz_contrib.heads_figure(c, measure), kinds), ctx,
+               key="contrib_heads", kind=kinds[0], view="contrib")
     if pre:
         chart(viz_contrib.terms_figure(c), ctx, key="contrib_terms")
     st.markdown(_("**What one head promotes and suppresses**"))

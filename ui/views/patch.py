@@ -23,6 +23,7 @@ from ui.admission import admitted, or_warning
 from ui.common import chart, goto
 from ui.context import Ctx
 from ui.i18n import N_, _
+from ui.pick import head_chart, kind_maps
 from ui.runtime import result_get, result_put
 from ui.state import seed, url_value
 from ui.sweep import Sweep, chunk_within, stopped
@@ -245,7 +246,9 @@ def _show(ctx: Ctx, p, seconds: float) -> None:
                      "effect: these numbers mean little. Choose a pair whose outputs differ "
                      "more.").format(gap=gap))
     st.caption(_("{method}, {s:.2f} s.").format(method=_(METHODS[p.method]), s=seconds))
-    chart(viz_patch.heads_figure(p), ctx, key="patch_heads")
+    # a click on a cell opens that head (of that map's kind) in the attention view
+    head_chart(kind_maps(viz_patch.heads_figure(p), list(p.heads)), ctx, key="patch_heads",
+               kind=next(iter(p.heads)))
     _picker(ctx, p, caps.kinds)
     if not p.resid:
         st.caption(_("Exact patching of this input patches heads only (one run per layer and "

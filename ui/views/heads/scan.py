@@ -13,11 +13,10 @@ from ui.admission import admitted, or_warning
 from ui.common import NOT_NATIVE, can_ablate
 from ui.context import Ctx
 from ui.i18n import _
-from ui.pick import head_chart
+from ui.pick import head_chart, kind_maps
 from ui.runtime import result_get, result_put
 from ui.sweep import Sweep, chunk_within, stopped
 from viz import heads as viz_heads
-from viz.click import cell_targets
 
 
 def render(ctx: Ctx) -> None:
@@ -46,17 +45,9 @@ def render(ctx: Ctx) -> None:
         return
     scan, seconds = found
     st.caption(_("Scan took {s:.2f} s.").format(s=seconds))
-    head_chart(clickable(viz_heads.importance_figure(scan), list(scan)), ctx, key="scan_map",
+    # a click on a cell opens that head (of that map's kind) in the attention view
+    head_chart(kind_maps(viz_heads.importance_figure(scan), list(scan)), ctx, key="scan_map",
                kind=next(iter(scan)))
-
-
-def clickable(fig, kinds: list[str]):
-    """The scan's maps (one heatmap per kind, in this order) with a click target on every cell,
-    each naming its kind, so a click opens that head in the attention view."""
-    hint = _("click to open this head")
-    for i, kind in enumerate(kinds):
-        cell_targets(fig, hint, trace=i, kind=kind)
-    return fig
 
 
 def _seconds(ctx: Ctx, line: str) -> float:
