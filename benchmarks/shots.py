@@ -9,12 +9,15 @@
   bar, and the flow graph at 200 tokens.
 
 Each shot is the viewport (what a projector shows), quantized to 96 colours so the PNGs stay
-small. Outside requests are aborted, as in the test harness.
+small. Outside requests are aborted, as in the test harness. Names on the command line
+(`python -m benchmarks.shots presenter-flow tour-gpt2`) take only the shots whose file name
+starts with one of them.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -77,15 +80,23 @@ def open_page(browser, base: str, query: dict[str, str], charts: int = 0):
     return context, page
 
 
-def tour(browser, base: str) -> list[str]:
+def wanted(name: str, only: list[str]) -> bool:
+    """Whether shot `name` is asked for: every shot without names, else a name's prefix."""
+    return not only or any(name.startswith(o) for o in only)
+
+
+def tour(browser, base: str, only: list[str]) -> list[str]:
     lines = []
     for model, text in (("llama", TEXT), ("gpt2-12", text_of(10))):
         for lang in ("en", "ko"):
             for step in STEPS:
+                name = f"tour-{model.split('-')[0]}-{lang}-{step:02d}.png"
+                if not wanted(name, only):
+                    continue
                 q = {"ckpt": model, "view": "tour", "step": str(step), "text": text,
                      "lang_ui": lang, "present": "1"}
                 context, page = open_page(browser, base, q)
-                lines.append(save(page, f"tour-{model.split('-')[0]}-{lang}-{step:02d}.png"))
+                lines.append(save(page, name))
                 print(lines[-1], flush=True)
                 context.close()
     return lines
@@ -99,7 +110,7 @@ def scroll_to(page, heading: str) -> None:
     page.wait_for_timeout(500)
 
 
-def presenter(browser, base: str) -> list[str]:
+def presenter(browser, base: str, only: list[str]) -> list[str]:
     lines = []
     shots = [  # name, query, chart title to scroll to (None: the top of the page)
         ("presenter-head.png", {"ckpt": "paper", "view": "attention", "text": KO_TEXT}, None),
@@ -111,6 +122,8 @@ def presenter(browser, base: str) -> list[str]:
          None),
     ]
     for name, query, title in shots:
+        if not wanted(name, only):
+            continue
         context, page = open_page(browser, base, {**query, "present": "1"}, charts=1)
         if title:
             scroll_to(page, title)
@@ -124,7 +137,7 @@ def presenter(browser, base: str) -> list[str]:
     return lines
 
 
-def main() -> None:
+def main(only: list[str]) -> None:
     from benchmarks.sessions import launch_browser, start_server, stop_server
     from tests.stress import tiny_llama
 
@@ -140,8 +153,8 @@ def main() -> None:
         os.environ.update(env)
         proc, base = start_server(env, root / "server.log", wait_s=180)
         try:
-            presenter(launched[1], base)
-            tour(launched[1], base)
+            presenter(launched[1], base, only)
+            tour(launched[1], base, only)
         finally:
             stop_server(proc)
             launched[1].close()
@@ -149,4 +162,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])
