@@ -11,6 +11,8 @@ top[kind]             {"keys": int32, "weights": float32} [L,H,n,k]: each query'
 summary[kind]         "bands" [L,H,3]: mean share at local / middle / far distance; "sink"
                       [L,H]: mean share on position 0; "sink_key", "sink_share" [L,H]: the
                       key receiving most and its mean share
+positional(kind)      share [L,H] of queries whose strongest key is at the head's usual
+                      distance, and that distance [L,H]
 block(kind, layer, head, q0, q1, k0, k1)   float32 [q1-q0, k1-k0]: exact probabilities,
                       recomputed from the kept Q, K and each query's log-sum-exp
 """
@@ -86,6 +88,23 @@ class LongTrace:
         if blocked is not None:
             s.masked_fill_(blocked, 0.0)
         return s.numpy()
+
+    def positional(self, kind: str) -> tuple[np.ndarray, np.ndarray]:
+        """Heads that attend by position: for each (layer, head), the distance most queries'
+        strongest key lies at, and the share of queries whose strongest key lies there
+        (float32 [L, H], int [L, H]). 1.0 at distance 1 is a previous-piece head; a sink on
+        the first piece is not positional (its distance grows with the query)."""
+        keys = self.top[kind]["keys"][..., 0].astype(np.int64)  # (L, H, n): each argmax
+        offset = np.arange(self.n) - keys  # ≥ 0 for causal heads; shifted below otherwise
+        flat = (offset + self.n - 1).reshape(-1, self.n)  # 0..2n-2 per head
+        share = np.empty(len(flat), np.float32)
+        best = np.empty(len(flat), np.int64)
+        for i, row in enumerate(flat):
+            counts = np.bincount(row, minlength=2 * self.n - 1)
+            best[i] = int(counts.argmax())
+            share[i] = counts[best[i]] / self.n
+        shape = keys.shape[:2]
+        return share.reshape(shape), (best - (self.n - 1)).reshape(shape)
 
     def nbytes(self) -> int:
         """Bytes held (maps, statistics, kept queries and keys)."""

@@ -215,3 +215,21 @@ def test_a_kept_long_trace_counts_against_the_gate():
     gate.release(token)  # twice is harmless
     with gate.admit(40):
         assert gate.held == 0 and gate.in_use == 40
+
+
+def test_the_positional_detector_reads_the_strongest_keys():
+    from model.long.trace import LongTrace
+
+    n = 40
+    q = np.arange(n)
+    keys = np.zeros((1, 3, n, 8), np.int32)
+    keys[0, 0, :, 0] = np.maximum(q - 3, 0)  # three back (the first three queries cannot be)
+    keys[0, 1, :, 0] = 0  # a sink: its distance grows with the query
+    keys[0, 2, :, 0] = np.where(q % 2 == 0, np.maximum(q - 1, 0), 0)  # half previous piece
+    trace = LongTrace(tokens=["w"] * n, ids=q, pixels=n, qk_dtype="float32",
+                      top={"s": {"keys": keys, "weights": np.ones_like(keys, np.float32)}})
+    share, offset = trace.positional("s")
+    assert offset[0, 0] == 3 and share[0, 0] == np.float32((n - 3) / n)
+    assert share[0, 1] == np.float32(1 / n)
+    # queries 2, 4, ..., 38 read one back, and so does query 1 (its sink is one back)
+    assert offset[0, 2] == 1 and share[0, 2] == np.float32((n // 2) / n)

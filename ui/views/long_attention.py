@@ -175,10 +175,17 @@ def _detectors(trace: LongTrace, kind: str) -> None:
         (_("far (> 1,024 pieces)"), summary["bands"][..., 2]),
         (_("focused (lowest mean entropy, nats)"), -stats["entropy"].mean(-1)),
     ]
+    share, offset = trace.positional(kind)
+    # previous-piece heads are positional at distance 1 and have their own row: the positional
+    # row names the strongest head at any other distance
+    other = np.where(offset != 1, share, -1.0)
     rows = []
-    for name, s in scores:
+    for name, s in scores + ([(None, other)] if other.max() >= 0 else []):
         flat = int(np.argmax(s))
         layer, head = divmod(flat, s.shape[1])
+        if name is None:
+            name = _("positional (share of queries whose strongest key is {d:,} pieces back)"
+                     ).format(d=int(offset.flat[flat]))
         rows.append({_("detector"): name, _("layer"): layer, _("head"): head,
                      _("score"): round(abs(float(s.flat[flat])), 4)})
     st.dataframe(rows, hide_index=True)
