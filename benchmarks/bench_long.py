@@ -168,3 +168,28 @@ if __name__ == "__main__":
             key = name if n == SHAPES[name][1] else f"{name}@{n}"
             save_results("bench_long", {key: fig})
         print(report(name, fig))
+
+
+def block(results: dict) -> str:
+    """README block 'long': each measured shape and length, long capture beside the sdpa
+    forward, with its run named (benchmarks.readme)."""
+    from benchmarks.readme_results import provenance
+
+    parts = results.get("bench_long", {})
+    if not parts:
+        return "No run recorded yet: `python -m benchmarks bench_long` measures it.\n"
+    rows = ["| shape | tokens, threads | sdpa forward | long capture (ratio; per round) | of it, "
+            "reductions | peak RSS: weights + extra (target ≤ +2 GB) | Q/K kept |",
+            "|---|---|---|---|---|---|---|"]
+    runs = []
+    for key in sorted(parts, key=lambda k: (k.split("@")[0], parts[k].get("tokens", 0))):
+        p = parts[key]
+        rounds = p.get("ratio_per_round", [p["ratio"]])
+        rows.append(f"| {key.split('@')[0]} | {p['tokens']:,}, {p['threads'] or 'all'} | "
+                    f"{p['sdpa_s']:.1f} s | {p['long_s']:.1f} s ({p['ratio']:.2f}×; "
+                    f"{', '.join(f'{r:.2f}' for r in rounds)}) | {p['reduce_s']:.1f} s | "
+                    f"{p['weights_gb']:.2f} + {p['long_extra_gb']:.2f} GB | {p['qk_dtype']} |")
+        runs.append(f"{key}: median of {p.get('rounds', 1)} interleaved round(s) "
+                    f"({provenance(results, f'bench_long.{key}')})")
+    return ("\n".join(rows) + f"\n\nTarget: long capture ≤ {TARGET_RATIO}× the sdpa forward. "
+            + "; ".join(runs) + ".\n")

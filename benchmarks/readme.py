@@ -26,7 +26,9 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from benchmarks.bench_long import block as block_long
 from benchmarks.bench_tl import block as block_tl
+from benchmarks.bench_tl_composition import block as block_tl_composition
 from benchmarks.common import ROOT, load_results
 from benchmarks.readme_cards import (
     block_alignment,
@@ -68,6 +70,8 @@ BLOCKS: dict[str, Callable[[dict], str]] = {
     "capacity_nginx": block_capacity_nginx,
     "lm": block_lm,
     "tl": block_tl,
+    "tl_composition": block_tl_composition,
+    "long": block_long,
 }
 
 
