@@ -61,7 +61,7 @@ def heads_figure(c: Contributions, measure: str = "dla") -> go.Figure:
             colorbar_title=label, texttemplate="%{text}",
             text=fitting_numbers(z, "+.2f", layer_row_px(z.shape[0]),
                                  (SCREEN_W - 150) / len(kinds)),
-            name=kind, hovertemplate=f"{kind} " + _("layer") + " %{y} " + _("head")
+            name=kind, hovertemplate=kind_name(kind) + " " + _("layer") + " %{y} " + _("head")
                                      + f" %{{x}}<br>{label} %{{z:+.4f}}<extra></extra>"),
             row=1, col=col)
     name, how = MEASURES[measure]

@@ -74,8 +74,8 @@ def _definition(metric: str, definitions: dict[str, str] | None) -> str:
 
 
 def _layer_head_hover(kind: str) -> str:
-    """'enc_self layer %{y} head %{x}' with the words translated (no str.format near %{})."""
-    return f"{kind} " + _("layer") + " %{y} " + _("head") + " %{x}"
+    """'encoder self-attention layer %{y} head %{x}', translated (no str.format near %{})."""
+    return kind_name(kind) + " " + _("layer") + " %{y} " + _("head") + " %{x}"
 
 
 def _layers_heads_axes(fig: go.Figure, n_l: int = 1, n_h: int = 1, **where) -> None:
