@@ -57,3 +57,25 @@ def test_its_largest_key_side_term_is_a_previous_token_head(lm):
     side = c.terms.sum(axis=0)
     top = c.key_parts[int(np.argmax(side))]
     assert top.startswith("L0H") and previous[0, int(top[3:])] > 0.5, (top, side)
+
+
+def test_l1h5_reads_l0h2_wherever_it_does_the_induction_move(lm):
+    """The closing note's example: the shipped induction head L1 H5 and previous-token head
+    L0 H2. At every second-copy query where L1 H5 puts over half its weight on the piece after
+    the query's first copy, L0 H2's output is the largest key-side term of that score, and L0 H2
+    is the layer-0 head L1 H5 K-composes with most."""
+    bundle, trace, induction, previous = lm
+    assert induction[1, 5] > 0.9 and previous[0, 2] > 0.9
+    k_comp = composition_scores(bundle)["k"]["dec_self"][1, 5, 0]
+    assert int(np.argmax(k_comp)) == 2, k_comp
+    toks = trace.tgt_tokens[0]
+    moves = 0
+    for query in range(len(toks)):
+        firsts = [p for p in range(query - 1) if toks[p] == toks[query]]
+        if not firsts or trace.attn["dec_self"][1, 0, 5, query, firsts[-1] + 1] <= 0.5:
+            continue
+        c = qk_components(bundle, trace, "dec_self", 1, 5, query, firsts[-1] + 1)
+        side = c.terms.sum(axis=0)
+        assert c.key_parts[int(np.argmax(side))] == "L0H2", (query, dict(zip(c.key_parts, side)))
+        moves += 1
+    assert moves >= 3
