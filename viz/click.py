@@ -6,7 +6,8 @@ with one transparent marker per head, carrying (layer, head) in its customdata. 
 `hoverdistance` -1 the nearest marker takes every hover and click in the plot, so a click
 anywhere on a panel (or in the gap beside it) selects that panel's head.
 
-    panel_targets(fig, hover)       a tiles.tiled_heatmap figure: a marker per panel
+    panel_targets(fig, hover)       a tiles.tiled_heatmap figure: a marker per panel (a layer's
+                                    heads in rows: layer=, n_heads=)
     cell_targets(fig, hint, trace, kind)  a layers × heads heatmap: a marker per cell
     picked(selection)               (layer, head) of a chart's selection, or None
     picked_head(selection, kind)    (kind, layer, head): the marker's own kind where it has one
@@ -33,17 +34,23 @@ def _markers(x, y, customdata, hover: str, axes: dict) -> go.Scatter:
         **axes)
 
 
-def panel_targets(fig: go.Figure, hover: str) -> go.Figure:
+def panel_targets(fig: go.Figure, hover: str, layer: int | None = None,
+                  n_heads: int = 0) -> go.Figure:
     """fig (a tiled_heatmap of layers × heads panels) with a marker at each panel's middle;
-    customdata is (layer, head) = (panel row, panel column); hover may read %{customdata}."""
+    customdata is (layer, head) = (panel row, panel column); hover may read %{customdata}.
+    With a layer, fig is that layer's heads wrapped into rows (viz.attention.layer_figure):
+    panel (r, c) is head r · columns + c, and the empty panels after the n_heads get none."""
     meta = fig.layout.meta["tiles"]
     heat = fig.data[0]
     xs, ys, data = [], [], []
     for r, (r0, r1) in enumerate(meta["row_spans"]):
         for c, (c0, c1) in enumerate(meta["col_spans"]):
+            head = (r, c) if layer is None else (layer, r * len(meta["col_spans"]) + c)
+            if layer is not None and head[1] >= n_heads:
+                continue
             xs.append(heat.x[(c0 + c1) // 2])
             ys.append(heat.y[(r0 + r1) // 2])
-            data.append((r, c))
+            data.append(head)
     fig.add_trace(_markers(xs, ys, [list(d) for d in data], hover, {}))
     fig.update_layout(hoverdistance=-1, hovermode="closest")
     return fig

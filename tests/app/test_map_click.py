@@ -62,3 +62,14 @@ def test_the_patching_and_contribution_maps_name_each_kind(page):
              if t.get("name") == TARGET]
     assert len(kinds) >= 2 and all(len(k) == 1 for k in kinds)
     assert [k for (k,) in kinds] == [t["name"] for t in heads["data"] if t["type"] == "heatmap"]
+
+
+def test_the_layer_chart_opens_one_of_its_heads():
+    """view=attention: the layer's heads (second chart) are clickable as the grid is."""
+    at = run_app({"view": "attention", "text": TEXT, "kind": "cross", "layer": "1"},
+                 timeout=120)
+    ok(at)
+    layer, grid = _clickable(at)
+    marks = [t for t in layer["data"] if t.get("name") == TARGET][0]
+    assert [tuple(d) for d in marks["customdata"]] == [(1, h) for h in range(4)]
+    assert len([t for t in grid["data"] if t.get("name") == TARGET][0]["customdata"]) == 12

@@ -56,3 +56,13 @@ def test_a_map_per_kind_names_its_kind():
     assert picked_head(point, "enc_self") == ("cross", 1, 1)
     assert picked_head({"selection": {"points": [{"customdata": [2, 3]}]}}, "dec_self") == (
         "dec_self", 2, 3)
+
+
+def test_a_layers_heads_in_rows_each_name_their_head():
+    """The attention view's layer chart wraps a layer's heads into rows of at most 8: panel
+    (r, c) is head 8r + c of that layer, and the empty panels after the last head get none."""
+    fig = attention.layer_figure(synthetic(2, 10, 6), "dec_self", 1, 0)
+    meta = fig.layout.meta["tiles"]
+    assert len(meta["row_spans"]) * len(meta["col_spans"]) > 10  # empty panels exist
+    marks = panel_targets(fig, "h", layer=1, n_heads=10).data[1]
+    assert [tuple(d) for d in marks.customdata] == [(1, h) for h in range(10)]

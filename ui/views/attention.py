@@ -29,12 +29,13 @@ def render(ctx: Ctx) -> None:
     opts = {"hide_pad": ctx.hide_pad, "colorscale": ctx.colorscale}
     chart(viz_attention.head_figure(t, kind, layer, ctx.b, head, numbers=ctx.numbers, **opts),
           ctx)
-    chart(viz_attention.layer_figure(t, kind, layer, ctx.b, **opts), ctx)
     n_layers, n_heads = t.n_layers(kind), t.attn[kind].shape[2]
-    grid = viz_attention.grid_figure(t, kind, ctx.b, selected=(layer, head), **opts)
     # heatmap cells get no click events in Streamlit: an invisible marker per panel does
     hover = _("layer {layer}, head {head}: click to open").format(
         layer="%{customdata[0]}", head="%{customdata[1]}")
+    head_chart(panel_targets(viz_attention.layer_figure(t, kind, layer, ctx.b, **opts), hover,
+                             layer=layer, n_heads=n_heads), ctx, key="attn_layer", kind=kind)
+    grid = viz_attention.grid_figure(t, kind, ctx.b, selected=(layer, head), **opts)
     head_chart(panel_targets(grid, hover), ctx, key="attn_grid", kind=kind)
     if grid.layout.meta["tiles"]["pooled"]:  # the thumbnails are block means, not the weights
         st.caption(_("Each thumbnail is pooled to what its size on screen can show: a cell is "
