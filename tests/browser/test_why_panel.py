@@ -31,3 +31,16 @@ def test_why_panel_draws_in_both_languages(page, streamlit_server):
                                timeout=60_000)
         assert main.locator('[data-testid="stDownloadButton"]').count() == 1
         assert page.locator('[data-testid="stException"]').count() == 0
+
+
+def test_query_and_key_from_the_link_stay_in_the_address_bar(page, streamlit_server):
+    """A link naming query 0 (<s>) and key 2 (▁cat) opens on them and keeps them, so copying
+    the address bar reproduces the panel; a key the head cannot reach is a note, not a crash."""
+    open_app(page, streamlit_server, **LINK, query="0", key="2")
+    main = page.locator(MAIN)
+    main.get_by_text("of this score").first.wait_for(timeout=60_000)
+    page.wait_for_function("() => location.search.includes('key=2')", timeout=30_000)
+    assert "query=0" in page.url and "▁cat" in main.inner_text()
+    open_app(page, streamlit_server, **LINK, query="0", key="99")
+    main.get_by_text("Key position '99'").first.wait_for(timeout=60_000)
+    assert page.locator('[data-testid="stException"]').count() == 0
