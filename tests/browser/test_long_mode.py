@@ -63,4 +63,6 @@ def test_16384_pieces_draw_in_long_mode_and_zoom_exactly(page, server):
     zoom = time.monotonic() - start
     print(f"long mode at {N:,} pieces: drawn {drawn:.1f} s after the text was sent (capture "
           f"included); a zoom redrawn in {zoom:.2f} s")
-    assert drawn < 240 and zoom < 90  # measured 50.6 s and 13.0 s at load average ~18
+    # measured 50.6 s and 13.0 s at load average ~18 before the zoom became a fragment; after:
+    # 22.2 s (the server's last frame at 19.3 s) and 1.6-3.9 s at load 7-8, 52 s / 11.8 s at 15-20
+    assert drawn < 240 and zoom < 90
