@@ -82,7 +82,8 @@ def test_a_click_on_a_detector_map_cell_opens_that_head(page, streamlit_server):
     open_app(page, streamlit_server, view="heads", text=TEXT, detector="previous_token")
     page.wait_for_function("() => [...document.querySelectorAll('.js-plotly-plot')]"
                            ".some(g => g._fullLayout && g._fullLayout.meta && "
-                           "g._fullLayout.meta.kind === 'enc_self')")
+                           "g._fullLayout.meta.kind === 'enc_self')",
+                           timeout=120_000)  # the maps come after the ranking, slow under load
     x, y = page.evaluate(_CELL_POINT, ["enc_self", 1, 2])
     page.mouse.move(x, y)
     page.wait_for_timeout(300)
