@@ -49,8 +49,14 @@ run: $(RUN_STAMP) locales
 	$(PY) -m streamlit run app.py --server.headless true --server.port $(PORT) \
 		--server.address localhost --browser.gatherUsageStats false
 
+# Two pytest workers (pytest-xdist), one per core: a worker spends much of its time waiting on
+# Chromium or a Streamlit server, so one process left a core idle (about 0.8 of 2 in use).
+# --dist loadfile keeps a file's tests, and its module-scoped servers, on one worker.
+# TEST_WORKERS=0 runs everything in one process.
+TEST_WORKERS ?= 2
+
 test: lint locales
-	$(PY) -m pytest -v --durations=25 --ignore=tests/cluster
+	$(PY) -m pytest -v --durations=25 --ignore=tests/cluster -n $(TEST_WORKERS) --dist loadfile
 
 # Several replicas behind nginx (deploy/): `make cluster REPLICAS=3 PORT=8500` serves
 # http://localhost:8500/ from replicas on ports PORT+1 .. PORT+REPLICAS until Ctrl-C or
