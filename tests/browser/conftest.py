@@ -190,6 +190,10 @@ def page_log() -> PageLog:
 def page(browser, page_log):
     """A new page in a fresh context; outside requests are aborted and recorded."""
     context = browser.new_context(viewport={"width": 1280, "height": 900})
+    # make test runs two workers on two cores: a click or a wait that takes 10 s alone can take
+    # well over 30 s (Playwright's default) while the other worker draws a big model. Speed is
+    # judged in make bench, not here.
+    context.set_default_timeout(90_000)
 
     def guard(route):
         if _is_local(route.request.url):
