@@ -278,8 +278,9 @@ def test_every_steps_numbers_are_the_traces(paper_trace):
             raise AssertionError(f"step {i} ({step}): {exc}") from exc
 
 
-def test_bad_step_in_the_link_warns_and_shows_step_one():
-    at = run_app({"view": "tour", "ckpt": SHIPPED[0] if SHIPPED else "paper", "step": "99"})
+@pytest.mark.parametrize("step", ["99", "9" * 5000])  # 5,000 digits: int() raised ValueError
+def test_bad_step_in_the_link_warns_and_shows_step_one(step):
+    at = run_app({"view": "tour", "ckpt": SHIPPED[0] if SHIPPED else "paper", "step": step})
     assert not at.exception
     assert any("99" in w.value for w in at.warning)
     assert step_title(at).startswith("1. ")
