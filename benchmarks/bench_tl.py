@@ -152,17 +152,31 @@ def table(section: dict) -> list[str]:
     return lines
 
 
+def stored_report(key: str, table, how: str) -> Report | None:
+    """Without TransformerLens, a report of the last run stored under results.json[key];
+    None where it is importable (then measure, starting from `machine_report()`)."""
+    import importlib.util
+
+    if importlib.util.find_spec("transformer_lens") is not None:
+        return None
+    return Report([f"TransformerLens is not installed here ({how} measures it); its last run:",
+                   *(table(load_results().get(key, {})) or ["    none yet"])])
+
+
+def machine_report() -> Report:
+    """An empty report that names the cores and the load at the start."""
+    return Report([f"machine: {os.cpu_count()} cores, load average "
+                   f"{os.getloadavg()[0]:.1f} at the start"])
+
+
 def main(parts: list[str] | None = None) -> Report:
     """Measure both sides where TransformerLens is importable; else print the stored table."""
-    try:
-        import transformer_lens
-    except ImportError:
-        stored = load_results().get("bench_tl", {})
-        return Report(["TransformerLens is not installed here (make bench-tl measures it); "
-                       "its last run:", *(table(stored) or ["    none yet"])])
+    if stored := stored_report("bench_tl", table, "make bench-tl"):
+        return stored
+    import transformer_lens
+
     version = getattr(transformer_lens, "__version__", None) or _version()
-    report = Report([f"machine: {os.cpu_count()} cores, load average "
-                     f"{os.getloadavg()[0]:.1f} at the start"])
+    report = machine_report()
     for shape in parts or SHAPES:
         report.figures[shape] = {**_shape(shape), "transformer_lens": version}
     stamp = {"measured": "now", "load_average": list(os.getloadavg())}

@@ -40,7 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.common import ROOT, Report, load_results
+from benchmarks.common import ROOT, Report
 
 MODELS = {
     "gpt2": "random GPT-2-small shape: 12 layers x 12 heads, 768 wide, vocabulary 50,257",
@@ -157,16 +157,13 @@ def table(section: dict) -> list[str]:
 
 def main(parts: list[str] | None = None) -> Report:
     """Measure both sides where TransformerLens is importable; else print the stored table."""
-    try:
-        import transformer_lens  # noqa: F401
-    except ImportError:
-        stored = load_results().get("bench_tl_composition", {})
-        return Report(["TransformerLens is not installed here (.venv-tl measures it); its last "
-                       "run:", *(table(stored) or ["    none yet"])])
+    from benchmarks.bench_tl import machine_report, stored_report
+
+    if stored := stored_report("bench_tl_composition", table, ".venv-tl"):
+        return stored
     from importlib.metadata import version
 
-    report = Report([f"machine: {os.cpu_count()} cores, load average "
-                     f"{os.getloadavg()[0]:.1f} at the start"])
+    report = machine_report()
     for name in parts or MODELS:
         report.figures[name] = {**measure(name), "transformer_lens": version("transformer-lens")}
     stamp = {"measured": "now", "load_average": list(os.getloadavg())}
