@@ -21,7 +21,9 @@ def long_estimate(d: Dims, n: int, pixels: int, qk_bytes: int = F32) -> Estimate
     stats = layers * h * n * (len(PER_QUERY) + 2 + 2 * TOP_K) * F32  # + received and lse
     pooled = layers * h * p * p * F32 * 4  # sums (become the means) and maxima; stacked copies
     kept = layers * (h + g) * n * d.d_head * qk_bytes
-    chunk = 6 * CHUNK_BYTES  # scores/probs, the distance, band and reach temporaries
+    # scores/probs, the distance, band and reach temporaries; a chunk is at least 16 queries,
+    # so at 32,768 tokens it holds more than CHUNK_BYTES
+    chunk = 6 * max(CHUNK_BYTES, 16 * h * n * F32)
     forward = n * (8 * d.d_model + 2 * d.d_ff) * F32  # residual, norms, q/k/v, FFN
     parts = {"statistics": stats, "pooled maps": pooled, "queries and keys": kept,
              "one chunk": chunk, "forward": forward}
