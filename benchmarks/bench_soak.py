@@ -54,13 +54,20 @@ from benchmarks.soak_common import (
     CHECKPOINTS,
     HEADROOM_MB,
     HEADS_PARTS,
+    HF_CHECKPOINTS,
     ROOT,
     SLOPE_LIMIT_MB,
     SoakConfig,
     SoakResult,
 )
 from benchmarks.soak_inputs import Inputs
-from benchmarks.soak_memory import cache_report, gate_snapshot, rss_mb, runtime_module
+from benchmarks.soak_memory import (
+    cache_report,
+    gate_snapshot,
+    library_mb,
+    rss_mb,
+    runtime_module,
+)
 
 
 def open_session():
@@ -97,6 +104,8 @@ def run_soak(cfg: SoakConfig, log=print) -> SoakResult:
     from model.settings import settings
 
     res.trace_cache_mb = settings().trace_cache_mb  # what the app's Trace cache was given
+    if HF_CHECKPOINTS & set(cfg.checkpoints):
+        res.library_mb = round(library_mb(), 1)
     res.warmup = max(cfg.every, cfg.inputs // 10)
     inputs, rng = Inputs(cfg), random.Random(cfg.seed + 2)
     start = time.monotonic()
@@ -177,8 +186,9 @@ def summary(res: SoakResult) -> list[str]:
         "RSS every {} inputs (MB): {}".format(
             cfg["every"], " ".join(f"{r:.0f}" for _, r, _ in every)),
         f"peak RSS after warm-up ({res.warmup} inputs): {res.peak_after_warmup_mb:.0f} MB, "
-        f"bound {res.trace_cache_mb + HEADROOM_MB:.0f} MB "
-        f"(ATTN_TRACE_CACHE_MB + {HEADROOM_MB})",
+        f"bound {res.bound_mb:.0f} MB (ATTN_TRACE_CACHE_MB + {HEADROOM_MB}"
+        + (f" + {res.library_mb:.0f} MB that importing transformers adds, measured in a fresh "
+           "process: the language model is a Hugging Face folder)" if res.library_mb else ")"),
         "Trace cache every {} inputs (MB): {}".format(
             cfg["every"], " ".join(f"{c:.0f}" for *_, c in every)),
         "RSS beyond the Trace cache every {} inputs (MB): {}".format(
@@ -231,6 +241,7 @@ def main(parts: list[str] | None = None):
                       "peak_after_warmup_mb": round(res.peak_after_warmup_mb),
                       "slope_mb_per_100_inputs": round(res.slope_mb_per_100, 2),
                       "trace_cache_mb": res.trace_cache_mb, "passed": res.passed,
+                      "library_mb": res.library_mb, "bound_mb": round(res.bound_mb),
                       "checkpoints": list(res.config["checkpoints"]),
                       "wall_s": round(res.wall_s)}}
     return Report(summary(res), figures)

@@ -70,3 +70,32 @@ def gate_snapshot() -> dict:
     except ImportError:
         return {}
     return server_gate().snapshot()
+
+
+_LIBRARY = r"""
+import gc
+from pathlib import Path
+def rss():
+    gc.collect()
+    line = next(x for x in Path("/proc/self/status").read_text().splitlines()
+                if x.startswith("VmRSS:"))
+    return int(line.split()[1]) / 1024
+import torch, streamlit, ui.runtime, ui.sidebar, ui.views  # what app.py imports
+before = rss()
+import transformers.modeling_utils, transformers.models.llama.modeling_llama  # noqa: E401
+print(rss() - before)
+"""
+
+
+def library_mb() -> float:
+    """RSS that importing transformers (and the Llama code the shipped lm runs) adds to a
+    process that already holds the app's imports, measured in a fresh process, in MB."""
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run([sys.executable, "-c", _LIBRARY], cwd=root, check=True, text=True,
+                         capture_output=True, timeout=300,
+                         env={**os.environ, "PYTHONPATH": str(root)})
+    return float(out.stdout.strip().splitlines()[-1])
