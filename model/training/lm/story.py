@@ -92,7 +92,7 @@ def story(r: random.Random) -> str:
         elif x < REPEATED + NARRATED:
             lines.append(_narrate(r, korean, cast, places, narration))
         else:
-            pair = make(r)[1]
+            pair = make(r, before_42=True)[1]
             said = {"en": pair.en, "ko": pair.ko, "both": f"{pair.en} = {pair.ko}"}[lang]
             lines.append(f"{r.choice(cast)}: {said}" if r.random() < TAGGED else said)
     return " ".join(lines)

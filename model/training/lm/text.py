@@ -40,7 +40,7 @@ def paragraph(r: random.Random, sentences: int | None = None) -> str:
         if lines and r.random() < REPEAT_SENTENCE:
             lines.append(r.choice(lines))
             continue
-        pair = make(r)[1]
+        pair = make(r, before_42=True)[1]
         text = {"en": pair.en, "ko": pair.ko, "both": f"{pair.en} = {pair.ko}"}[lang]
         if speakers:
             text = f"{r.choice(speakers)}: {text}"
