@@ -164,9 +164,12 @@ def test_patch_link_draws_switches_to_attribution_and_opens_a_head(page, server)
                      r"clean \+\d+\.\d{3}, corrupted -\d+\.\d{3}\.", shown), shown
     heads = figs[0]
     assert "exact patching" in heads["title"]
-    assert [(t["type"], t["name"]) for t in heads["traces"]] == [
+    # each kind's map carries a scatter of click targets on top (a click opens the head)
+    maps = [t for t in heads["traces"] if t["type"] == "heatmap"]
+    assert [t["name"] for t in heads["traces"] if t["type"] != "heatmap"] == ["click targets"] * 3
+    assert [(t["type"], t["name"]) for t in maps] == [
         ("heatmap", k) for k in ("enc_self", "dec_self", "cross")]
-    assert all(len(t["z"]) == 3 and all(len(r) == 4 for r in t["z"]) for t in heads["traces"])
+    assert all(len(t["z"]) == 3 and all(len(r) == 4 for r in t["z"]) for t in maps)
     assert heads["cells"] == 3  # each kind's map painted
     resid = [f for f in figs if "Residual stream" in f["title"]]
     assert [("encoder" in f["title"], "decoder" in f["title"]) for f in resid] == [
@@ -174,9 +177,9 @@ def test_patch_link_draws_switches_to_attribution_and_opens_a_head(page, server)
     assert "3:▁cat→▁dog" in resid[0]["xticks"] and "1:<2ko>" in resid[0]["xticks"]
 
     top = PAIR.fullmatch(combo(page, "Head to open"))  # the picker starts on the strongest
-    kind, layer, head, value = strongest(heads["traces"])
+    kind, layer, head, value = strongest(maps)
     assert top and top.groups() == (kind, str(layer), str(head), f"{value:+.3f}")
-    exact = [t["z"] for t in heads["traces"]]
+    exact = [t["z"] for t in maps]
 
     page.locator(MAIN).locator("label").filter(has_text="attribution (gradient").click()
     settle(page)
@@ -184,7 +187,7 @@ def test_patch_link_draws_switches_to_attribution_and_opens_a_head(page, server)
                                    ).last.wait_for()
     figs = figures(page, 6)
     assert "attribution patching" in figs[0]["title"] and figs[0]["cells"] == 3
-    attribution = {t["name"]: t["z"] for t in figs[0]["traces"]}
+    attribution = {t["name"]: t["z"] for t in figs[0]["traces"] if t["type"] == "heatmap"}
     assert list(attribution.values()) != exact and len(attribution) == 3
     assert query(page)["corrupt"] == CORRUPT  # the link keeps the corrupted sentence
     # the picker keeps the chosen head and shows its number under the new method
