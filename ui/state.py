@@ -29,6 +29,12 @@ def url_value(key: str) -> str | None:
     return st.session_state.get("_url", {}).get(key)
 
 
+def link_int(raw: str) -> int | None:
+    """A link's non-negative whole number, else None: not "²" (isascii), not "-1" (isdigit),
+    and short, since int() raises on strings of over 4,300 digits."""
+    return int(raw) if raw.isascii() and raw.isdigit() and len(raw) < 10 else None
+
+
 def seed(key: str, value: object) -> None:
     """Give a widget its starting value through session state (never through index=)."""
     if key not in st.session_state:
@@ -63,9 +69,9 @@ def head_state(bundle: Bundle, url: dict[str, str], notes: Notes) -> None:
                             ("head", bundle.config.n_heads)):
             if name in url:
                 value = url[name]
-                # not "²"; and short: int() raises on over 4,300 digits
-                if value.isascii() and value.isdigit() and len(value) < 10 and int(value) < limit:
-                    state[name] = int(value)
+                number = link_int(value)
+                if number is not None and number < limit:
+                    state[name] = number
                 else:
                     notes.warnings.append(_("{name} {value} from the link is not between 0 "
                                             "and {last}; showing {name} 0.").format(

@@ -20,6 +20,7 @@ from model import Bundle
 from model.backends import EVERYTHING, capabilities, is_translator
 from ui.context import Ctx
 from ui.i18n import N_, _
+from ui.state import link_int
 from ui.tour import NEEDS as TOUR_NEEDS
 from ui.tour import STEPS as TOUR_STEPS
 from ui.views import (
@@ -88,8 +89,8 @@ def tour_needs(state: Mapping, link: Mapping) -> frozenset[str]:
     i = state.get(tour.STATE_KEY)
     if i is None:  # not opened yet: the step the link names (tour.step_from_link checks it)
         raw = str(link.get("step", "1"))
-        ok = raw.isascii() and raw.isdigit() and len(raw) < 10  # int() refuses 4,300+ digits
-        i = int(raw) - 1 if ok else 0
+        number = link_int(raw)
+        i = number - 1 if number is not None else 0
     return TOUR_NEEDS[ids[min(len(ids) - 1, max(0, int(i)))]]
 
 

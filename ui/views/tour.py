@@ -13,6 +13,7 @@ import streamlit as st
 
 from ui.context import Ctx
 from ui.i18n import _
+from ui.state import link_int
 from ui.text import md
 from ui.tour import STEPS, Where
 
@@ -25,9 +26,9 @@ def step_from_link(n: int) -> int:
     raw = st.query_params.get("step")
     if raw is None:
         return 0
-    # length: int() refuses over 4,300 digits (ValueError), and no tour has a billion steps
-    if raw.isascii() and raw.isdigit() and len(raw) < 10 and 1 <= int(raw) <= n:
-        return int(raw) - 1
+    number = link_int(raw)
+    if number is not None and 1 <= number <= n:
+        return number - 1
     st.warning(_("Step {value} from the link is not between 1 and {n}; showing step 1.")
                .format(value=md(repr(raw[:20])), n=n))
     return 0

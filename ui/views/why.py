@@ -17,7 +17,7 @@ from ui import cost
 from ui.common import chart, head_picker
 from ui.context import Ctx
 from ui.i18n import _
-from ui.state import seed, url_value
+from ui.state import link_int, seed, url_value
 from ui.text import md
 from viz import why as viz_why
 
@@ -74,9 +74,9 @@ def _linked(name: str, options: list[int], default: int) -> None:
     state_key = f"why_{name}"
     if raw is None or state_key in st.session_state:
         return
-    # isascii: not "²"; isdigit: not "-1"; length: int() refuses over 4,300 digits
-    if raw.isascii() and raw.isdigit() and len(raw) < 10 and int(raw) in options:
-        st.session_state[state_key] = int(raw)
+    number = link_int(raw)
+    if number in options:
+        st.session_state[state_key] = number
         return
     st.session_state[state_key] = default
     shown = md(repr(raw[:20]))
