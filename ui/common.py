@@ -78,12 +78,6 @@ def side_tokens(trace: Trace, kind: str, b: int) -> tuple[list[str], list[str]]:
             list(trace.tokens(key_side(kind))[b]))
 
 
-def progress_bar(text: str):
-    """st.progress and a callback that moves it (fractions 0..1)."""
-    bar = st.progress(0.0, text=text)
-    return bar, lambda f: bar.progress(min(1.0, max(0.0, float(f))), text=text)
-
-
 def can_ablate(bundle: Bundle) -> bool:
     """Heads can be knocked out: the lab's translators, and Hugging Face models whose
     attention runs through the lab's recorder (model/hf/recorder.py)."""
