@@ -7,12 +7,15 @@ first position of each pixel), so a zoomed block and the map share coordinates.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 import plotly.graph_objects as go
 
 from .i18n import N_, _
 
 GRID_CELLS = 32  # per-axis cells of each head in the grid (pooled again from the map)
+DRAG_GRID = 64  # invisible drag targets per side of a pooled map (drag_targets)
 BAND_NAMES = (N_("local (≤ 64)"), N_("middle (65–1,024)"), N_("far (> 1,024)"))
 
 
@@ -36,6 +39,48 @@ def pooled_figure(z: np.ndarray, n: int, title: str, colorscale: str = "Viridis"
     fig.update_xaxes(title=_("key position"))
     fig.update_layout(title=title, height=560, margin={"t": 50, "l": 60, "r": 20, "b": 50})
     return fig
+
+
+def drag_targets(fig: go.Figure, n: int, per_side: int = DRAG_GRID) -> go.Figure:
+    """fig (a pooled map over n positions) with invisible markers on a per_side² grid and box
+    selection as the drag: plotly selects only through traces that take a selection, which a
+    heatmap does not, and the box a user drags is what box_region reads."""
+    at = ((np.arange(per_side) + 0.5) * n / per_side).tolist()
+    xs, ys = np.meshgrid(at, at)
+    fig.add_trace(go.Scatter(x=xs.ravel().tolist(), y=ys.ravel().tolist(), mode="markers",
+                             marker={"size": 6, "opacity": 0}, hoverinfo="skip",
+                             showlegend=False))
+    fig.update_layout(dragmode="select", selectdirection="any", hovermode="closest")
+    return fig
+
+
+def box_region(selection: Mapping | None, n: int, cap: int = 1024
+               ) -> tuple[int, int, int] | None:
+    """(first query, first key, cells per side) of the exact block under the first box of a
+    Streamlit plotly selection over a pooled map of n positions, else None.
+
+    The block is square (the zoom's shape): its side is the box's longer side, at most cap
+    and at least 1, and it starts at the box's top-left corner, moved back so it fits in n.
+    """
+    boxes = (selection or {}).get("box") or []
+    if not boxes:
+        return None
+    box = boxes[0]
+    try:
+        xs = [float(v) for v in box["x"]]
+        ys = [float(v) for v in box["y"]]
+    except (KeyError, TypeError, ValueError):
+        return None
+    if len(xs) < 2 or len(ys) < 2 or not all(np.isfinite(xs + ys)):
+        return None
+
+    def span(vals: list[float]) -> tuple[int, int]:
+        lo, hi = int(np.floor(min(vals))), int(np.ceil(max(vals)))
+        return min(max(lo, 0), n - 1), min(max(hi, 1), n)
+
+    (k0, k1), (q0, q1) = span(xs), span(ys)
+    side = int(min(cap, n, max(q1 - q0, k1 - k0, 1)))
+    return min(q0, n - side), min(k0, n - side), side
 
 
 def _f32(z: np.ndarray) -> np.ndarray:

@@ -9,6 +9,7 @@ targets (first draw ≤ 5 s after the server finishes, a 512² drill-down ≤ 1 
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
@@ -66,3 +67,26 @@ def test_16384_pieces_draw_in_long_mode_and_zoom_exactly(page, server):
     # measured 50.6 s and 13.0 s at load average ~18 before the zoom became a fragment; after:
     # 22.2 s (the server's last frame at 19.3 s) and 1.6-3.9 s at load 7-8, 52 s / 11.8 s at 15-20
     assert drawn < 240 and zoom < 90
+
+    # drag a box on the pooled map, from 30 % to 40 % of its plot area along both axes: the
+    # exact block opens at the box's corner, 1,024 cells a side (the box spans ~1,640 cells)
+    area = page.locator(CHARTS).nth(0).locator(".nsewdrag").first.bounding_box()
+    x0, y0 = area["x"] + 0.3 * area["width"], area["y"] + 0.3 * area["height"]
+    x1, y1 = area["x"] + 0.4 * area["width"], area["y"] + 0.4 * area["height"]
+    page.mouse.move(x0, y0)
+    page.mouse.down()
+    page.mouse.move(x1, y1, steps=8)
+    page.mouse.up()
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        title = page.locator(CHARTS).nth(1).inner_text()
+        found = re.search(r"queries (\d+)–(\d+), keys (\d+)–(\d+)", title)
+        if found and found.group(1) != "0":
+            break
+        page.wait_for_timeout(250)
+    assert found and found.group(1) != "0", title
+    q0, q1, k0, k1 = (int(g) for g in found.groups())
+    assert 0.25 * N < q0 < 0.35 * N and 0.25 * N < k0 < 0.35 * N, title
+    assert q1 - q0 == k1 - k0 == 1023, title
+    assert int(page.get_by_label("Zoom: first query").input_value()) == q0
+    assert page.locator(ERROR_BOX).count() == 0

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import weakref
+from functools import partial
 
 import numpy as np
 import streamlit as st
@@ -22,11 +23,14 @@ from ui.admission import admitted, or_warning, server_gate
 from ui.common import chart
 from ui.context import Ctx
 from ui.i18n import _
+from ui.presenter import for_screen
 from viz import long as viz_long
+from viz.common import chart_config
 
 MAX_CHARS = 2_000_000  # characters read from a box or file before anything is tokenized
 PIXELS = 512
 HELD = "_long_trace"  # session state: (key, LongTrace, release) of the session's last long text
+DRAG_KEY = "long_map"  # the pooled map's selection (a dragged box opens that block)
 
 
 def read_upload(data: bytes) -> str | None:
@@ -135,15 +139,29 @@ def _draw(ctx: Ctx, trace: LongTrace) -> None:
     kind, layer, head = _pick(trace)
     pool = st.session_state.get("long_pool", "mean")
     maps = trace.pooled[kind][pool]
-    chart(viz_long.pooled_figure(maps[layer, head], trace.n, _(
+    fig = viz_long.pooled_figure(maps[layer, head], trace.n, _(
         "Layer {layer}, head {head} ({pool} per pixel)").format(
             layer=layer, head=head, pool=_("mean") if pool == "mean" else _("max")),
-        ctx.colorscale), ctx)
+        ctx.colorscale)
+    st.caption(_("Drag a box on the map to open that region exactly below (at most "
+                 "1,024 × 1,024 cells), or type its corner and size."))
+    st.plotly_chart(for_screen(viz_long.drag_targets(fig, trace.n)),
+                    config=chart_config(ctx.fmt), key=DRAG_KEY,
+                    on_select=partial(_dragged, trace.n), selection_mode="box")
     _zoom(ctx, trace, kind, layer, head)
     chart(viz_long.grid_figure(maps, (layer, head), ctx.colorscale), ctx)
     _detectors(trace, kind)
     chart(viz_long.distance_figure(trace.summary[kind]["bands"]), ctx)
     chart(viz_long.head_distances(trace.stats[kind]["mean_distance"][layer]), ctx)
+
+
+def _dragged(n: int) -> None:
+    """Selection callback: the dragged box becomes the zoom's corner and size before the
+    next run draws the zoom's inputs."""
+    region = viz_long.box_region(st.session_state.get(DRAG_KEY, {}).get("selection"), n)
+    if region is not None:
+        q0, k0, side = region
+        st.session_state.update(long_q0=q0, long_k0=k0, long_size=side)
 
 
 @st.fragment
