@@ -14,7 +14,10 @@ weak-referenced) and a new one opens, so closed sessions can be checked for left
 Each input is new text (corpus sentences, Korean and English, glued to random lengths), on a
 random view (every view of the bar: patching, heads › statistics or detectors, training,
 generation, …), checkpoint (paper / seed001 / lm) and, for a fifth of them, random
-knocked-out heads.
+knocked-out heads. A few (--long-share, 2 %) paste a long text (521 to 8,192 pieces) into
+the attention view of a random long-context model built for the soak, so long mode runs and
+each such session keeps its LongTrace, held against the admission gate until the session
+closes: after every session closed, the gate must hold nothing.
 Nine in ten are classroom-sized (1-3 lines of up to 30 words); one in ten is drawn up to the
 input limits (up to 16 lines, up to 520 words a line, log-uniform). RSS (VmRSS after
 gc.collect) is recorded every `every` inputs.
@@ -43,9 +46,11 @@ import json
 import os
 import random
 import sys
+import tempfile
 import time
 import weakref
 from dataclasses import asdict
+from pathlib import Path
 
 import numpy as np
 
@@ -55,6 +60,7 @@ from benchmarks.soak_common import (
     HEADROOM_MB,
     HEADS_PARTS,
     HF_CHECKPOINTS,
+    LONG_MODEL,
     ROOT,
     SLOPE_LIMIT_MB,
     SoakConfig,
@@ -91,11 +97,59 @@ def one_input(at, text: str, ckpt: str, view: str, ablate: str, part: str) -> No
         at.radio(key="_w_heads_part").set_value(part).run()
 
 
+def long_model(folder: Path) -> Path:
+    """A random rotary model (2 layers, 4 query heads on 2 key/value heads, 64 wide, word-level
+    pieces) reading up to 40,000 positions: long mode's inputs go to it."""
+    import torch
+    import transformers as tf
+
+    from benchmarks.big_models import SPECIALS, WORDS, make_tokenizer
+
+    torch.manual_seed(0)
+    model = tf.LlamaForCausalLM(tf.LlamaConfig(
+        hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+        intermediate_size=128, max_position_embeddings=40_000,
+        vocab_size=len(SPECIALS) + len(WORDS), pad_token_id=0, bos_token_id=2, eos_token_id=3))
+    model.save_pretrained(folder / LONG_MODEL, safe_serialization=True)
+    make_tokenizer("<s> $A").save_pretrained(folder / LONG_MODEL)
+    return folder / LONG_MODEL
+
+
+def long_input(at, text: str, words: str) -> bool:
+    """A long text pasted into the attention view of LONG_MODEL: the view first (its long-text
+    box exists only there), then the text, in a second rerun, as a student does. True when
+    the page then says it is in long mode."""
+    if at.selectbox(key="ckpt").value != LONG_MODEL:
+        at.selectbox(key="ckpt").select(LONG_MODEL)
+    at.text_area(key="text").input(text)
+    at.text_input(key="ablate").input("")
+    at.radio(key="view").set_value("attention")
+    at.run()
+    if at.exception:
+        return False
+    at.text_area(key="long_text").input(words).run()
+    return any(str(box.value).startswith("Long mode:") for box in at.info)
+
+
 def run_soak(cfg: SoakConfig, log=print) -> SoakResult:
     """Drive cfg.inputs distinct inputs through rotating sessions; sample RSS and caches."""
     if cfg.trace_cache_mb is not None:
         os.environ["ATTN_TRACE_CACHE_MB"] = str(cfg.trace_cache_mb)
     os.environ.setdefault("ATTN_CHECKPOINTS_DIR", str(ROOT / "checkpoints"))
+    folder = None
+    if cfg.long_share:  # listed before the app's settings are first read
+        folder = tempfile.TemporaryDirectory(prefix="soak_long_")
+        long_model(Path(folder.name))
+        os.environ["ATTN_MODELS"] = folder.name
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    try:
+        return _run(cfg, log)
+    finally:
+        if folder is not None:
+            folder.cleanup()
+
+
+def _run(cfg: SoakConfig, log) -> SoakResult:
     from benchmarks.common import share_script_cache
 
     share_script_cache()  # compile app.py once, as a server does
@@ -104,7 +158,7 @@ def run_soak(cfg: SoakConfig, log=print) -> SoakResult:
     from model.settings import settings
 
     res.trace_cache_mb = settings().trace_cache_mb  # what the app's Trace cache was given
-    if HF_CHECKPOINTS & set(cfg.checkpoints):
+    if HF_CHECKPOINTS & set(cfg.checkpoints) or cfg.long_share:
         res.library_mb = round(library_mb(), 1)
     res.warmup = max(cfg.every, cfg.inputs // 10)
     inputs, rng = Inputs(cfg), random.Random(cfg.seed + 2)
@@ -123,8 +177,14 @@ def run_soak(cfg: SoakConfig, log=print) -> SoakResult:
         at = sessions[i % cfg.sessions]
         view = rng.choice(views)
         t0 = time.perf_counter()
-        one_input(at, inputs.next(), rng.choice(cfg.checkpoints), view, inputs.ablation(),
-                  rng.choice(HEADS_PARTS))
+        if rng.random() < cfg.long_share:
+            view, words = "attention (long mode)", inputs.long_text()
+            res.long_drawn += long_input(at, inputs.next(), words)
+            res.long_inputs += 1
+            res.long_pieces.append(len(words.split()) + 1)  # word-level pieces and <s>
+        else:
+            one_input(at, inputs.next(), rng.choice(cfg.checkpoints), view, inputs.ablation(),
+                      rng.choice(HEADS_PARTS))
         res.latency_s.append(time.perf_counter() - t0)
         if at.exception:
             res.exceptions.append(f"input {i} on {view}: {at.exception[0].value}"[:300])
@@ -208,6 +268,10 @@ def summary(res: SoakResult) -> list[str]:
         f"admission gate at the end: {res.gate or 'none'}; cache "
         f"bound violations: {len(res.cache_violations)}; exceptions: {len(res.exceptions)}; "
         f"inputs with an error box: {sum(res.errors.values())} {res.errors or ''}",
+        f"long mode: {res.long_inputs} inputs, {res.long_drawn} drawn in long mode"
+        + (f" of {min(res.long_pieces):,}-{max(res.long_pieces):,} pieces, each session's "
+           f"last LongTrace held against the gate; bytes still held after every session "
+           f"closed: {res.gate.get('held', 0):,}" if res.long_pieces else ""),
         "PASS" if res.passed else "FAIL",
     ]
     return lines + res.cache_violations[:5] + res.exceptions[:5]
@@ -217,7 +281,7 @@ def summary(res: SoakResult) -> list[str]:
 # translators only: the language model brings transformers into the process (RSS 618 -> 675 MB
 # when it first came up in a 200-input run with it, bench_soak.short_mixed), beyond the bound
 SHORT = SoakConfig(inputs=200, every=20, sessions=6, churn=10, max_lines=4, max_words=20,
-                   trace_cache_mb=8, checkpoints=("paper", "seed001"))
+                   trace_cache_mb=8, checkpoints=("paper", "seed001"), long_share=0.0)
 
 
 def main(parts: list[str] | None = None):
@@ -243,6 +307,9 @@ def main(parts: list[str] | None = None):
                       "trace_cache_mb": res.trace_cache_mb, "passed": res.passed,
                       "library_mb": res.library_mb, "bound_mb": round(res.bound_mb),
                       "checkpoints": list(res.config["checkpoints"]),
+                      "long_inputs": res.long_inputs, "long_drawn": res.long_drawn,
+                      "long_pieces": sorted(res.long_pieces),
+                      "gate_held_at_end": res.gate.get("held", 0),
                       "wall_s": round(res.wall_s)}}
     return Report(summary(res), figures)
 
@@ -259,12 +326,16 @@ def _cli(argv: list[str]) -> int:
     p.add_argument("--stress-share", type=float, default=0.1)
     p.add_argument("--trace-cache-mb", type=float, default=None)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--long-share", type=float, default=0.02,
+                   help="share of inputs pasting a long text into long mode")
+    p.add_argument("--long-max", type=int, default=8_192, help="pieces of a long text at most")
     p.add_argument("--checkpoints", default=",".join(CHECKPOINTS), help="comma-separated")
     p.add_argument("--json", action="store_true", help="print the result as one JSON line")
     a = p.parse_args(argv)
     cfg = SoakConfig(inputs=a.inputs, every=a.every, probe=a.probe, sessions=a.sessions,
                      churn=a.churn, max_lines=a.max_lines, max_words=a.max_words,
                      stress_share=a.stress_share, trace_cache_mb=a.trace_cache_mb, seed=a.seed,
+                     long_share=a.long_share, long_max=a.long_max,
                      checkpoints=tuple(c for c in a.checkpoints.split(",") if c))
     res = run_soak(cfg, log=(lambda line: None) if a.json else (lambda s: print(s, flush=True)))
     if a.json:

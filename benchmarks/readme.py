@@ -119,6 +119,7 @@ NOT_MEASURED: dict[str, str] = {
     r"2 × source \+ 10": "decoding formula",
     r"within ±30 % of measured peaks": "test tolerance",
     r"every 0\.2 s": "queue poll interval, a setting",
+    r"to 512 × 512 pixels|\(up to 1,024 × 1,024\)": "long mode's pixels and zoom cap, settings",
     r"still busy after 90 seconds": "the QueueTimeout message at the default timeout",
     r"blocks of 1 MB or more|up to 32 MB": "glibc M_MMAP_THRESHOLD, settings",
     r"1\.2 × budget": "test bound",

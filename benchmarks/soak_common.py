@@ -18,6 +18,7 @@ HEADROOM_MB = 600  # the issue's allowance above the Trace cache budget
 # 600 MB (set when the lab ran only its own models) never covered. The soak measures that import
 # in a fresh process and adds it to the bound, and says so (soak_memory.library_mb).
 HF_CHECKPOINTS = frozenset({"lm"})
+LONG_MODEL = "soaklong"  # the random long-context model long inputs go to (bench_soak builds it)
 SLOPE_LIMIT_MB = 5.0  # per 100 inputs: 50 MB over the last 1,000 inputs
 KINDS = ("enc_self", "dec_self", "cross")
 
@@ -36,6 +37,11 @@ class SoakConfig:
     trace_cache_mb: float | None = None  # None: ATTN_TRACE_CACHE_MB or the app's default
     seed: int = 0
     checkpoints: tuple[str, ...] = CHECKPOINTS  # each input picks one at random
+    # long mode (issue 41): this share of inputs pastes a long text (LONG_FROM + 1 ..
+    # long_max pieces, log-uniform) into the attention view of LONG_MODEL, a random rotary
+    # model built for the soak; the session keeps that LongTrace, held against the gate
+    long_share: float = 0.02
+    long_max: int = 8_192
 
 
 @dataclass
@@ -59,6 +65,9 @@ class SoakResult:
     errors: dict[str, int] = field(default_factory=dict)  # view -> inputs with an error box
     exceptions: list[str] = field(default_factory=list)
     gate: dict = field(default_factory=dict)  # admission gate at the end: nothing in flight
+    long_inputs: int = 0  # inputs that pasted a long text
+    long_drawn: int = 0  # of them, those whose page said it was in long mode
+    long_pieces: list[int] = field(default_factory=list)  # their lengths, in pieces
     wall_s: float = 0.0
     library_mb: float = 0.0  # transformers' import, measured, where an HF checkpoint is mixed in
 
@@ -74,4 +83,5 @@ class SoakResult:
                 and not self.cache_violations and self.closed_alive == 0
                 and self.states_alive == 0
                 and not self.exceptions and not self.gate.get("running")
-                and not self.gate.get("waiting"))
+                and not self.gate.get("waiting") and not self.gate.get("held")
+                and self.long_drawn == self.long_inputs)

@@ -44,6 +44,17 @@ class Inputs:
                 self.seen.add(text)
                 return text
 
+    def long_text(self) -> str:
+        """Words of LONG_MODEL's vocabulary, LONG_FROM + 1 .. long_max pieces with <s>
+        (log-uniform), each text new."""
+        from benchmarks.big_models import WORDS
+        from model import LONG_FROM
+
+        low, high = math.log(LONG_FROM + 1), math.log(self.cfg.long_max)
+        n = int(math.exp(self.rng.uniform(low, high)))
+        start = self.rng.randrange(len(WORDS))
+        return " ".join(WORDS[(start + i * 7 + i // 13) % len(WORDS)] for i in range(n - 1))
+
     def ablation(self, n_layers: int = 3, n_heads: int = 4) -> str:
         if self.rng.random() >= self.cfg.ablate_share:
             return ""

@@ -111,10 +111,10 @@ class Gate:
                 self._admit_head()
 
     def snapshot(self) -> dict[str, int]:
-        """Running and waiting runs and bytes in use, read under the lock."""
+        """Running and waiting runs, bytes in use and bytes held, read under the lock."""
         with self._cond:
             return {"running": len(self._running), "waiting": len(self._waiting),
-                    "in_use": self.in_use}
+                    "in_use": self.in_use, "held": self.held}
 
     def _ahead(self, ticket: _Ticket) -> int:
         """Runs before this one: those running and those waiting in front of it."""

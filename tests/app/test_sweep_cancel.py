@@ -84,7 +84,7 @@ def test_cancel_stops_the_contributions_sweep_and_keeps_nothing(monkeypatch):
     assert seconds <= STOP_S, f"the sweep ran on {seconds:.2f} s after Cancel"
     store = runtime.contributions_cache()
     assert store.get(("paper-cancel-test", source, None, "ko", step, True)) is None
-    assert server_gate().snapshot() == {"running": 0, "waiting": 0, "in_use": 0}
+    assert server_gate().snapshot() == {"running": 0, "waiting": 0, "in_use": 0, "held": 0}
     assert hook_census(bundle.model) == hooks
     assert set(threading.enumerate()) == threads
 

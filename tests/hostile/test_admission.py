@@ -131,7 +131,7 @@ def test_busy_keeps_the_text_in_the_box_and_the_link(gate_env):
     assert not _texts(at, "error")
     assert [a.value for a in at.sidebar.text_area][0] == text
     assert at.query_params["text"] == text
-    assert gate.snapshot() == {"running": 0, "waiting": 0, "in_use": 0}
+    assert gate.snapshot() == {"running": 0, "waiting": 0, "in_use": 0, "held": 0}
 
 
 def test_a_wait_past_the_timeout_is_busy_and_leaves_no_ticket(gate_env):
@@ -144,7 +144,7 @@ def test_a_wait_past_the_timeout_is_busy_and_leaves_no_ticket(gate_env):
         t.join(5)
     assert _gate_says(at) == [QUEUE_TIMEOUT.format(seconds="0.5")]
     assert not any("Waiting for the model" in v for v in _texts(at, "info"))  # cleared
-    assert gate.snapshot() == {"running": 0, "waiting": 0, "in_use": 0}
+    assert gate.snapshot() == {"running": 0, "waiting": 0, "in_use": 0, "held": 0}
 
 
 def test_an_input_too_large_for_the_budget_says_how_to_shrink_it(gate_env):
@@ -251,7 +251,7 @@ def test_a_session_that_closes_while_waiting_leaves_the_queue(gate_env, monkeypa
     finally:
         release.set()
         t.join(5)
-    assert gate.snapshot() == {"running": 0, "waiting": 0, "in_use": 0}
+    assert gate.snapshot() == {"running": 0, "waiting": 0, "in_use": 0, "held": 0}
 
 
 def test_a_result_cached_meanwhile_ends_the_wait(gate_env, monkeypatch):
@@ -428,7 +428,7 @@ def test_a_full_queue_refuses_at_once_and_a_timeout_only_after_waiting():
     assert admission.refusal(full.value) == QUEUE_FULL
     assert admission.refusal(timed_out) == "The server is still busy after 3 seconds of " \
         "waiting for the model. Try again in a moment."
-    assert gate.snapshot() == {"running": 0, "waiting": 0, "in_use": 0}
+    assert gate.snapshot() == {"running": 0, "waiting": 0, "in_use": 0, "held": 0}
 
 
 def test_the_page_messages_are_the_gates_english():

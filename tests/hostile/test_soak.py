@@ -22,7 +22,8 @@ from tests.conftest import ROOT
 SHIPPED = all((ROOT / "checkpoints" / n / "config.json").is_file() for n in ("paper", "seed001"))
 ARGS = ["--inputs", "200", "--every", "20", "--sessions", "6", "--churn", "10",
         "--max-lines", "4", "--max-words", "20", "--trace-cache-mb", "8", "--json",
-        "--checkpoints", "paper,seed001"]  # the translators: bench_soak.SHORT says why
+        "--checkpoints", "paper,seed001",  # the translators: bench_soak.SHORT says why
+        "--long-share", "0"]  # long mode builds and imports a Hugging Face model: make soak's
 
 
 @pytest.fixture(scope="module")

@@ -316,7 +316,7 @@ def test_gate_admits_within_the_budget_first_come_first_served():
         e.set()
     for t in threads:
         t.join(5)
-    assert gate.snapshot() == {"running": 0, "waiting": 0, "in_use": 0}
+    assert gate.snapshot() == {"running": 0, "waiting": 0, "in_use": 0, "held": 0}
 
 
 def test_runs_limit_holds_even_when_memory_fits():
@@ -392,7 +392,7 @@ def test_a_session_that_goes_away_leaves_the_queue_and_keeps_its_place_on_rerun(
     for t in (a, b, c):
         t.join(5)
     assert log.index(("in", "c")) < log.index(("in", "b"))
-    assert gate.snapshot() == {"running": 0, "waiting": 0, "in_use": 0}
+    assert gate.snapshot() == {"running": 0, "waiting": 0, "in_use": 0, "held": 0}
 
 
 def test_on_wait_true_withdraws_quietly():
