@@ -117,9 +117,11 @@ def grid_figure(maps: np.ndarray, selected: tuple[int, int] | None = None,
                       y0=layer * side - 0.5, y1=layer * side + c - 0.5,
                       line={"color": "red", "width": 2})
     px = max(14, min(24, 900 // max(n_heads, 1) // side)) * side
-    fig.update_layout(height=min(1400, 80 + n_layers * px), margin={"t": 60, "l": 60, "r": 20,
-                                                                    "b": 20},
-                      title=_("Every head, pooled (each panel scaled to its own maximum)"))
+    # the head axis sits on top: the title goes above it, at the top of the figure
+    fig.update_layout(height=min(1400, 120 + n_layers * px),
+                      margin={"t": 100, "l": 60, "r": 20, "b": 20},
+                      title={"text": _("Every head, pooled (each panel scaled to its own maximum)"),
+                             "y": 0.99, "yref": "container", "yanchor": "top"})
     return fig
 
 

@@ -24,6 +24,7 @@ from ui.common import chart
 from ui.context import Ctx
 from ui.i18n import _
 from ui.presenter import for_screen
+from ui.text import KIND_LABELS
 from viz import long as viz_long
 from viz.common import chart_config
 
@@ -122,7 +123,7 @@ def render_if_long(ctx: Ctx) -> bool:
 def _pick(trace: LongTrace) -> tuple[str, int, int]:
     kinds = trace.kinds
     c1, c2, c3, c4 = st.columns(4)
-    kind = c1.selectbox(_("Attention"), kinds, key="long_kind")
+    kind = c1.selectbox(_("Attention"), kinds, key="long_kind", format_func=KIND_LABELS.get)
     n_layers, n_heads = trace.shape(kind)
     layer = c2.number_input(_("Layer"), 0, n_layers - 1, 0, key="long_layer")
     head = c3.number_input(_("Head"), 0, n_heads - 1, 0, key="long_head")
