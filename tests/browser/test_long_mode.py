@@ -90,3 +90,12 @@ def test_16384_pieces_draw_in_long_mode_and_zoom_exactly(page, server):
     assert q1 - q0 == k1 - k0 == 1023, title
     assert int(page.get_by_label("Zoom: first query").input_value()) == q0
     assert page.locator(ERROR_BOX).count() == 0
+
+    # a .txt file wins over the box; the uploader announces the 8 MB it takes, not 200
+    assert "8MB per file" in page.locator('[data-testid="stFileUploaderDropzone"]').inner_text()
+    page.locator('input[type="file"]').set_input_files(files=[{
+        "name": "long.txt", "mimeType": "text/plain",
+        "buffer": " ".join(WORDS[i % len(WORDS)] for i in range(700)).encode()}])
+    page.get_by_text("Long mode: 701 pieces").wait_for(timeout=120_000)
+    wait_for_app(page, timeout=120)
+    assert page.locator(ERROR_BOX).count() == 0

@@ -29,6 +29,9 @@ from viz import long as viz_long
 from viz.common import chart_config
 
 MAX_CHARS = 2_000_000  # characters read from a box or file before anything is tokenized
+# a .txt file at most (MiB): the uploader itself refuses larger ones, and says so, before any
+# byte is sent (Streamlit's default would announce 200 MB)
+MAX_UPLOAD_MB = 8
 PIXELS = 512
 HELD = "_long_trace"  # session state: (key, LongTrace, release) of the session's last long text
 DRAG_KEY = "long_map"  # the pooled map's selection (a dragged box opens that block)
@@ -49,12 +52,13 @@ def _given_text() -> str:
     with st.expander(_("Long text: paste or upload up to {cap:,} pieces").format(cap=LONG_CAP),
                      expanded=bool(st.session_state.get("long_text"))):
         st.text_area(_("Long text"), key="long_text", height=120)
-        upload = st.file_uploader(_("or a .txt file"), type=["txt"], key="long_file")
+        upload = st.file_uploader(_("or a .txt file"), type=["txt"], key="long_file",
+                                  max_upload_size=MAX_UPLOAD_MB)
     if upload is not None:
         data = upload.getvalue()
-        if len(data) > 4 * MAX_CHARS:
+        if len(data) > MAX_UPLOAD_MB * 2**20:
             st.warning(_("That file is larger than {mb} MB; long mode reads at most that.")
-                       .format(mb=4 * MAX_CHARS // 2**20))
+                       .format(mb=MAX_UPLOAD_MB))
             return ""
         text = read_upload(data)
         if text is None:
