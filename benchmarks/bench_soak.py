@@ -34,8 +34,9 @@ judged: it follows what the cache happens to hold, which a 1-in-10 large input m
 with memory beyond the cache flat), and a random walk of that size is not a leak. Also every
 cache stays within its own bound, and no closed session's state is still alive.
 
-Settings and result in soak_common.py, the inputs in soak_inputs.py, what is measured (RSS,
-caches, the gate) in soak_memory.py; this module drives the sessions and judges.
+Settings and result in soak_common.py, the inputs in soak_inputs.py, the long-mode model and
+input in soak_long.py, what is measured (RSS, caches, the gate) in soak_memory.py, the printed
+summary in soak_report.py; this module drives the sessions and judges.
 """
 
 from __future__ import annotations
@@ -57,16 +58,14 @@ import numpy as np
 from benchmarks.soak_common import (
     APP,
     CHECKPOINTS,
-    HEADROOM_MB,
     HEADS_PARTS,
     HF_CHECKPOINTS,
-    LONG_MODEL,
     ROOT,
-    SLOPE_LIMIT_MB,
     SoakConfig,
     SoakResult,
 )
 from benchmarks.soak_inputs import Inputs
+from benchmarks.soak_long import long_input, long_model
 from benchmarks.soak_memory import (
     cache_report,
     gate_snapshot,
@@ -74,6 +73,7 @@ from benchmarks.soak_memory import (
     rss_mb,
     runtime_module,
 )
+from benchmarks.soak_report import summary
 
 
 def open_session():
@@ -95,40 +95,6 @@ def one_input(at, text: str, ckpt: str, view: str, ablate: str, part: str) -> No
     at.run()
     if view == "heads" and not at.exception:
         at.radio(key="_w_heads_part").set_value(part).run()
-
-
-def long_model(folder: Path) -> Path:
-    """A random rotary model (2 layers, 4 query heads on 2 key/value heads, 64 wide, word-level
-    pieces) reading up to 40,000 positions: long mode's inputs go to it."""
-    import torch
-    import transformers as tf
-
-    from benchmarks.big_models import SPECIALS, WORDS, make_tokenizer
-
-    torch.manual_seed(0)
-    model = tf.LlamaForCausalLM(tf.LlamaConfig(
-        hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
-        intermediate_size=128, max_position_embeddings=40_000,
-        vocab_size=len(SPECIALS) + len(WORDS), pad_token_id=0, bos_token_id=2, eos_token_id=3))
-    model.save_pretrained(folder / LONG_MODEL, safe_serialization=True)
-    make_tokenizer("<s> $A").save_pretrained(folder / LONG_MODEL)
-    return folder / LONG_MODEL
-
-
-def long_input(at, text: str, words: str) -> bool:
-    """A long text pasted into the attention view of LONG_MODEL: the view first (its long-text
-    box exists only there), then the text, in a second rerun, as a student does. True when
-    the page then says it is in long mode."""
-    if at.selectbox(key="ckpt").value != LONG_MODEL:
-        at.selectbox(key="ckpt").select(LONG_MODEL)
-    at.text_area(key="text").input(text)
-    at.text_input(key="ablate").input("")
-    at.radio(key="view").set_value("attention")
-    at.run()
-    if at.exception:
-        return False
-    at.text_area(key="long_text").input(words).run()
-    return any(str(box.value).startswith("Long mode:") for box in at.info)
 
 
 def run_soak(cfg: SoakConfig, log=print) -> SoakResult:
@@ -233,48 +199,6 @@ def _slope(series: list[tuple[int, float]], start: int) -> float:
     x, y = np.array([n for n, _ in tail], float), np.array([r for _, r in tail])
     return float(np.polyfit(x, y, 1)[0] * 100)
 
-
-def summary(res: SoakResult) -> list[str]:
-    cfg = res.config
-    lat = np.array(res.latency_s)
-    every = [(n, r, c) for (n, r), c in zip(res.samples, res.cached_mb, strict=True)
-             if n % cfg["every"] == 0]
-    lines = [
-        f"{cfg['inputs']} distinct inputs, {cfg['sessions']} sessions open at a time "
-        f"({res.closed_sessions} closed on the way), one process, "
-        f"ATTN_TRACE_CACHE_MB={res.trace_cache_mb:g}; {res.wall_s:.0f} s",
-        "RSS every {} inputs (MB): {}".format(
-            cfg["every"], " ".join(f"{r:.0f}" for _, r, _ in every)),
-        f"peak RSS after warm-up ({res.warmup} inputs): {res.peak_after_warmup_mb:.0f} MB, "
-        f"bound {res.bound_mb:.0f} MB (ATTN_TRACE_CACHE_MB + {HEADROOM_MB}"
-        + (f" + {res.library_mb:.0f} MB that importing transformers adds, measured in a fresh "
-           "process: the language model is a Hugging Face folder)" if res.library_mb else ")"),
-        "Trace cache every {} inputs (MB): {}".format(
-            cfg["every"], " ".join(f"{c:.0f}" for *_, c in every)),
-        "RSS beyond the Trace cache every {} inputs (MB): {}".format(
-            cfg["every"], " ".join(f"{r - c:.0f}" for _, r, c in every)),
-        f"slope over the last {cfg['inputs'] // 2} inputs (RSS probed every {cfg['probe']}): "
-        f"beyond the Trace cache {res.outside_slope_mb_per_100:+.2f} MB per 100 inputs (limit "
-        f"±{SLOPE_LIMIT_MB:g}); RSS itself {res.slope_mb_per_100:+.2f}, not judged: it follows "
-        "what the cache holds",
-        f"peak RSS beyond the Trace cache after warm-up: {res.peak_outside_mb:.0f} MB",
-        f"rerun per input: p50 {np.percentile(lat, 50):.2f} s, p95 "
-        f"{np.percentile(lat, 95):.2f} s, max {lat.max():.2f} s",
-        "caches at the end: " + "; ".join(
-            f"{k} {v['entries']}" + (f" ({v['bytes'] / 2**20:.1f} MB)" if "bytes" in v else "")
-            for k, v in sorted(res.caches.items())),
-        f"closed sessions still alive: {res.closed_alive} of {res.closed_sessions}, session "
-        f"states left after closing all: {res.states_alive}; "
-        f"admission gate at the end: {res.gate or 'none'}; cache "
-        f"bound violations: {len(res.cache_violations)}; exceptions: {len(res.exceptions)}; "
-        f"inputs with an error box: {sum(res.errors.values())} {res.errors or ''}",
-        f"long mode: {res.long_inputs} inputs, {res.long_drawn} drawn in long mode"
-        + (f" of {min(res.long_pieces):,}-{max(res.long_pieces):,} pieces, each session's "
-           f"last LongTrace held against the gate; bytes still held after every session "
-           f"closed: {res.gate.get('held', 0):,}" if res.long_pieces else ""),
-        "PASS" if res.passed else "FAIL",
-    ]
-    return lines + res.cache_violations[:5] + res.exceptions[:5]
 
 # make test's short soak (tests/hostile/test_soak.py's ARGS): 200 classroom-sized inputs and an
 # 8 MB Trace cache, so eviction happens; a couple of minutes instead of the full soak's ~7. The
