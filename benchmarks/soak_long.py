@@ -5,25 +5,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from benchmarks.big_models import build
 from benchmarks.soak_common import LONG_MODEL
 
 
 def long_model(folder: Path) -> Path:
-    """A random rotary model (2 layers, 4 query heads on 2 key/value heads, 64 wide, word-level
-    pieces) reading up to 40,000 positions: long mode's inputs go to it."""
-    import torch
-    import transformers as tf
-
-    from benchmarks.big_models import SPECIALS, WORDS, make_tokenizer
-
-    torch.manual_seed(0)
-    model = tf.LlamaForCausalLM(tf.LlamaConfig(
-        hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
-        intermediate_size=128, max_position_embeddings=40_000,
-        vocab_size=len(SPECIALS) + len(WORDS), pad_token_id=0, bos_token_id=2, eos_token_id=3))
-    model.save_pretrained(folder / LONG_MODEL, safe_serialization=True)
-    make_tokenizer("<s> $A").save_pretrained(folder / LONG_MODEL)
-    return folder / LONG_MODEL
+    """folder/LONG_MODEL: a random rotary model (2 layers, 4 query heads on 2 key/value heads,
+    64 wide, word-level pieces) reading up to 40,000 positions; long mode's inputs go to it."""
+    return build(folder / LONG_MODEL, "llama", layers=2, heads=4, kv=2, hidden=64,
+                 positions=40_000, ffn=128)
 
 
 def long_input(at, text: str, words: str) -> bool:

@@ -11,7 +11,7 @@ import torch
 from streamlit import config
 from streamlit.testing.v1 import AppTest
 
-from benchmarks.big_models import SPECIALS, WORDS, make_tokenizer
+from benchmarks.big_models import WORDS, build
 from model import LONG_CAP
 from tests.app.conftest import APP
 from tests.app.test_hf_views import no_errors
@@ -28,17 +28,9 @@ def words(n: int) -> str:
 
 @pytest.fixture(scope="module", autouse=True)
 def long_model(tmp_path_factory):
-    import transformers as tf
-
     root = tmp_path_factory.mktemp("long_models")
-    torch.manual_seed(0)
-    model = tf.LlamaForCausalLM(tf.LlamaConfig(
-        hidden_size=16, num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=1,
-        intermediate_size=16, max_position_embeddings=40_000,
-        vocab_size=len(SPECIALS) + len(WORDS), pad_token_id=0, bos_token_id=2,
-        eos_token_id=3))
-    model.save_pretrained(root / "tinylong", safe_serialization=True)
-    make_tokenizer("<s> $A").save_pretrained(root / "tinylong")
+    build(root / "tinylong", "llama", layers=2, heads=2, kv=1, hidden=16, positions=40_000,
+          ffn=16)
     before = torch.get_num_threads()
     torch.set_num_threads(1)
     with pytest.MonkeyPatch.context() as mp:

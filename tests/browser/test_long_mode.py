@@ -13,9 +13,8 @@ import re
 import time
 
 import pytest
-import torch
 
-from benchmarks.big_models import SPECIALS, WORDS, make_tokenizer
+from benchmarks.big_models import WORDS, build
 from tests.browser.conftest import wait_for_app
 
 N = 16_384
@@ -25,17 +24,8 @@ ERROR_BOX = '[data-testid="stAlertContentError"], [data-testid="stException"]'
 
 @pytest.fixture(scope="module")
 def server(streamlit_server_factory, tmp_path_factory):
-    import transformers as tf
-
     root = tmp_path_factory.mktemp("long_browser")
-    torch.manual_seed(0)
-    model = tf.LlamaForCausalLM(tf.LlamaConfig(
-        hidden_size=8, num_hidden_layers=1, num_attention_heads=1, num_key_value_heads=1,
-        intermediate_size=8, max_position_embeddings=N + 8,
-        vocab_size=len(SPECIALS) + len(WORDS), pad_token_id=0, bos_token_id=2,
-        eos_token_id=3))
-    model.save_pretrained(root / "tinylong", safe_serialization=True)
-    make_tokenizer("<s> $A").save_pretrained(root / "tinylong")
+    build(root / "tinylong", "llama", layers=1, heads=1, kv=1, hidden=8, positions=N + 8, ffn=8)
     return streamlit_server_factory({"ATTN_MODELS": str(root), "HF_HUB_OFFLINE": "1",
                                      "OMP_NUM_THREADS": "1"})
 
