@@ -28,7 +28,7 @@ from benchmarks.common import ROOT, Report, load_results, median_times
 
 THREADS = (1, 2)
 REPEAT = 3
-ROWS = ("sdpa", "lab_full", "tl_full", "lab_attn", "tl_patterns")
+ROWS = ("sdpa", "lab_full", "lab_full_norms", "tl_full", "lab_attn", "tl_patterns")
 
 
 def _is_pattern(name: str) -> bool:
@@ -62,6 +62,8 @@ def _timings(folder: Path, threads: int) -> dict:
 
         fns = {"sdpa": sdpa_forward(folder, bundle.tokenizer, line),
                "lab_full": lambda: capture(bundle, [line]),
+               # the weighted norms are made on first read (LazyNorms): also timed read
+               "lab_full_norms": lambda: capture(bundle, [line]).norms.values(),
                "tl_full": tl,
                "lab_attn": lambda: capture(bundle, [line], names=["attn", "logits"]),
                "tl_patterns": lambda: tl(_is_pattern)}
@@ -90,15 +92,19 @@ side, folder, what = sys.argv[1], Path(sys.argv[2]), sys.argv[3]
 if side == "lab":
     from model import capture, load_checkpoint
     bundle = load_checkpoint(folder)
-    names = None if what == "full" else ["attn", "logits"]
+    names = None if what.startswith("full") else ["attn", "logits"]
     capture(bundle, ["the cat"])
-    run = lambda: capture(bundle, [text()], names=names)
+    def run():
+        trace = capture(bundle, [text()], names=names)
+        if what == "full_norms":
+            trace.norms.values()  # weighed on first read (LazyNorms)
+        return trace
 else:
     from benchmarks.bench_tl import _bridge, _is_pattern
     from transformers import AutoTokenizer
     bridge = _bridge(folder)
     tokens = torch.tensor([AutoTokenizer.from_pretrained(folder)(text())["input_ids"]])
-    names = None if what == "full" else _is_pattern
+    names = None if what.startswith("full") else _is_pattern
     def run():
         with torch.inference_mode():
             return bridge.run_with_cache(tokens, names_filter=names)
@@ -124,6 +130,7 @@ def _shape(shape: str) -> dict:
                    "threads": {str(n): _timings(folder, n) for n in THREADS}}
         figures["peak_mib"] = {f"{side}_{what}": _peak_mib(side, folder, what)
                                for what in ("full", "attn") for side in ("lab", "tl")}
+        figures["peak_mib"]["lab_full_norms"] = _peak_mib("lab", folder, "full_norms")
     return figures
 
 
@@ -141,15 +148,30 @@ def table(section: dict) -> list[str]:
         for n, t in s["threads"].items():
             ms, r = t["ms"], t["over_sdpa"]
             lines.append(f"    {n} thread(s): sdpa forward {ms['sdpa']:.0f} ms | full: lab "
-                         f"{ms['lab_full']:.0f} ms ({r['lab_full']:.2f}x), TransformerLens "
+                         f"{ms['lab_full']:.0f} ms ({r['lab_full']:.2f}x{_read(t)}), "
+                         "TransformerLens "
                          f"{ms['tl_full']:.0f} ms ({r['tl_full']:.2f}x) | attention + logits: "
                          f"lab {ms['lab_attn']:.0f} ms ({r['lab_attn']:.2f}x), TransformerLens "
                          f"{ms['tl_patterns']:.0f} ms ({r['tl_patterns']:.2f}x); patterns agree "
                          f"to {t['pattern_max_abs_diff']:.1e}")
-        lines.append(f"    peak MiB above the start, full: lab {p['lab_full']:.0f}, "
+        norms = (f" ({p['lab_full_norms']:.0f} with the norms read)" if "lab_full_norms" in p
+                 else "")
+        lines.append(f"    peak MiB above the start, full: lab {p['lab_full']:.0f}{norms}, "
                      f"TransformerLens {p['tl_full']:.0f}; attention + logits: lab "
                      f"{p['lab_attn']:.0f}, TransformerLens {p['tl_attn']:.0f}")
     return lines
+
+
+def _read(t: dict) -> str:
+    """The lab's full capture with its weighted norms read, where measured."""
+    if "lab_full_norms" not in t["ms"]:
+        return ""
+    return (f"; {t['ms']['lab_full_norms']:.0f} ms, {t['over_sdpa']['lab_full_norms']:.2f}x, "
+            "with the norms read")
+
+
+def _peak_read(p: dict) -> str:
+    return f" [{p['lab_full_norms']:.0f} norms read]" if "lab_full_norms" in p else ""
 
 
 def stored_report(key: str, table, how: str) -> Report | None:
@@ -206,11 +228,15 @@ def block(results: dict) -> str:
         p = s["peak_mib"]
         for n, t in s["threads"].items():
             ms, r = t["ms"], t["over_sdpa"]
+            read = (f" [norms read: {ms['lab_full_norms']:.0f} ms, {r['lab_full_norms']:.2f}×]"
+                    if "lab_full_norms" in ms else "")
             rows.append(f"| {shape}, {n} | {ms['sdpa']:.0f} ms | {ms['lab_full']:.0f} ms "
-                        f"({r['lab_full']:.2f}×) / {ms['tl_full']:.0f} ms ({r['tl_full']:.2f}×) "
+                        f"({r['lab_full']:.2f}×){read} / {ms['tl_full']:.0f} ms "
+                        f"({r['tl_full']:.2f}×) "
                         f"| {ms['lab_attn']:.0f} ms ({r['lab_attn']:.2f}×) / "
                         f"{ms['tl_patterns']:.0f} ms ({r['tl_patterns']:.2f}×) | "
-                        f"{p['lab_full']:.0f} / {p['tl_full']:.0f}; {p['lab_attn']:.0f} / "
+                        f"{p['lab_full']:.0f}{_peak_read(p)} / {p['tl_full']:.0f}; "
+                        f"{p['lab_attn']:.0f} / "
                         f"{p['tl_attn']:.0f} |")
         run = provenance(results, f"bench_tl.{shape}")
         notes.append(f"{shape}: {s['shape']}, TransformerLens {s['transformer_lens']}, median of "

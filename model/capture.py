@@ -14,7 +14,7 @@ from .batch import Batch
 from .decode import Translation, checked_heads, translate_native
 from .hooks import Head, ablation_hooks, buffers, hooks
 from .masks import trace_masks
-from .norms import native_norms
+from .norms import LazyNorms, Weighing, native_norms
 from .slabs import ATTN_HOOKS, Slabs
 
 GROUPS = ("attn", "scores", "q", "k", "v", "hidden", "logits", "norms")
@@ -113,15 +113,21 @@ class Trace:
 
 
 def trace_arrays(trace: Trace):
+    """Every array a Trace holds now (LazyNorms' pending arrays are not made)."""
     for value in vars(trace).values():
+        if isinstance(value, LazyNorms):
+            yield from value.ready()
+            continue
         for arr in value.values() if isinstance(value, dict) else (value,):
             if isinstance(arr, np.ndarray):
                 yield arr
 
 
 def nbytes(trace: Trace) -> int:
-    """Bytes held by a Trace's arrays (what caching it costs)."""
-    return sum(arr.nbytes for arr in trace_arrays(trace))
+    """Bytes a Trace's arrays hold or, for norms not yet weighed, will hold (what caching it
+    costs: counted in full, so reading the norms later never takes the cache past its bound)."""
+    pending = sum(v.pending_nbytes() for v in vars(trace).values() if isinstance(v, LazyNorms))
+    return sum(arr.nbytes for arr in trace_arrays(trace)) + pending
 
 
 def freeze(trace: Trace) -> Trace:
@@ -129,6 +135,9 @@ def freeze(trace: Trace) -> Trace:
     sessions of a server) without any reader changing what the others see."""
     for arr in trace_arrays(trace):
         arr.flags.writeable = False
+    for value in vars(trace).values():
+        if isinstance(value, LazyNorms):
+            value.freeze()  # and the norms weighed later
     return trace
 
 
@@ -139,9 +148,18 @@ def merge(old: Trace, new: Trace) -> Trace:
     if not (np.array_equal(old.src_ids, new.src_ids) and np.array_equal(old.tgt_ids, new.tgt_ids)):
         raise ValueError("merge needs two captures of the same input")
     fields = {}
-    for name in ("scores", "attn", "q", "k", "v", "hidden", "acts", "norms"):
+    for name in ("scores", "attn", "q", "k", "v", "hidden", "acts"):
         fields[name] = {**getattr(new, name), **getattr(old, name)}
+    norms = {**_held(new.norms), **_held(old.norms)}
+    # a pending weighing keeps its attn alive: one whose attn is not the merged Trace's own
+    # (the other capture's copy) is weighed now, so no array is held that nbytes cannot see
+    fields["norms"] = LazyNorms({k: w() if isinstance(w, Weighing) and w.attn is not
+                                 fields["attn"].get(k) else w for k, w in norms.items()})
     return replace(old, logits=old.logits if old.logits is not None else new.logits, **fields)
+
+
+def _held(norms: dict) -> dict:
+    return norms.parts() if isinstance(norms, LazyNorms) else dict(norms)
 
 
 def _wanted(names: Collection[str] | None, model) -> tuple[set[str], list[str]]:
@@ -228,8 +246,10 @@ def capture_native(bundle, batch: Batch, *, ablate: Iterable[Head] | str = (),
 
     per_group = {g: {k: slabs.take(f"{g}/{k}") for k in layers} if g in need else {}
                  for g in ATTN_HOOKS}  # (L, B, H, Q, K) or (L, B, H, n, Dh)
-    norms = {k: native_norms(model, k, per_group["attn"][k], per_group["v"][k], heads)
-             for k in layers} if "norms" in groups else {}  # (L, B, H, Q, K)
+    # (L, B, H, Q, K), weighed when first read where attn stays in the Trace (LazyNorms)
+    norms = LazyNorms({k: native_norms(model, k, per_group["attn"][k], per_group["v"][k], heads,
+                                       lazy="attn" in groups)
+                       for k in layers}) if "norms" in groups else {}
     per_group.update({g: {} for g in need - groups})  # recorded only to make the norms
     hidden = {short: slabs.take(f"hidden/{short}")  # (L+1, B, n, D)
               for short in ("enc", "dec") if f"hidden/{short}" in slabs.slabs}

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from model import Trace, capture
+from model.norms import LazyNorms
 from model.trace_io import JSON_MEMBER, TraceFileError, json_text, to_bytes
 
 from .test_hf import bundles, model_root  # noqa: F401  (tiny random HF folders)
@@ -18,7 +19,9 @@ from .test_hf import bundles, model_root  # noqa: F401  (tiny random HF folders)
 
 def assert_same(a, b, path: str = "") -> None:
     """Equal values of the same types all the way down (arrays: dtype, shape and bits)."""
-    assert type(a) is type(b), f"{path}: {type(a).__name__} vs {type(b).__name__}"
+    # a capture's norms are a LazyNorms (weighed on first read); a loaded Trace's a dict
+    ta, tb = (dict if isinstance(x, LazyNorms) else type(x) for x in (a, b))
+    assert ta is tb, f"{path}: {type(a).__name__} vs {type(b).__name__}"
     if isinstance(a, np.ndarray):
         assert a.dtype == b.dtype and a.shape == b.shape, f"{path}: {a.dtype}{a.shape}"
         assert a.tobytes() == b.tobytes(), f"{path}: values differ"

@@ -16,7 +16,6 @@ from model import Bundle
 from model.backends import trained_here
 from model.confidence import threshold
 from model.tokenizer import is_special
-from model.training.knowledge import unknown_flags, unknown_list
 from ui.context import Ctx, key_folder
 from ui.corpus_cache import cached_knowledge, corpus_words
 from ui.i18n import N_, Labels, _, current
@@ -129,6 +128,10 @@ def unknown_in(ctx: Ctx, b: int) -> tuple[list[bool] | None, list[str]]:
     known = known_words(ctx)
     if known is None or b >= len(ctx.lines):
         return None, []
+    # imported here: the training corpus modules took 0.6 s of every cold open (issue 40),
+    # and only the lab's own checkpoints (with a word list) ever get this far
+    from model.training.knowledge import unknown_flags, unknown_list
+
     flags = unknown_flags(ctx.lines[b], known)
     return flags, unknown_list(ctx.lines[b], flags)
 

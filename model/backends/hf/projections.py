@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 from ...hooks import Head
-from ...norms import stack_norms
+from ...norms import LazyNorms, stack_norms
 
 # module path suffix of an attention output projection; group 1 names the attention module
 _PATTERNS = (
@@ -96,16 +96,17 @@ def output_projections(bundle) -> dict[str, list[tuple[np.ndarray, np.ndarray | 
 
 def hf_norms(bundle, attn: Mapping[str, np.ndarray], v: Mapping[str, np.ndarray],
              kv_groups: np.ndarray | None = None, ablate: frozenset[Head] = frozenset()
-             ) -> dict[str, np.ndarray]:
+             ) -> LazyNorms:
     """norms[kind] (L, B, H, Q, K) from a capture's attn (L, B, H, Q, K) and v (L, B, G, K, Dh).
 
     Kinds whose output projection is unknown, or whose attn or v is missing, are left out.
-    kv_groups[h]: the key/value head query head h reads (None: one each).
+    kv_groups[h]: the key/value head query head h reads (None: one each). The quadratic
+    product is made when a kind is first read (LazyNorms): attn is the Trace's own array.
     """
     try:
         projections = output_projections(bundle)
     except ValueError:
-        return {}
+        return LazyNorms({})
     out = {}
     for kind, weights in projections.items():
         if kind not in attn or kind not in v or len(weights) != attn[kind].shape[0]:
@@ -114,5 +115,6 @@ def hf_norms(bundle, attn: Mapping[str, np.ndarray], v: Mapping[str, np.ndarray]
         groups = (None if kv_groups is None or len(kv_groups) != n_heads
                   else [int(g) for g in kv_groups])
         gone = [(layer, h) for k, layer, h in ablate if k == kind]
-        out[kind] = stack_norms(attn[kind], v[kind], [w for w, _ in weights], groups, gone)
-    return out
+        out[kind] = stack_norms(attn[kind], v[kind], [w for w, _ in weights], groups, gone,
+                                lazy=True)
+    return LazyNorms(out)
