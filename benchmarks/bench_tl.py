@@ -27,7 +27,7 @@ from benchmarks.capture_shapes import N_TOKENS, SHAPES, build
 from benchmarks.common import ROOT, Report, load_results, median_times
 
 THREADS = (1, 2)
-REPEAT = 3
+REPEAT = 5
 ROWS = ("sdpa", "lab_full", "lab_full_norms", "tl_full", "lab_attn", "tl_patterns")
 
 
