@@ -14,6 +14,7 @@ Shape legend
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -26,19 +27,40 @@ from .hooks import Head, attn_prefix
 
 @contextmanager
 def blas_threads() -> Iterator[None]:
-    """numpy's BLAS (OpenBLAS) limited to torch's thread count for the block.
+    """numpy's BLAS (OpenBLAS) held to one thread for the block.
 
-    OpenBLAS otherwise starts one spinning thread per core: on a busy 2-core machine the norms'
-    matrix products then took 1–6 s instead of 0.12 s (12 GPT-2 layers at 512 tokens), while
-    the server gives each run torch.get_num_threads() threads (ui/admission.py).
+    Unlimited, OpenBLAS starts one spinning thread per core: on a busy 2-core machine the
+    norms' matrix products then took 1–6 s instead of 0.12 s. Held to torch's two threads, its
+    workers went on spinning after these small products and took the cores from torch's own
+    threads: the next forward's linear layers ran 4x slower, and a full capture of the lab's
+    model at 512 pieces and 2 threads took 140–190 ms against 68–81 ms with one BLAS thread
+    (issue 40). One thread costs these products 60 ms instead of 46–53 ms on GPT-2's 12 layers.
     """
-    try:
-        from threadpoolctl import threadpool_limits  # installed with scikit-learn
-    except ImportError:  # pragma: no cover - without it numpy keeps its own default
+    controller = _blas_controller()
+    if controller is None:  # pragma: no cover - without threadpoolctl numpy keeps its default
         yield
         return
-    with threadpool_limits(limits=torch.get_num_threads(), user_api="blas"):
+    with controller.limit(limits=1, user_api="blas"):
         yield
+
+
+_CONTROLLER: list = [None, -1]  # [ThreadpoolController, len(sys.modules) when it was made]
+
+
+def _blas_controller():
+    """A ThreadpoolController, made again only when modules were imported since the last one
+    (a new import may have loaded another BLAS, as scipy does).
+
+    threadpool_limits() scans every loaded library (/proc/self/maps) on each call: 1.2–1.3 ms,
+    three times per capture of the lab's model, a fifth of a 2 × 32-piece capture (issue 40).
+    """
+    try:
+        from threadpoolctl import ThreadpoolController  # installed with scikit-learn
+    except ImportError:  # pragma: no cover
+        return None
+    if _CONTROLLER[1] != len(sys.modules):
+        _CONTROLLER[:] = [ThreadpoolController(), len(sys.modules)]
+    return _CONTROLLER[0]
 
 
 def limit_blas_threads(n: int) -> bool:
@@ -113,7 +135,7 @@ def stack_norms(attn: np.ndarray, v: np.ndarray, projections: Sequence[np.ndarra
     lazy: the small (L, B, H, K) value norms now, the (L, B, H, Q, K) product on first read
     (a Weighing, for LazyNorms); attn must then be kept unchanged (a Trace's own array).
     """
-    with blas_threads():  # the small float64 products first, on BLAS's threads
+    with blas_threads():  # the small float64 products first, on one BLAS thread
         moved = [value_norms(v[layer], w_o, kv_groups) for layer, w_o in enumerate(projections)]
     weighing = Weighing(attn, moved, tuple(ablated_heads))
     return weighing if lazy else weighing()

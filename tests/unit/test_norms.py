@@ -375,9 +375,10 @@ def test_value_norms_equal_the_projected_norm_at_real_width(n_heads, n_kv):
                                attn * want[:, :, None].astype(np.float32), rtol=3e-7)
 
 
-def test_blas_threads_follow_torch_and_the_server_limit():
-    """The norms hold numpy's BLAS to torch's thread count and give it back after; the server
-    (ui/admission.server_gate) sets that limit for the whole process."""
+def test_blas_threads_hold_one_thread_and_the_server_limit():
+    """The norms hold numpy's BLAS to one thread (its spinning workers slowed torch's next
+    forward) and give the limit back after; the server (ui/admission.server_gate) sets that
+    limit for the whole process."""
     threadpoolctl = pytest.importorskip("threadpoolctl")
     from model.norms import blas_threads, limit_blas_threads
 
@@ -389,6 +390,10 @@ def test_blas_threads_follow_torch_and_the_server_limit():
     try:
         torch.set_num_threads(1)
         limit_blas_threads(2)
+        with blas_threads():
+            assert blas() == {1}
+        assert blas() == {2}
+        torch.set_num_threads(2)
         with blas_threads():
             assert blas() == {1}
         assert blas() == {2}
