@@ -259,3 +259,19 @@ def open_app(page, base_url: str, **query) -> None:
     url = f"{base_url}/" + (f"?{urlencode(query, doseq=True)}" if query else "")
     page.goto(url)
     wait_for_app(page)
+
+
+def settled(read, ok, timeout: float = 90, what: str = "page"):
+    """Call read() until ok(value) holds, then return the value.
+
+    Why: Streamlit replaces elements one by one during a rerun, so a single read can catch a
+    mix of old and new blocks in any DOM order (two CI runs failed on exactly that)."""
+    deadline = time.monotonic() + timeout
+    value = read()
+    while not ok(value):
+        if time.monotonic() > deadline:
+            last = repr(value)[:1500]
+            raise AssertionError(f"{what} never settled within {timeout} s; last read: {last}")
+        time.sleep(0.5)
+        value = read()
+    return value

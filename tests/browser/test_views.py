@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from model import Tokenizer
-from tests.browser.conftest import open_app, wait_for_app
+from tests.browser.conftest import open_app, settled, wait_for_app
 from tests.tiny_model import save_tiny_checkpoint
 
 TEXT = "겨울은 추워요.\nThe big dog eats the fish."
@@ -70,7 +70,8 @@ def test_typing_a_sentence_updates_the_tokens_view(page, server, checkpoints):
         "s => new URL(location.href).searchParams.get('text') === s", arg=sentence,
         timeout=30_000)
     wait_for_app(page)
-    chips = page.locator('[data-testid="stHtml"]').first.text_content()
-    assert all(piece in chips for piece in pieces), (pieces, chips)
+    blocks = page.locator('[data-testid="stHtml"]')
+    chips = settled(lambda: blocks.first.text_content() if blocks.count() else "",
+                    lambda chips: all(piece in chips for piece in pieces), what=f"{pieces}")
     assert "겨" not in chips
     wait_for_charts(page, CHARTS["tokens"])
