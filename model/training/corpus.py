@@ -307,7 +307,8 @@ ANCHOR_PAIRS: list[Pair] = list({(p.en, p.ko, p.to): p for p in [
 # -------------------------------------------------------------------------------- splits
 
 def splits(seed: int = 0, n_train: int = 200_000, n_val: int = 2_000,
-           n_test: int = 4_000, n_everyday: int = 1_000) -> dict[str, list[Pair]]:
+           n_test: int = 4_000, n_everyday: int = 1_000,
+           names: dict[tuple[str, str], str] | None = None) -> dict[str, list[Pair]]:
     """Deduplicated train / val / test / everyday lists; no English or Korean string is in two.
 
     Train is drawn first (ANCHOR_PAIRS first of all), then val, then test, each from the same
@@ -317,7 +318,8 @@ def splits(seed: int = 0, n_train: int = 200_000, n_val: int = 2_000,
     ("Please be careful.") lands in train, and val / test hold sentences the model never saw.
     The sizes are exact unless the grammar runs out of new pairs. The splits depend on all of
     (seed, n_train, n_val, n_test) and on the held-out test sets (held_out): pass the same
-    values when evaluating.
+    values when evaluating. names, when given, is filled with each drawn pair's construction
+    name, keyed by (en, ko) (the anchor pairs have none).
     """
     r = random.Random(f"attention-lab-corpus-splits:{seed}")
     # the hand-written test sets' sentences (tests/data) count as taken, so no split holds one
@@ -356,12 +358,14 @@ def splits(seed: int = 0, n_train: int = 200_000, n_val: int = 2_000,
                     bucket.append(p)
         misses = 0
         while len(bucket) < size and misses < 100_000:
-            p = make(r, name == "everyday")[1]
+            construction, p = make(r, name == "everyday")
             if not fresh(p, name):
                 misses += 1
                 continue
             misses = 0
             take(p)
+            if names is not None:
+                names[(p.en, p.ko)] = construction
             bucket.append(p)
         out[name] = bucket
     return out

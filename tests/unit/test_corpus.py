@@ -557,3 +557,32 @@ def test_splits_never_draw_a_held_out_test_sentence():
     drawn = {s for pairs in parts.values() for p in pairs for s in (p.en, p.ko)}
     assert not drawn & held
     assert corpus.held_out(Path("/nonexistent")) == frozenset()
+
+
+def test_splits_name_each_pair_and_evaluation_scores_areas_apart():
+    """splits(names=) names each drawn pair's construction without changing the draw, and
+    evaluate_bundle scores an area as it scores that area's pairs alone (issue 42's split of
+    the test set into the older constructions and its own areas)."""
+    from model.dispatch import load_checkpoint
+    from model.training.corpus import ISSUE_42
+    from model.training.evaluate import evaluate_bundle
+    from tests.conftest import ROOT
+
+    names: dict = {}
+    parts = splits(seed=0, n_train=3_000, n_val=50, n_test=200, names=names)
+    assert parts == splits(seed=0, n_train=3_000, n_val=50, n_test=200)
+    test = parts["test"]
+    assert all((p.en, p.ko) in names for p in test)
+    new = [names[(p.en, p.ko)].startswith(ISSUE_42) for p in test]
+    assert 0 < sum(new) < len(new)  # both kinds are drawn
+    # a few of each, so the scoring is quick
+    pick = [i for i, x in enumerate(new) if x][:4] + [i for i, x in enumerate(new) if not x][:4]
+    pairs, member = [test[i] for i in pick], [new[i] for i in pick]
+    bundle = load_checkpoint(ROOT / "checkpoints" / "paper")
+    both = evaluate_bundle(bundle, pairs, batch=8, areas={"issue_42": member})
+    alone = evaluate_bundle(bundle, pairs[:4], batch=8)
+    for key in ("en->ko", "ko->en"):
+        area = both["areas"]["issue_42"][key]
+        assert area["n"] == 4
+        assert area["exact_match"] == alone[key]["exact_match"]
+        assert area["chrf"] == alone[key]["chrf"]
