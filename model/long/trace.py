@@ -25,7 +25,7 @@ import numpy as np
 import torch
 
 from .attend import Rule, grouped
-from .reduce import LayerReducer
+from .reduce import PER_QUERY, LayerReducer
 
 MAX_BLOCK = 1024  # block() answers up to 1,024 × 1,024 cells at once
 
@@ -141,12 +141,12 @@ class LongRecorder:
         for kind, by_layer in self.layers.items():
             reds = [by_layer[i][0] for i in sorted(by_layer)]
             out.kept[kind] = [by_layer[i][1] for i in sorted(by_layer)]
-            out.pooled[kind] = {"mean": np.stack([r.pooled_mean() for r in reds]),
-                                "max": np.stack([r.max for r in reds])}
-            out.stats[kind] = {name: np.stack([r.stats[name] for r in reds])
-                               for name in reds[0].stats}
-            out.top[kind] = {"keys": np.stack([r.top_keys for r in reds]),
-                             "weights": np.stack([r.top_weights for r in reds])}
+            for r in reds:
+                r.pooled_mean()  # sums become means, in place
+            out.pooled[kind] = {"mean": _moved(reds, "sum"), "max": _moved(reds, "max")}
+            out.stats[kind] = {name: _moved(reds, "stats", name) for name in PER_KEY_STATS}
+            out.top[kind] = {"keys": _moved(reds, "top_keys"),
+                             "weights": _moved(reds, "top_weights")}
             received = out.stats[kind]["received"]  # (L, H, n)
             out.summary[kind] = {
                 "bands": np.stack([r.band_shares() for r in reds]),
@@ -155,3 +155,27 @@ class LongRecorder:
                 "sink_share": received.max(-1) / self.n,
             }
         return out
+
+
+PER_KEY_STATS = (*PER_QUERY, "received")
+
+
+def _moved(reds: list[LayerReducer], attr: str, key: str | None = None) -> np.ndarray:
+    """Each reducer's array (attr, or attr[key]) stacked into one (L, ...) array, each layer's
+    own released as soon as it is copied: np.stack held every layer twice at the end of a
+    capture (the pooled maps alone are 2·L·H·P² floats: 537 MB for 16 × 16 heads at P = 512)."""
+    def take(r: LayerReducer) -> np.ndarray:
+        if key is None:
+            a = getattr(r, attr)
+            setattr(r, attr, None)
+        else:
+            a = getattr(r, attr).pop(key)
+        return a
+
+    first = take(reds[0])
+    out = np.empty((len(reds), *first.shape), first.dtype)
+    out[0] = first
+    del first
+    for i, r in enumerate(reds[1:], 1):
+        out[i] = take(r)
+    return out
