@@ -149,7 +149,7 @@ def screenshots(browser, base: str, out: Path) -> list[str]:
         # tall enough for the tallest chart: Streamlit scrolls its main block, not the page,
         # and what lies outside the viewport comes out blank in an element's screenshot
         context = browser.new_context(viewport={"width": 1280, "height": 1400})
-        _guard(context)
+        local_only(context)
         page = context.new_page()
         measure_page(page, base, _query(model, words), 3)
         # Streamlit's fixed header would cover the top of a chart scrolled to the viewport's top
@@ -167,7 +167,7 @@ def screenshots(browser, base: str, out: Path) -> list[str]:
     return lines
 
 
-def _guard(context) -> None:
+def local_only(context) -> None:
     """Every request that leaves localhost is aborted."""
     def guard(route):
         host = urlsplit(route.request.url).hostname
@@ -228,7 +228,7 @@ def _case(part: str, browser, base: str | None) -> str:
     line = f"{part}: server {server_s:.2f} s (AppTest, warm); charts {sum(spec) / 1e6:.2f} MB"
     if browser is not None:
         context = browser.new_context(viewport={"width": 1280, "height": 900})
-        _guard(context)
+        local_only(context)
         page = context.new_page()
         measure_page(page, base, query, 3)  # cold: model load, first capture
         page.close()
