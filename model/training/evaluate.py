@@ -42,6 +42,14 @@ def chrf(hyps: Sequence[str], refs: Sequence[str], max_n: int = 6, beta: float =
     return float(100 * (1 + beta**2) * prec * rec / (beta**2 * prec + rec))
 
 
+def _scored(hyps: Sequence[str], refs: Sequence[str]) -> dict:
+    """Exact match (%, outer spaces ignored) and chrF of outputs against references."""
+    if not hyps:
+        return {"exact_match": 0.0, "chrf": 0.0}
+    exact = float(np.mean([h.strip() == r.strip() for h, r in zip(hyps, refs, strict=True)]))
+    return {"exact_match": round(100 * exact, 2), "chrf": round(chrf(hyps, refs), 2)}
+
+
 def evaluate_bundle(bundle: Bundle, pairs: Sequence[corpus.Pair], batch: int = 64,
                     areas: dict[str, Sequence[bool]] | None = None) -> dict:
     """Metrics in both directions on the given pairs; areas: name -> which pairs belong to it,
@@ -63,16 +71,12 @@ def evaluate_bundle(bundle: Bundle, pairs: Sequence[corpus.Pair], batch: int = 6
             agree_sum = agree * len(chunk) if agree_sum is None else agree_sum + agree * len(chunk)
             agree_n += len(chunk)
         key = f"{src_of}->{tgt_of}"
-        exact = float(np.mean([h.strip() == r.strip() for h, r in zip(hyps, refs, strict=True)]))
-        result[key] = {"exact_match": round(100 * exact, 2), "chrf": round(chrf(hyps, refs), 2),
-                       "examples": [[s, h] for s, h in zip(
-                           [getattr(p, src_of) for p in pairs[:3]], hyps[:3], strict=True)]}
+        result[key] = {**_scored(hyps, refs), "examples": [[s, h] for s, h in zip(
+            [getattr(p, src_of) for p in pairs[:3]], hyps[:3], strict=True)]}
         for area, member in (areas or {}).items():
             kept = [(h, r) for h, r, m in zip(hyps, refs, member, strict=True) if m]
-            ok = [h.strip() == r.strip() for h, r in kept]
             result.setdefault("areas", {}).setdefault(area, {})[key] = {
-                "n": len(kept), "exact_match": round(100 * float(np.mean(ok)), 2) if ok else 0.0,
-                "chrf": round(chrf(*zip(*kept)), 2) if kept else 0.0}
+                "n": len(kept), **_scored([h for h, _ in kept], [r for _, r in kept])}
     tables = agree_sum / max(agree_n, 1)  # (2, L, H): α, ‖αf(x)‖
     result.update(alignment_metrics(tables[0], tables[1]))
     return result
