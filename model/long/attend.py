@@ -43,8 +43,8 @@ class Rule:
 
     def scores(self, q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
         """(G, R·c, Dh) · (G, w, Dh) -> float32 (G, R·c, w) scaled (and softcapped) scores."""
-        s = torch.matmul(q, k.transpose(1, 2))
-        s.mul_(self.scaling)
+        # scaling the (c, Dh) queries, not the (c, w) scores: one pass over the chunk fewer
+        s = torch.matmul(q * self.scaling, k.transpose(1, 2))
         if self.softcap is not None:
             s.div_(self.softcap).tanh_().mul_(self.softcap)
         return s
@@ -108,12 +108,13 @@ def attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, rule: Rule,
             # finite: a blocked cell's weight is exactly 0, and p·s stays 0
             s[..., a:b].masked_fill_(blocked, BLOCKED)
         top = s.amax(-1, keepdim=True)  # every row sees at least its own key
-        p = s - top  # one temporary, exponentiated in place (exp(s - top) made two)
-        p.exp_()
+        s.sub_(top)  # shifted in place, then exp() reads it once and writes p once (a
+        p = torch.exp(s)  # subtraction into p and exp_() on it passed over the chunk twice)
         z = p.sum(-1, keepdim=True)
         p.div_(z)  # the probabilities: computed once, used for the output and the reducer
         ctx = torch.matmul(p.view(g, -1, w), v[:, k0:k1])  # (G, R·c, Dh)
         out[:, q0:q1] = ctx.view(h, c, -1)
         if reducer is not None:
-            reducer.add(p, s, (top + z.log()).squeeze(-1), q0, k0, rule.causal)
+            log_z = z.log().squeeze(-1)
+            reducer.add(p, s, top.squeeze(-1) + log_z, q0, k0, rule.causal, log_z=log_z)
     return out

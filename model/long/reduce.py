@@ -63,17 +63,19 @@ class LayerReducer:
         self.bands = np.zeros((n_heads, 3), np.float64)  # Σ over queries: local, middle, far
 
     def add(self, probs: torch.Tensor, scores: torch.Tensor, lse: torch.Tensor, q0: int,
-            k0: int, causal: bool) -> None:
+            k0: int, causal: bool, log_z: torch.Tensor | None = None) -> None:
         """probs float32 (H, c, w) for queries q0.. over keys k0..; the scores they came from
         (blocked cells any finite value, their weight is 0); lse (H, c); causal: no query
-        reads a key after it (distances then need no absolute value)."""
+        reads a key after it (distances then need no absolute value). With log_z (H, c),
+        the scores are shifted so that each row's largest is 0 (lse = that max + log_z)."""
         h, c, w = probs.shape
         q1, k1 = q0 + c, k0 + w
         self.lse[:, q0:q1] = lse.numpy()
         st = self.stats
-        # entropy = lse − Σ p·s: one dot product per row instead of a log per cell
+        # entropy = lse − Σ p·s: one dot product per row instead of a log per cell (with
+        # shifted scores, log_z − Σ p·s, which loses nothing to subtracting the max back)
         dot = torch.matmul(probs.view(h * c, 1, w), scores.view(h * c, w, 1)).view(h, c)
-        st["entropy"][:, q0:q1] = (lse - dot).numpy()
+        st["entropy"][:, q0:q1] = ((lse if log_z is None else log_z) - dot).numpy()
         if k0 == 0:
             st["first"][:, q0:q1] = probs[:, :, 0].numpy()
         sp = self.special_pos[(self.special_pos >= k0) & (self.special_pos < k1)] - k0
@@ -145,11 +147,21 @@ class LayerReducer:
         # keys: every pixel gathered to the widest pixel's width; a narrower (or cut) pixel
         # repeats its first key, which the max ignores and the sum weighs 0
         width = np.diff(np.append(kseg, k1 - k0))
+        if width.min() == width.max() and kseg[0] == 0:  # keys of equal width: a view
+            cols = row_sum.view(*row_sum.shape[:2], len(kseg), -1)
+            col_sum = cols.sum(-1)
+            col_max = row_max.view(*row_max.shape[:2], len(kseg), -1).amax(-1)
+            return self._fold(qa, qb, ka, kb, col_sum, col_max, row_sum)
         slot = np.arange(width.max())
         idx = torch.from_numpy(kseg[:, None] + np.where(slot < width[:, None], slot, 0))
         real = torch.from_numpy((slot < width[:, None]).astype(np.float32))  # (pixels, s)
         col_sum = (row_sum[..., idx] * real).sum(-1)  # (H, query pixels, key pixels)
         col_max = row_max[..., idx].amax(-1)
+        return self._fold(qa, qb, ka, kb, col_sum, col_max, row_sum)
+
+    def _fold(self, qa: int, qb: int, ka: int, kb: int, col_sum: torch.Tensor,
+              col_max: torch.Tensor, row_sum: torch.Tensor) -> torch.Tensor:
+        """Add a chunk's (H, query pixels, key pixels) sums and maxima into the maps."""
         self.sum[:, qa:qb, ka:kb] += col_sum.numpy()
         cell = self.max[:, qa:qb, ka:kb]
         np.maximum(cell, col_max.numpy(), out=cell)
