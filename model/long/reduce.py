@@ -63,48 +63,50 @@ class LayerReducer:
         self.bands = np.zeros((n_heads, 3), np.float64)  # Σ over queries: local, middle, far
 
     def add(self, probs: torch.Tensor, scores: torch.Tensor, lse: torch.Tensor, q0: int,
-            k0: int, causal: bool, log_z: torch.Tensor | None = None) -> None:
+            k0: int, causal: bool, log_z: torch.Tensor | None = None,
+            heads: slice = slice(None)) -> None:
         """probs float32 (H, c, w) for queries q0.. over keys k0..; the scores they came from
         (blocked cells any finite value, their weight is 0); lse (H, c); causal: no query
         reads a key after it (distances then need no absolute value). With log_z (H, c),
-        the scores are shifted so that each row's largest is 0 (lse = that max + log_z)."""
+        the scores are shifted so that each row's largest is 0 (lse = that max + log_z).
+        heads: which of the layer's heads the chunk holds (all of them by default)."""
         h, c, w = probs.shape
         q1, k1 = q0 + c, k0 + w
-        self.lse[:, q0:q1] = lse.numpy()
+        self.lse[heads, q0:q1] = lse.numpy()
         st = self.stats
         # entropy = lse − Σ p·s: one dot product per row instead of a log per cell (with
         # shifted scores, log_z − Σ p·s, which loses nothing to subtracting the max back)
         dot = torch.matmul(probs.view(h * c, 1, w), scores.view(h * c, w, 1)).view(h, c)
-        st["entropy"][:, q0:q1] = ((lse if log_z is None else log_z) - dot).numpy()
+        st["entropy"][heads, q0:q1] = ((lse if log_z is None else log_z) - dot).numpy()
         if k0 == 0:
-            st["first"][:, q0:q1] = probs[:, :, 0].numpy()
+            st["first"][heads, q0:q1] = probs[:, :, 0].numpy()
         sp = self.special_pos[(self.special_pos >= k0) & (self.special_pos < k1)] - k0
         if len(sp):
-            st["special"][:, q0:q1] = probs[:, :, sp].sum(-1).numpy()
+            st["special"][heads, q0:q1] = probs[:, :, sp].sum(-1).numpy()
         rows = torch.arange(c)
         prev = rows + q0 - 1 - k0  # the key just before each query, in chunk coordinates
         ok = (prev >= 0) & (prev < w)
         if ok.any():
-            st["previous"][:, q0:q1][:, ok.numpy()] = probs[:, rows[ok], prev[ok]].numpy()
+            st["previous"][heads, q0:q1][:, ok.numpy()] = probs[:, rows[ok], prev[ok]].numpy()
         qi = torch.arange(q0, q1, dtype=torch.float32)
         if causal:  # Σ p·(i − j) = i − p·j: a matrix–vector product, no (c, w) temporary
             kj = torch.arange(k0, k1, dtype=torch.float32)
-            st["mean_distance"][:, q0:q1] = (qi - torch.matmul(probs, kj)).numpy()
+            st["mean_distance"][heads, q0:q1] = (qi - torch.matmul(probs, kj)).numpy()
         else:
             dist = (qi[:, None] - torch.arange(k0, k1, dtype=torch.float32)[None, :]).abs_()
-            st["mean_distance"][:, q0:q1] = (probs * dist).sum(-1).numpy()
-        self._bands(probs, q0, k0, causal)
+            st["mean_distance"][heads, q0:q1] = (probs * dist).sum(-1).numpy()
+        self._bands(probs, q0, k0, causal, heads)
         kk = min(self.top_k, w)
         top = torch.topk(probs, kk, dim=-1)
         keys = top.indices + k0
-        self.top_keys[:, q0:q1, :kk] = keys.numpy()
-        self.top_weights[:, q0:q1, :kk] = top.values.numpy()
+        self.top_keys[heads, q0:q1, :kk] = keys.numpy()
+        self.top_weights[heads, q0:q1, :kk] = top.values.numpy()
         # max distance: the farthest of the top keys holding at least REACH of the weight
         reach = torch.where(top.values >= REACH, (qi[:, None] - keys).abs(), 0)
-        st["max_distance"][:, q0:q1] = reach.amax(-1).numpy()
-        row_sum = self._pool(probs, q0, q1, k0, k1)
+        st["max_distance"][heads, q0:q1] = reach.amax(-1).numpy()
+        row_sum = self._pool(probs, q0, q1, k0, k1, heads)
         # received per key: the pooled rows' sums added up (1/(rows per pixel) of the cells)
-        st["received"][:, k0:k1] += row_sum.sum(1).numpy()
+        st["received"][heads, k0:k1] += row_sum.sum(1).numpy()
 
     def aligned(self, step: int) -> int:
         """A query chunk size that ends on pixel edges when pixels are all one size (n a
@@ -114,7 +116,8 @@ class LayerReducer:
             return step
         return step - step % size
 
-    def _bands(self, probs: torch.Tensor, q0: int, k0: int, causal: bool) -> None:
+    def _bands(self, probs: torch.Tensor, q0: int, k0: int, causal: bool,
+               heads: slice) -> None:
         """Σ over these queries of their mass at local, middle and far distance."""
         _, c, w = probs.shape
         out = []
@@ -125,11 +128,12 @@ class LayerReducer:
             dist = (qi - torch.arange(k0 + lo, k0 + w)[None, :]).abs_()
             out.append((probs[:, :, lo:] * (dist <= limit)).sum(-1).sum(-1).double())
         local, near = out  # near: within MIDDLE, local included; rows add up to 1
-        self.bands[:, 0] += local.numpy()
-        self.bands[:, 1] += (near - local).numpy()
-        self.bands[:, 2] += c - near.numpy()
+        self.bands[heads, 0] += local.numpy()
+        self.bands[heads, 1] += (near - local).numpy()
+        self.bands[heads, 2] += c - near.numpy()
 
-    def _pool(self, p: torch.Tensor, q0: int, q1: int, k0: int, k1: int) -> torch.Tensor:
+    def _pool(self, p: torch.Tensor, q0: int, q1: int, k0: int, k1: int,
+              heads: slice) -> torch.Tensor:
         """Fold a chunk (H, c, w) into the pooled sums and maxima: rows first, then keys.
         Returns the row-pooled sums (H, query pixels, w)."""
         ka, kb, kseg = _local_starts(self.starts, k0, k1, self.p, self.n)
@@ -151,19 +155,19 @@ class LayerReducer:
             cols = row_sum.view(*row_sum.shape[:2], len(kseg), -1)
             col_sum = cols.sum(-1)
             col_max = row_max.view(*row_max.shape[:2], len(kseg), -1).amax(-1)
-            return self._fold(qa, qb, ka, kb, col_sum, col_max, row_sum)
+            return self._fold(heads, qa, qb, ka, kb, col_sum, col_max, row_sum)
         slot = np.arange(width.max())
         idx = torch.from_numpy(kseg[:, None] + np.where(slot < width[:, None], slot, 0))
         real = torch.from_numpy((slot < width[:, None]).astype(np.float32))  # (pixels, s)
         col_sum = (row_sum[..., idx] * real).sum(-1)  # (H, query pixels, key pixels)
         col_max = row_max[..., idx].amax(-1)
-        return self._fold(qa, qb, ka, kb, col_sum, col_max, row_sum)
+        return self._fold(heads, qa, qb, ka, kb, col_sum, col_max, row_sum)
 
-    def _fold(self, qa: int, qb: int, ka: int, kb: int, col_sum: torch.Tensor,
+    def _fold(self, heads: slice, qa: int, qb: int, ka: int, kb: int, col_sum: torch.Tensor,
               col_max: torch.Tensor, row_sum: torch.Tensor) -> torch.Tensor:
-        """Add a chunk's (H, query pixels, key pixels) sums and maxima into the maps."""
-        self.sum[:, qa:qb, ka:kb] += col_sum.numpy()
-        cell = self.max[:, qa:qb, ka:kb]
+        """Add a chunk's (H', query pixels, key pixels) sums and maxima into the maps."""
+        self.sum[heads, qa:qb, ka:kb] += col_sum.numpy()
+        cell = self.max[heads, qa:qb, ka:kb]
         np.maximum(cell, col_max.numpy(), out=cell)
         return row_sum
 
