@@ -25,9 +25,10 @@ def long_estimate(d: Dims, n: int, pixels: int, qk_bytes: int = F32) -> Estimate
     # the start (1,180 when every layer was stacked twice, as the old factor of 4 said)
     pooled = (layers + 2) * h * p * p * F32 * 2
     kept = layers * (h + g) * n * d.d_head * qk_bytes
-    # scores/probs, the distance, band and reach temporaries; a chunk is at least 16 queries,
-    # so at 32,768 tokens it holds more than CHUNK_BYTES
-    chunk = 6 * max(CHUNK_BYTES, 16 * h * n * F32)
+    # scores/probs, the distance, band and reach temporaries; a chunk is at least 16 queries
+    # of one kv head's query heads (attend.kv_per_chunk), so at 32,768 tokens it can hold
+    # more than CHUNK_BYTES
+    chunk = 6 * max(CHUNK_BYTES, 16 * (h // max(g, 1)) * n * F32)
     forward = n * (8 * d.d_model + 2 * d.d_ff) * F32  # residual, norms, q/k/v, FFN
     parts = {"statistics": stats, "pooled maps": pooled, "queries and keys": kept,
              "one chunk": chunk, "forward": forward}
