@@ -269,3 +269,39 @@ def test_finishing_holds_each_layer_once():
     assert trace.pooled["self"]["max"][:, 0, 0, 0].tolist() == list(range(layers))
     assert trace.stats["self"]["received"][:, 0, 0].tolist() == list(range(1, layers + 1))
     assert trace.summary["self"]["sink_share"].shape == (layers, heads)
+
+
+def test_long_texts_split_a_chunk_by_heads(monkeypatch):
+    """At 8 MB a chunk, every head shares it up to a few thousand tokens; past that it holds
+    fewer heads and at least 64 query rows per kv head (16-row products ran at half speed)."""
+    monkeypatch.setattr(attend_module, "CHUNK_BYTES", 8 << 20)
+    per, size = attend_module.kv_per_chunk, attend_module.chunk_size
+    assert per(12, 12, 2048) == 12  # GPT-2 shape, 2,048 tokens: as before
+    assert per(12, 12, 8192) == 4 and size(4, 8192) == 64
+    assert per(16, 4, 32768) == 1 and 4 * size(4, 32768) == 64  # Llama shape: R·c rows
+    assert per(16, 4, 32768) * 4 * size(4, 32768) * 32768 * 4 <= 8 << 20
+
+
+def test_head_groups_of_unequal_size_equal_one_chunk_of_every_head(monkeypatch):
+    """5 heads over 2 kv-head-sized groups of 2, 2 and 1: the same output and reductions as
+    all 5 in one chunk (equal up to float32 rounding of differently blocked products)."""
+    from model.long.attend import Rule, attend
+    from model.long.reduce import LayerReducer
+
+    gen = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(5, 300, 8, generator=gen) for _ in range(3))
+    specials = np.zeros(300, bool)
+    specials[0] = True
+    runs = []
+    for chunk_bytes in (1 << 30, 2 * 4 * 300 * 64):  # everything at once; 2 heads a chunk
+        monkeypatch.setattr(attend_module, "CHUNK_BYTES", chunk_bytes)
+        red = LayerReducer(5, 300, 60, specials)
+        out = attend(q, k, v, Rule(scaling=8 ** -0.5, causal=True), red)
+        runs.append((out, red))
+    assert attend_module.kv_per_chunk(5, 5, 300) == 2
+    (out_a, a), (out_b, b) = runs
+    torch.testing.assert_close(out_a, out_b, rtol=1e-5, atol=1e-6)
+    for name in a.stats:
+        np.testing.assert_allclose(a.stats[name], b.stats[name], rtol=1e-5, atol=1e-5)
+    for field in ("sum", "max", "lse", "top_weights", "bands"):
+        np.testing.assert_allclose(getattr(a, field), getattr(b, field), rtol=1e-5, atol=1e-6)
