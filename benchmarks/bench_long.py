@@ -81,9 +81,9 @@ def child(name: str, n: int, which: str) -> dict:
     spent = [0.0]
     add = reduce_module.LayerReducer.add
 
-    def timed(self, *args):  # measurement only: how much of the run the reductions take
+    def timed(self, *args, **kwargs):  # measurement only: how much of the run the reductions take
         t = time.perf_counter()
-        add(self, *args)
+        add(self, *args, **kwargs)
         spent[0] += time.perf_counter() - t
 
     reduce_module.LayerReducer.add = timed
