@@ -5,8 +5,10 @@ Shapes, random weights built here (nothing downloaded), a word-level vocabulary 
     llama-1k    16 layers, 16 query heads sharing 4 kv heads, 1,024 wide, rotary
 Each measurement runs in a fresh process (so its peak RSS is its own): the sdpa forward is
 transformers' own (attn_implementation="sdpa", one logit row, no cache), the long capture is
-model.capture_long at 512 pixels. Where the long capture's time goes is split by timing the
-reducer (model/long/reduce.py: statistics and pooled maps) inside it.
+model.capture_long at 512 pixels (queries and keys where "auto" puts them: on disk above
+64 MiB, model/long/spill.py; the peak RSS counts memory only). Where the long capture's time
+goes is split by timing the reducer (model/long/reduce.py: statistics and pooled maps) inside
+it.
 
     python -m benchmarks bench_long                  # both shapes at their default lengths
     python -m benchmarks.bench_long gpt2-small 8192 --rounds 1 --save  # one shape and length
@@ -92,7 +94,8 @@ def child(name: str, n: int, which: str) -> dict:
     seconds = time.perf_counter() - start
     return {"seconds": seconds, "n": long.n, "weights": weights, "peak_rss": peak_rss(),
             "reduce_seconds": spent[0], "trace_mb": long.nbytes() / 2**20,
-            "qk_dtype": long.qk_dtype}
+            "qk_dtype": long.qk_dtype, "qk_store": long.qk_store,
+            "disk_mb": long.disk_bytes() / 2**20}
 
 
 def peak_rss() -> int:
@@ -135,6 +138,7 @@ def part(name: str, n: int, rounds: int = 1) -> dict:
         "long_peak_rss_gb": round(peak["long"] / gb, 3),
         "long_extra_gb": round((peak["long"] - long["weights"]) / gb, 3),
         "trace_mb": round(long["trace_mb"], 1), "qk_dtype": long["qk_dtype"],
+        "qk_store": long["qk_store"], "qk_disk_mb": round(long["disk_mb"], 1),
         "target_ratio": TARGET_RATIO, "target_extra_gb": TARGET_EXTRA_GB,
     }
 
@@ -188,7 +192,8 @@ def block(results: dict) -> str:
         rows.append(f"| {key.split('@')[0]} | {p['tokens']:,}, {p['threads'] or 'all'} | "
                     f"{p['sdpa_s']:.1f} s | {p['long_s']:.1f} s ({p['ratio']:.2f}×; "
                     f"{', '.join(f'{r:.2f}' for r in rounds)}) | {p['reduce_s']:.1f} s | "
-                    f"{p['weights_gb']:.2f} + {p['long_extra_gb']:.2f} GB | {p['qk_dtype']} |")
+                    f"{p['weights_gb']:.2f} + {p['long_extra_gb']:.2f} GB | {p['qk_dtype']}, "
+                    f"{p.get('qk_store', 'memory')} |")
         runs.append(f"{key}: median of {p.get('rounds', 1)} interleaved round(s) "
                     f"({provenance(results, f'bench_long.{key}')})")
     return ("\n".join(rows) + f"\n\nTarget: long capture ≤ {TARGET_RATIO}× the sdpa forward. "

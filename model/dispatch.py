@@ -219,30 +219,42 @@ def long_pieces(batch: Batch) -> int:
     return len(batch.src_lists[0]) + int(batch.cuts[0])
 
 
-def qk_dtype_for(bundle: Bundle, batch: Batch, qk_dtype: str = "auto") -> str:
-    """"auto": float32 queries and keys (exact blocks) while they take at most 1 GiB."""
-    if qk_dtype != "auto":
-        return qk_dtype
+def qk_plan(bundle: Bundle, batch: Batch, qk_dtype: str = "auto",
+            qk_store: str = "auto") -> tuple[str, str]:
+    """How a long capture keeps queries and keys: (dtype, "memory" or "disk"). "auto" store:
+    on disk in float32 (exact blocks, nothing in memory) above SPILL_FROM bytes where the disk
+    has room; else in memory, float32 while they take at most 1 GiB, float16 beyond."""
+    from .long.spill import SPILL_FROM, can_spill
+
+    if qk_store not in ("auto", "memory", "disk"):
+        raise ValueError("qk_store is 'auto', 'memory' or 'disk'")
     d = backend_for(bundle).dims(batch)
     kept = sum(d.layers.values()) * (d.heads + d.hkv) * long_pieces(batch) * d.d_head * 4
-    return "float32" if kept <= 2**30 else "float16"
+    if qk_store == "auto":
+        spill = qk_dtype in ("auto", "float32") and kept > SPILL_FROM and can_spill(kept)
+        qk_store = "disk" if spill else "memory"
+    if qk_dtype == "auto":
+        qk_dtype = "float32" if qk_store == "disk" or kept <= 2**30 else "float16"
+    return qk_dtype, qk_store
 
 
 def estimate_long(bundle: Bundle, text: str | Batch, *, pixels: int = 512,
-                  qk_dtype: str = "auto") -> Estimate:
-    """Peak bytes of capture_long(bundle, text) (model/long/budget.py)."""
+                  qk_dtype: str = "auto", qk_store: str = "auto") -> Estimate:
+    """Peak bytes of capture_long(bundle, text) in memory (model/long/budget.py)."""
     from .long.budget import long_estimate
 
     batch = _long_batch(bundle, text)
-    size = 2 if qk_dtype_for(bundle, batch, qk_dtype) == "float16" else 4
+    dtype, store = qk_plan(bundle, batch, qk_dtype, qk_store)
+    size = 0 if store == "disk" else 2 if dtype == "float16" else 4
     return long_estimate(backend_for(bundle).dims(batch), len(batch.src_lists[0]), pixels,
                          size)
 
 
 def capture_long(bundle: Bundle, text: str | Batch, *, pixels: int = 512,
-                 qk_dtype: str = "auto") -> LongTrace:
+                 qk_dtype: str = "auto", qk_store: str = "auto") -> LongTrace:
     """Every head's attention over one long text, reduced as computed (model/long/):
-    pooled maps at `pixels` per side, per-query statistics, exact block() drill-down."""
+    pooled maps at `pixels` per side, per-query statistics, exact block() drill-down from
+    queries and keys kept in memory or on disk (qk_plan)."""
     from .long.budget import LONG_CAP
 
     batch = _long_batch(bundle, text)
@@ -251,5 +263,5 @@ def capture_long(bundle: Bundle, text: str | Batch, *, pixels: int = 512,
                          f"{LONG_CAP:,}")
     if not 1 <= pixels <= 1024:
         raise ValueError("pixels must be 1..1,024")
-    return backend_for(bundle).capture_long(batch, pixels, qk_dtype_for(bundle, batch,
-                                                                         qk_dtype))
+    dtype, store = qk_plan(bundle, batch, qk_dtype, qk_store)
+    return backend_for(bundle).capture_long(batch, pixels, dtype, store)

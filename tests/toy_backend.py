@@ -349,7 +349,8 @@ class ToyBackend:
     def head_weights(self, kind: str, layer: int) -> dict[str, Any]:
         raise ValueError("the toy offers no per-block weights")
 
-    def capture_long(self, batch: Batch, pixels: int, qk_dtype: str) -> Any:
+    def capture_long(self, batch: Batch, pixels: int, qk_dtype: str,
+                     qk_store: str = "memory") -> Any:
         """No long mode here: caps.long_context stays False, so the view never asks."""
         raise ValueError("the toy backend has no long mode")
 

@@ -196,9 +196,11 @@ class Backend(Protocol):
         direct path, every later norm frozen at its actual scale (ValueError where the stream
         that head writes into reaches no logits, or the path is not linear)."""
 
-    def capture_long(self, batch: Batch, pixels: int, qk_dtype: str) -> LongTrace:
+    def capture_long(self, batch: Batch, pixels: int, qk_dtype: str,
+                     qk_store: str = "memory") -> LongTrace:
         """The first line's self-attention in long mode (model/long/): chunked over queries,
-        reduced as computed, Q and K kept in qk_dtype (only where caps.long_context)."""
+        reduced as computed, Q and K kept in qk_dtype, in memory or on disk (qk_store;
+        only where caps.long_context)."""
 
     def unembed(self, states: Any) -> Any:
         """(…, D) torch residual states -> (…, V) logits through the final norm and the

@@ -15,7 +15,8 @@ LONG_FROM = 520  # above this many pieces the attention view draws the long mode
 
 
 def long_estimate(d: Dims, n: int, pixels: int, qk_bytes: int = F32) -> Estimate:
-    """Peak bytes of capture_long on n tokens: what it keeps plus one layer's working set."""
+    """Peak bytes of capture_long on n tokens: what it keeps plus one layer's working set.
+    qk_bytes: bytes per kept query/key value in memory (0 when they go to disk: spill.py)."""
     layers = sum(d.layers.values())
     h, g, p = d.heads, d.hkv, min(pixels, n)
     stats = layers * h * n * (len(PER_QUERY) + 2 + 2 * TOP_K) * F32  # + received and lse

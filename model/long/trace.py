@@ -14,7 +14,8 @@ summary[kind]         "bands" [L,H,3]: mean share at local / middle / far distan
 positional(kind)      share [L,H] of queries whose strongest key is at the head's usual
                       distance, and that distance [L,H]
 block(kind, layer, head, q0, q1, k0, k1)   float32 [q1-q0, k1-k0]: exact probabilities,
-                      recomputed from the kept Q, K and each query's log-sum-exp
+                      recomputed from the kept Q, K and each query's log-sum-exp (Q and K
+                      in memory, or on disk when qk_store is "disk": spill.py)
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import torch
 
 from .attend import Rule, grouped
 from .reduce import PER_QUERY, LayerReducer
+from .spill import OnDisk, QKFile
 
 MAX_BLOCK = 1024  # block() answers up to 1,024 × 1,024 cells at once
 
@@ -34,8 +36,8 @@ MAX_BLOCK = 1024  # block() answers up to 1,024 × 1,024 cells at once
 class Kept:
     """One layer's queries and keys after positions were applied, and how it scores."""
 
-    q: torch.Tensor  # (H, n, Dh) float32 or float16
-    k: torch.Tensor  # (G, n, Dh)
+    q: torch.Tensor | OnDisk  # (H, n, Dh) float32 or float16, or float32 on disk (spill.py)
+    k: torch.Tensor | OnDisk  # (G, n, Dh)
     rule: Rule
     lse: np.ndarray  # float32 (H, n): log-sum-exp of each query's visible scores
 
@@ -48,6 +50,7 @@ class LongTrace:
     ids: np.ndarray  # int64 (n,)
     pixels: int
     qk_dtype: str  # "float32": block() exact; "float16": within about 1e-3
+    qk_store: str = "memory"  # "disk": Q and K in an unlinked temporary file (spill.py)
     pooled: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
     stats: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
     top: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
@@ -80,8 +83,7 @@ class LongTrace:
         kept = self.kept[kind][layer]
         groups = kept.k.size(0)
         g = head // (kept.q.size(0) // groups)
-        q = kept.q[head:head + 1, q0:q1].float()
-        k = kept.k[g:g + 1, k0:k1].float()
+        q, k = _rows(kept.q, head, q0, q1), _rows(kept.k, g, k0, k1)
         s = kept.rule.scores(grouped(q, 1), k)[0]  # (c, w)
         s.sub_(torch.from_numpy(kept.lse[head, q0:q1])[:, None]).exp_()
         blocked = kept.rule.block_mask(q0, q1, k0, k1)
@@ -107,37 +109,50 @@ class LongTrace:
         return share.reshape(shape), (best - (self.n - 1)).reshape(shape)
 
     def nbytes(self) -> int:
-        """Bytes held (maps, statistics, kept queries and keys)."""
+        """Bytes held in memory (maps, statistics, queries and keys unless on disk)."""
         total = sum(a.nbytes for d in (self.pooled, self.stats, self.top, self.summary)
                     for part in d.values() for a in part.values())
         for layers in self.kept.values():
             for kept in layers:
-                total += kept.q.nbytes + kept.k.nbytes + kept.lse.nbytes
+                total += kept.lse.nbytes + sum(t.nbytes for t in (kept.q, kept.k)
+                                               if isinstance(t, torch.Tensor))
         return int(total)
+
+    def disk_bytes(self) -> int:
+        """Bytes of queries and keys written to disk (0 when they are in memory)."""
+        return int(sum(t.shape[0] * t.shape[1] * t.shape[2] * 4 for layers in self.kept.values()
+                       for kept in layers for t in (kept.q, kept.k) if isinstance(t, OnDisk)))
 
 
 class LongRecorder:
     """Collects each (kind, layer)'s reducer and kept Q/K while a backend runs the model."""
 
-    def __init__(self, n: int, pixels: int, specials: np.ndarray, qk_dtype: str) -> None:
+    def __init__(self, n: int, pixels: int, specials: np.ndarray, qk_dtype: str,
+                 qk_store: str = "memory") -> None:
         self.n, self.pixels, self.specials = n, pixels, specials
         self.dtype = getattr(torch, qk_dtype)
-        self.qk_dtype = qk_dtype
+        self.qk_dtype, self.qk_store = qk_dtype, qk_store
+        if qk_store == "disk" and qk_dtype != "float32":
+            raise ValueError("queries and keys go to disk in float32 only")
+        self.file = QKFile() if qk_store == "disk" else None
         self.layers: dict[str, dict[int, tuple[LayerReducer, Kept]]] = {}
 
     def layer(self, kind: str, layer: int, q: torch.Tensor, k: torch.Tensor,
               rule: Rule) -> LayerReducer:
         """Start (kind, layer): keep q (H, n, Dh) and k (G, n, Dh); return its reducer."""
         reducer = LayerReducer(q.size(0), self.n, self.pixels, self.specials)
-        kept = Kept(q.detach().to(self.dtype, copy=True), k.detach().to(self.dtype, copy=True),
-                    rule, reducer.lse)
+        if self.file is not None:  # written now: the layer's q and k are freed after it runs
+            kept = Kept(self.file.put(q), self.file.put(k), rule, reducer.lse)
+        else:
+            kept = Kept(q.detach().to(self.dtype, copy=True),
+                        k.detach().to(self.dtype, copy=True), rule, reducer.lse)
         self.layers.setdefault(kind, {})[layer] = (reducer, kept)
         return reducer
 
     def finish(self, tokens: list[str], ids: np.ndarray, kv_groups: np.ndarray) -> LongTrace:
         """Stack every layer's reductions into a LongTrace."""
         out = LongTrace(tokens=tokens, ids=ids, pixels=min(self.pixels, self.n),
-                        qk_dtype=self.qk_dtype, kv_groups=kv_groups)
+                        qk_dtype=self.qk_dtype, qk_store=self.qk_store, kv_groups=kv_groups)
         for kind, by_layer in self.layers.items():
             reds = [by_layer[i][0] for i in sorted(by_layer)]
             out.kept[kind] = [by_layer[i][1] for i in sorted(by_layer)]
@@ -158,6 +173,13 @@ class LongRecorder:
 
 
 PER_KEY_STATS = (*PER_QUERY, "received")
+
+
+def _rows(x: torch.Tensor | OnDisk, head: int, r0: int, r1: int) -> torch.Tensor:
+    """float32 (1, r1-r0, Dh): one head's rows r0..r1-1, from memory or from disk."""
+    if isinstance(x, OnDisk):
+        return x.rows(head, r0, r1)
+    return x[head:head + 1, r0:r1].float()
 
 
 def _moved(reds: list[LayerReducer], attr: str, key: str | None = None) -> np.ndarray:

@@ -305,3 +305,59 @@ def test_head_groups_of_unequal_size_equal_one_chunk_of_every_head(monkeypatch):
         np.testing.assert_allclose(a.stats[name], b.stats[name], rtol=1e-5, atol=1e-5)
     for field in ("sum", "max", "lse", "top_weights", "bands"):
         np.testing.assert_allclose(getattr(a, field), getattr(b, field), rtol=1e-5, atol=1e-6)
+
+
+def test_queries_and_keys_on_disk_give_the_same_blocks(root, monkeypatch, tmp_path):
+    """qk_store="disk": Q and K go to an unlinked file in ATTN_SPILL_DIR (nothing is left
+    there, even while the trace lives), blocks are bit-equal to those kept in memory, and the
+    trace counts only its maps and statistics as memory. "auto" spills above SPILL_FROM."""
+    import gc
+
+    import model.long.spill as spill
+    from model.dispatch import _long_batch, qk_plan
+
+    monkeypatch.setenv("ATTN_SPILL_DIR", str(tmp_path))
+    bundle = load_checkpoint(root / "llama")  # grouped kv heads: rows of kv head h // R
+    line = text(400)
+    mem = capture_long(bundle, line, pixels=32, qk_store="memory")
+    disk = capture_long(bundle, line, pixels=32, qk_store="disk")
+    assert (mem.qk_store, disk.qk_store, disk.qk_dtype) == ("memory", "disk", "float32")
+    assert list(tmp_path.iterdir()) == []  # unlinked as soon as it was made
+    layers, heads = disk.shape("dec_self")
+    assert disk.disk_bytes() == layers * (heads + 2) * disk.n * 4 * 4 > 0  # 2 kv heads, Dh 4
+    assert mem.disk_bytes() == 0
+    assert mem.nbytes() - disk.nbytes() == disk.disk_bytes()
+    for layer, head, q0, q1, k0, k1 in [(0, 0, 0, 401, 0, 401), (1, 5, 100, 300, 17, 251),
+                                        (1, 3, 400, 401, 0, 401)]:
+        np.testing.assert_array_equal(disk.block("dec_self", layer, head, q0, q1, k0, k1),
+                                      mem.block("dec_self", layer, head, q0, q1, k0, k1))
+    for name in mem.stats["dec_self"]:
+        np.testing.assert_array_equal(disk.stats["dec_self"][name], mem.stats["dec_self"][name])
+    closer = disk.kept["dec_self"][0].q.file._closer
+    assert closer.alive
+    del disk
+    gc.collect()
+    assert not closer.alive  # the file was closed with its trace
+    batch = _long_batch(bundle, line)
+    assert qk_plan(bundle, batch) == ("float32", "memory")  # a few KB: stays in memory
+    monkeypatch.setattr(spill, "SPILL_FROM", 0)
+    assert qk_plan(bundle, batch) == ("float32", "disk")
+    assert qk_plan(bundle, batch, "float16") == ("float16", "memory")  # disk holds float32
+    monkeypatch.setenv("ATTN_SPILL_DIR", str(tmp_path / "missing"))
+    assert qk_plan(bundle, batch) == ("float32", "memory")  # no room there: memory
+    with pytest.raises(ValueError, match="qk_store"):
+        qk_plan(bundle, batch, qk_store="cloud")
+
+
+def test_the_estimate_leaves_out_what_goes_to_disk(root, monkeypatch, tmp_path):
+    import model.long.spill as spill
+    from model.dispatch import estimate_long
+
+    monkeypatch.setenv("ATTN_SPILL_DIR", str(tmp_path))
+    bundle = load_checkpoint(root / "gpt2")
+    line = text(600)
+    memory = estimate_long(bundle, line, pixels=64, qk_store="memory")
+    monkeypatch.setattr(spill, "SPILL_FROM", 0)
+    disk = estimate_long(bundle, line, pixels=64)
+    assert disk.parts["queries and keys"] == 0 < memory.parts["queries and keys"]
+    assert memory.bytes - disk.bytes == memory.parts["queries and keys"]

@@ -101,11 +101,12 @@ class HFBackend:
                           target_lang=batch.target_lang, ablate=ablate, names=names,
                           batch=batch)
 
-    def capture_long(self, batch: Batch, pixels: int, qk_dtype: str) -> LongTrace:
+    def capture_long(self, batch: Batch, pixels: int, qk_dtype: str,
+                     qk_store: str = "memory") -> LongTrace:
         """Self-attention over one long text, the attention calls diverted (hf/long.py)."""
         from .long import long_forward
 
-        return long_forward(self.bundle, batch, pixels, qk_dtype)
+        return long_forward(self.bundle, batch, pixels, qk_dtype, qk_store)
 
     def translate(self, batch: Batch, *, max_len: int | None = None, top_k: int = 5,
                   ablate: Iterable[Head] | str = ()) -> list[Translation]:

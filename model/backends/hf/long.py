@@ -53,14 +53,15 @@ def specials(bundle: Bundle, ids: list[int]) -> np.ndarray:
     return np.array([i in special for i in ids], dtype=bool)
 
 
-def long_forward(bundle: Bundle, batch: Batch, pixels: int, qk_dtype: str) -> LongTrace:
+def long_forward(bundle: Bundle, batch: Batch, pixels: int, qk_dtype: str,
+                 qk_store: str = "memory") -> LongTrace:
     """One forward of the first line in long mode; the LongTrace of its self-attention."""
     model, family = bundle.model, bundle.config.family
     found = sites(model, family)
     if found is None:
         raise ValueError("this model's attention does not run through the lab's recorder")
     ids = list(batch.src_lists[0])
-    recorder = LongRecorder(len(ids), pixels, specials(bundle, ids), qk_dtype)
+    recorder = LongRecorder(len(ids), pixels, specials(bundle, ids), qk_dtype, qk_store)
     device = next(model.parameters()).device
     inputs: dict[str, Any] = {"input_ids": torch.tensor([ids], device=device)}
     if family == "decoder":

@@ -246,11 +246,12 @@ class LabBackend:
 
         return direct_logits(self.bundle, trace, kind, layer, query, write, batch)
 
-    def capture_long(self, batch: Batch, pixels: int, qk_dtype: str) -> LongTrace:
+    def capture_long(self, batch: Batch, pixels: int, qk_dtype: str,
+                     qk_store: str = "memory") -> LongTrace:
         """Self-attention over one long text through the hook points (lab/long.py)."""
         from .long import long_forward
 
-        return long_forward(self.bundle, batch, pixels, qk_dtype)
+        return long_forward(self.bundle, batch, pixels, qk_dtype, qk_store)
 
     def unembed(self, states: Any) -> Any:
         """(…, D) residual states -> (…, V) logits: the decoder's final norm (if any), then

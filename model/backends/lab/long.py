@@ -26,7 +26,8 @@ from ...long.trace import LongRecorder, LongTrace
 from ...tokenizer import is_special
 
 
-def long_forward(bundle: Bundle, batch: Batch, pixels: int, qk_dtype: str) -> LongTrace:
+def long_forward(bundle: Bundle, batch: Batch, pixels: int, qk_dtype: str,
+                 qk_store: str = "memory") -> LongTrace:
     """One forward of the first line; the LongTrace of its self-attention."""
     model, cfg = bundle.model, bundle.config
     encoder = model.encoder is not None
@@ -34,7 +35,8 @@ def long_forward(bundle: Bundle, batch: Batch, pixels: int, qk_dtype: str) -> Lo
     ids = list(batch.src_lists[0] if encoder else batch.tgt_lists[0])
     pieces = bundle.tokenizer.ids_to_pieces(ids)
     n = len(ids)
-    recorder = LongRecorder(n, pixels, np.array([is_special(p) for p in pieces]), qk_dtype)
+    recorder = LongRecorder(n, pixels, np.array([is_special(p) for p in pieces]), qk_dtype,
+                            qk_store)
     rule = Rule(scaling=1.0 / math.sqrt(cfg.d_model // cfg.n_heads), causal=not encoder)
     layers = cfg.n_enc_layers if encoder else cfg.n_dec_layers
     seen: dict[str, torch.Tensor] = {}
