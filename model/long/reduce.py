@@ -21,6 +21,7 @@ import torch
 LOCAL, MIDDLE = 64, 1024  # distance bands: local <= 64 < middle <= 1,024 < far
 REACH = 0.01  # max distance: the farthest of its top keys holding at least this share
 TOP_K = 8
+TOP_BLOCK = 64  # cells per block in top_indices' first pass (32 and 128 were slower)
 PER_QUERY = ("entropy", "first", "special", "previous", "mean_distance", "max_distance")
 
 
@@ -41,6 +42,25 @@ def _local_starts(starts: np.ndarray, lo: int, hi: int, p: int, n: int) -> tuple
     a, b = pixel_of(lo, n, p), pixel_of(hi - 1, n, p) + 1
     seg = np.maximum(starts[a:b], lo) - lo
     return a, b, seg
+
+
+def top_indices(scores: torch.Tensor, k: int, block: int = TOP_BLOCK) -> torch.Tensor:
+    """int64 (..., k): where each row's k largest scores are (ties in any order).
+    A row's k largest lie in the k blocks whose maxima are largest (an element outside them
+    is beaten by k block maxima), so only those k·block cells, and the tail past the last
+    whole block, go through topk: 2.3 ms, not 5.1, for a (4, 64, 8,192) chunk."""
+    w = scores.size(-1)
+    whole = w // block
+    if whole <= 2 * k:  # short rows: one topk is as fast
+        return torch.topk(scores, k, dim=-1).indices
+    maxima = scores[..., :whole * block].unflatten(-1, (whole, block)).amax(-1)
+    first = torch.topk(maxima, k, dim=-1).indices * block  # (..., k) first cells of blocks
+    cells = (first[..., None] + torch.arange(block)).flatten(-2)  # (..., k·block)
+    if whole * block < w:
+        tail = torch.arange(whole * block, w).expand(*cells.shape[:-1], -1)
+        cells = torch.cat([cells, tail], -1)
+    best = torch.topk(scores.gather(-1, cells), k, dim=-1).indices
+    return cells.gather(-1, best)
 
 
 class LayerReducer:
@@ -98,7 +118,7 @@ class LayerReducer:
         # the scores rank keys as the probabilities do (exp and 1/z keep the order), and topk
         # ran faster over them than over the many near-zero probabilities (7.9 -> 5.2 ms a
         # chunk, GPT-2 shape at 8,192 tokens)
-        top = torch.topk(scores, kk, dim=-1).indices
+        top = top_indices(scores, kk)
         weights = probs.gather(-1, top)
         keys = top + k0
         self.top_keys[heads, q0:q1, :kk] = keys.numpy()

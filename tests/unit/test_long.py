@@ -361,3 +361,19 @@ def test_the_estimate_leaves_out_what_goes_to_disk(root, monkeypatch, tmp_path):
     disk = estimate_long(bundle, line, pixels=64)
     assert disk.parts["queries and keys"] == 0 < memory.parts["queries and keys"]
     assert memory.bytes - disk.bytes == memory.parts["queries and keys"]
+
+
+@pytest.mark.parametrize("shape", [(4, 64, 8192), (3, 5, 1000), (2, 7, 129), (1, 3, 8),
+                                   (2, 2, 64 * 17 + 63), (1, 2, 64 * 17)])
+def test_top_indices_find_the_largest_scores(shape):
+    """The block-maxima shortcut picks the same scores as one topk over the row, with blocked
+    cells (-1e30) among them, rows not a multiple of the block, and rows too short for it."""
+    from model.long.reduce import top_indices
+
+    gen = torch.Generator().manual_seed(sum(shape))
+    s = torch.randn(*shape, generator=gen)
+    s[..., ::7] = attend_module.BLOCKED
+    s[..., -1, :40] = 5.0  # ties at the top of one row: any 8 of them
+    k = min(8, shape[-1])
+    got = s.gather(-1, top_indices(s, k)).sort(-1, descending=True).values
+    assert torch.equal(got, torch.topk(s, k, dim=-1).values)
