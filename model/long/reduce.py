@@ -148,12 +148,24 @@ class LayerReducer:
         """Σ over these queries of their mass at local, middle and far distance."""
         _, c, w = probs.shape
         out = []
+        qi = torch.arange(q0, q0 + c)[:, None]
         for limit in (LOCAL, MIDDLE):
-            # causal rows: only the last c + limit keys can be within `limit` of a query
-            lo = max(0, q0 - limit - k0) if causal else 0
-            qi = torch.arange(q0, q0 + c)[:, None]
-            dist = (qi - torch.arange(k0 + lo, k0 + w)[None, :]).abs_()
-            out.append((probs[:, :, lo:] * (dist <= limit)).sum(-1).sum(-1).double())
+            if causal:
+                # no key after a query has weight, so query i's mass within `limit` is its
+                # mass from key a = max(k0, q0 - limit) on, less what lies left of i - limit:
+                # a triangle in the strip's first c columns. Two sums, no (c, c + limit) mask
+                a = max(0, q0 - limit - k0)
+                m = min(c, w - a)
+                left = torch.arange(k0 + a, k0 + a + m)[None, :] < qi - limit  # (c, m)
+                # rows first, then the chunk: the far band (c − mass) of a window shorter
+                # than `limit` then stays exactly 0, as the old masked sum left it
+                mass = probs[:, :, a:].sum(-1).sum(-1).double()
+                if bool(left.any()):
+                    mass -= (probs[:, :, a:a + m] * left).sum(-1).sum(-1).double()
+                out.append(mass)
+                continue
+            dist = (qi - torch.arange(k0, k0 + w)[None, :]).abs_()
+            out.append((probs * (dist <= limit)).sum(-1).sum(-1).double())
         local, near = out  # near: within MIDDLE, local included; rows add up to 1
         self.bands[heads, 0] += local.numpy()
         self.bands[heads, 1] += (near - local).numpy()
