@@ -104,11 +104,14 @@ def grouped(x: torch.Tensor, groups: int) -> torch.Tensor:
 
 def attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, rule: Rule,
            reducer: LayerReducer | None) -> torch.Tensor:
-    """q (H, n, Dh), k/v (G, n, Dh), float32 -> context (H, n, Dh), reducing as it goes."""
+    """q (H, n, Dh), k/v (G, n, Dh), float32 -> context (H, n, Dh), reducing as it goes.
+    The context is a view of an (n, H, Dh) array, the layout a model's attention returns, so
+    that handing it back (transpose(0, 1)) copies nothing: 134 MB fewer at 32,768 tokens
+    with 16 heads of 64."""
     h, n, _ = q.shape
     g = k.size(0)
     r = h // g
-    out = torch.empty((h, n, v.size(-1)), dtype=v.dtype)
+    out = torch.empty((n, h, v.size(-1)), dtype=v.dtype).transpose(0, 1)
     per = kv_per_chunk(h, g, n)
     for g0 in range(0, g, per):
         g1 = min(g, g0 + per)

@@ -41,7 +41,8 @@ def _attention(recorder: LongRecorder):
                     window=sliding_window, softcap=softcap)
         q, k, v = (t[0].float() for t in (query, key, value))
         reducer = recorder.layer(site.kind, site.layer, q, k, rule) if site else None
-        context = attend(q, k, v, rule, reducer)  # (H, n, Dh)
+        context = attend(q, k, v, rule, reducer)  # (H, n, Dh), a view of (n, H, Dh)
+        # contiguous already (attend's layout) for float32 models: no copy
         return context.to(value.dtype).transpose(0, 1).unsqueeze(0).contiguous(), None
 
     return fn
