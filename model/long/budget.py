@@ -19,7 +19,8 @@ def long_estimate(d: Dims, n: int, pixels: int, qk_bytes: int = F32) -> Estimate
     qk_bytes: bytes per kept query/key value in memory (0 when they go to disk: spill.py)."""
     layers = sum(d.layers.values())
     h, g, p = d.heads, d.hkv, min(pixels, n)
-    stats = layers * h * n * (len(PER_QUERY) + 2 + 2 * TOP_K) * F32  # + received and lse
+    # + received and lse; the top keys' weights in float32, their positions in uint16
+    stats = layers * h * n * ((len(PER_QUERY) + 2 + TOP_K) * F32 + TOP_K * 2)
     # sums (become the means) and maxima; finishing moves them layer by layer into the stacked
     # arrays (LongRecorder.finish), so about two layers' worth more, not a second copy of all.
     # 16 x 16 heads (kv 4), 2,048 tokens, P = 512: estimate 729 MiB, measured peak 691 above

@@ -77,7 +77,10 @@ class LayerReducer:
         self.max = np.zeros((n_heads, self.p, self.p), np.float32)
         self.stats = {name: np.zeros((n_heads, n), np.float32) for name in PER_QUERY}
         self.stats["received"] = np.zeros((n_heads, n), np.float32)  # per key: Σ over queries
-        self.top_keys = np.zeros((n_heads, n, self.top_k), np.int32)
+        # positions as uint16 (LONG_CAP is 32,768): half of int32's 268 MB for 16 × 16 heads
+        # at 32,768 tokens
+        self.top_keys = np.zeros((n_heads, n, self.top_k), np.uint16 if n <= 1 << 16 else
+                                 np.int32)
         self.top_weights = np.zeros((n_heads, n, self.top_k), np.float32)
         self.lse = np.zeros((n_heads, n), np.float32)
         self.bands = np.zeros((n_heads, 3), np.float64)  # Σ over queries: local, middle, far

@@ -7,7 +7,7 @@ Shape legend
 pooled[kind]          {"mean", "max"}: float32 [L,H,P,P], each pixel's cells' mean / max
 stats[kind][name]     float32 [L,H,n]; per query: entropy, first, special, previous,
                       mean_distance, max_distance; per key: received (Σ over queries)
-top[kind]             {"keys": int32, "weights": float32} [L,H,n,k]: each query's strongest
+top[kind]             {"keys": uint16, "weights": float32} [L,H,n,k]: each query's strongest
 summary[kind]         "bands" [L,H,3]: mean share at local / middle / far distance; "sink"
                       [L,H]: mean share on position 0; "sink_key", "sink_share" [L,H]: the
                       key receiving most and its mean share
