@@ -179,11 +179,18 @@ def block(results: dict) -> str:
     forward, with its run named (benchmarks.readme)."""
     from benchmarks.readme_results import provenance
 
+    def _kept(p: dict) -> str:
+        # where a run spilled, how much went to disk (it is not in the RSS)
+        if p.get("qk_store") == "disk":
+            return f"disk ({p['qk_disk_mb']:,.0f} MB)"
+        return p.get("qk_store", "memory")
+
     parts = results.get("bench_long", {})
     if not parts:
         return "No run recorded yet: `python -m benchmarks bench_long` measures it.\n"
     rows = ["| shape | tokens, threads | sdpa forward | long capture (ratio; per round) | of it, "
-            "reductions | peak RSS: weights + extra (target ≤ +2 GB) | Q/K kept |",
+            "reductions | peak RSS: weights + extra (target ≤ +2 GB); over sdpa's peak "
+            "| Q/K kept |",
             "|---|---|---|---|---|---|---|"]
     runs = []
     for key in sorted(parts, key=lambda k: (k.split("@")[0], parts[k].get("tokens", 0))):
@@ -192,8 +199,9 @@ def block(results: dict) -> str:
         rows.append(f"| {key.split('@')[0]} | {p['tokens']:,}, {p['threads'] or 'all'} | "
                     f"{p['sdpa_s']:.1f} s | {p['long_s']:.1f} s ({p['ratio']:.2f}×; "
                     f"{', '.join(f'{r:.2f}' for r in rounds)}) | {p['reduce_s']:.1f} s | "
-                    f"{p['weights_gb']:.2f} + {p['long_extra_gb']:.2f} GB | {p['qk_dtype']}, "
-                    f"{p.get('qk_store', 'memory')} |")
+                    f"{p['weights_gb']:.2f} + {p['long_extra_gb']:.2f} GB; "
+                    f"{p['long_peak_rss_gb'] - p['sdpa_peak_rss_gb']:+.2f} GB | {p['qk_dtype']}, "
+                    f"{_kept(p)} |")
         runs.append(f"{key}: median of {p.get('rounds', 1)} interleaved round(s) "
                     f"({provenance(results, f'bench_long.{key}')})")
     return ("\n".join(rows) + f"\n\nTarget: long capture ≤ {TARGET_RATIO}× the sdpa forward. "

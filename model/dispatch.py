@@ -206,7 +206,7 @@ def translate(bundle: Bundle, sources: Sequence[str] | str | Batch,
     return backend_for(bundle).translate(batch, max_len=max_len, top_k=top_k, ablate=ablate)
 
 
-def _long_batch(bundle: Bundle, text: str | Batch) -> Batch:
+def long_batch(bundle: Bundle, text: str | Batch) -> Batch:
     if isinstance(text, Batch):
         return text
     if not capabilities(bundle).long_context:
@@ -243,7 +243,7 @@ def estimate_long(bundle: Bundle, text: str | Batch, *, pixels: int = 512,
     """Peak bytes of capture_long(bundle, text) in memory (model/long/budget.py)."""
     from .long.budget import long_estimate
 
-    batch = _long_batch(bundle, text)
+    batch = long_batch(bundle, text)
     dtype, store = qk_plan(bundle, batch, qk_dtype, qk_store)
     size = 0 if store == "disk" else 2 if dtype == "float16" else 4
     return long_estimate(backend_for(bundle).dims(batch), len(batch.src_lists[0]), pixels,
@@ -257,7 +257,7 @@ def capture_long(bundle: Bundle, text: str | Batch, *, pixels: int = 512,
     queries and keys kept in memory or on disk (qk_plan)."""
     from .long.budget import LONG_CAP
 
-    batch = _long_batch(bundle, text)
+    batch = long_batch(bundle, text)
     if long_pieces(batch) > LONG_CAP:
         raise ValueError(f"the text has {long_pieces(batch):,} pieces; long mode takes at most "
                          f"{LONG_CAP:,}")

@@ -104,6 +104,9 @@ class Settings:
     queue_timeout_s: float = _setting(
         "ATTN_QUEUE_TIMEOUT_S", 90.0, _number(float, 0), "seconds",
         "How long a page waits in the queue before it is told the server is busy.")
+    spill_dir: str = _setting(
+        "ATTN_SPILL_DIR", "", str, "folder",
+        "Where long mode writes long texts' queries and keys (blank: the system's temp folder).")
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -158,7 +161,7 @@ def _shown(value: Any) -> str:
         return os.pathsep.join(map(str, value)) or "(none)"
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
-    return str(value)
+    return str(value) or "(none)"
 
 
 def defaults() -> dict[str, str]:

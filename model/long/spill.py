@@ -22,13 +22,15 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from model.settings import settings
+
 SPILL_FROM = 64 << 20  # kept Q/K above this many bytes go to disk ("auto")
 HEADROOM = 1 << 30  # and only while the disk keeps this much free besides
 
 
 def spill_dir() -> str:
     """Where the files go: $ATTN_SPILL_DIR, else the system's temporary directory."""
-    return os.environ.get("ATTN_SPILL_DIR") or tempfile.gettempdir()
+    return settings().spill_dir or tempfile.gettempdir()
 
 
 def can_spill(nbytes: int) -> bool:

@@ -314,7 +314,7 @@ def test_queries_and_keys_on_disk_give_the_same_blocks(root, monkeypatch, tmp_pa
     import gc
 
     import model.long.spill as spill
-    from model.dispatch import _long_batch, qk_plan
+    from model.dispatch import long_batch, qk_plan
 
     monkeypatch.setenv("ATTN_SPILL_DIR", str(tmp_path))
     bundle = load_checkpoint(root / "llama")  # grouped kv heads: rows of kv head h // R
@@ -338,7 +338,7 @@ def test_queries_and_keys_on_disk_give_the_same_blocks(root, monkeypatch, tmp_pa
     del disk
     gc.collect()
     assert not closer.alive  # the file was closed with its trace
-    batch = _long_batch(bundle, line)
+    batch = long_batch(bundle, line)
     assert qk_plan(bundle, batch) == ("float32", "memory")  # a few KB: stays in memory
     monkeypatch.setattr(spill, "SPILL_FROM", 0)
     assert qk_plan(bundle, batch) == ("float32", "disk")
