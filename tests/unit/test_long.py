@@ -377,3 +377,40 @@ def test_top_indices_find_the_largest_scores(shape):
     k = min(8, shape[-1])
     got = s.gather(-1, top_indices(s, k)).sort(-1, descending=True).values
     assert torch.equal(got, torch.topk(s, k, dim=-1).values)
+
+
+@pytest.mark.parametrize("n, pixels, step, window", [(256, 32, 3, None), (256, 32, 8, 21),
+                                                     (250, 32, 5, None), (64, 64, 7, 9)])
+def test_pooling_equals_the_dense_maps_where_chunks_cut_pixels(n, pixels, step, window):
+    """LayerReducer's pooled sums and maxima equal a dense (H, n, n) matrix pooled cell by
+    cell, when chunks start and stop inside pixels on either side (a window's first key, a
+    causal chunk's last), and when pixels have two widths (n not a multiple of P)."""
+    from model.long.attend import Rule
+    from model.long.reduce import LayerReducer
+
+    gen = torch.Generator().manual_seed(n + step)
+    rule = Rule(scaling=1.0, causal=True, window=window)
+    heads = 2
+    dense = torch.zeros(heads, n, n)
+    red = LayerReducer(heads, n, pixels, np.zeros(n, bool))
+    for q0 in range(0, n, step):
+        q1 = min(n, q0 + step)
+        k0, k1 = rule.keys(q0, q1, n)
+        s = torch.randn(heads, q1 - q0, k1 - k0, generator=gen)
+        blocked = rule.block_mask(q0, q1, k0, k1)
+        if blocked is not None:
+            s.masked_fill_(blocked, attend_module.BLOCKED)
+        p = torch.softmax(s, -1)
+        dense[:, q0:q1, k0:k1] = p
+        red.add(p, s.clone(), torch.zeros(heads, q1 - q0), q0, k0, True)
+    edges = bin_starts(n, red.p)
+    want_sum = np.zeros((heads, red.p, red.p), np.float32)
+    want_max = np.zeros_like(want_sum)
+    d = dense.numpy()
+    for i in range(red.p):
+        for j in range(red.p):
+            cell = d[:, edges[i]:edges[i + 1], edges[j]:edges[j + 1]]
+            want_sum[:, i, j] = cell.sum((1, 2))
+            want_max[:, i, j] = cell.max((1, 2))
+    np.testing.assert_allclose(red.sum, want_sum, rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(red.max, want_max)
