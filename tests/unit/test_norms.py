@@ -375,6 +375,33 @@ def test_value_norms_equal_the_projected_norm_at_real_width(n_heads, n_kv):
                                attn * want[:, :, None].astype(np.float32), rtol=3e-7)
 
 
+def test_grams_are_kept_per_weight_and_made_again_when_it_changes():
+    """projection_grams: one Gram array per weight while it is unchanged, shared read-only;
+    a change in place (load_state_dict, an edit) makes them again, equal to head_grams of the
+    new weight; a weight that is gone takes its Grams with it."""
+    import gc
+
+    from model.norms import head_grams, projection_grams
+
+    lin = torch.nn.Linear(4 * 16, 48, bias=False)  # (D, H·Dh) = (48, 64): 4 heads of 16
+    make = lambda w=lin.weight: w.detach().numpy()  # noqa: E731
+    first = projection_grams(lin.weight, 4, make)
+    assert projection_grams(lin.weight, 4, make) is first and not first.flags.writeable
+    np.testing.assert_array_equal(first, head_grams(make(), 4))
+    assert projection_grams(lin.weight, 2, make).shape == (2, 32, 32)  # other heads: remade
+    with torch.no_grad():
+        lin.weight.mul_(2.0)
+    again = projection_grams(lin.weight, 4, make)
+    assert again is not first
+    np.testing.assert_allclose(again, 4 * first, rtol=1e-12)
+    from model import norms
+
+    held = len(norms._GRAMS)
+    del lin, make
+    gc.collect()
+    assert len(norms._GRAMS) == held - 1
+
+
 def test_blas_threads_hold_one_thread_and_the_server_limit():
     """The norms hold numpy's BLAS to one thread (its spinning workers slowed torch's next
     forward) and give the limit back after; the server (ui/admission.server_gate) sets that

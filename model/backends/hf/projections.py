@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 from ...hooks import Head
-from ...norms import LazyNorms, stack_norms
+from ...norms import LazyNorms, projection_grams, stack_norms
 
 # module path suffix of an attention output projection; group 1 names the attention module
 _PATTERNS = (
@@ -104,17 +104,19 @@ def hf_norms(bundle, attn: Mapping[str, np.ndarray], v: Mapping[str, np.ndarray]
     product is made when a kind is first read (LazyNorms): attn is the Trace's own array.
     """
     try:
-        projections = output_projections(bundle)
+        modules = projection_modules(bundle.model, bundle.config.family)
     except ValueError:
         return LazyNorms({})
     out = {}
-    for kind, weights in projections.items():
-        if kind not in attn or kind not in v or len(weights) != attn[kind].shape[0]:
+    for kind, layers in modules.items():
+        if kind not in attn or kind not in v or len(layers) != attn[kind].shape[0]:
             continue
         n_heads = attn[kind].shape[2]
         groups = (None if kv_groups is None or len(kv_groups) != n_heads
                   else [int(g) for g in kv_groups])
         gone = [(layer, h) for k, layer, h in ablate if k == kind]
-        out[kind] = stack_norms(attn[kind], v[kind], [w for w, _ in weights], groups, gone,
-                                lazy=True)
+        grams = [projection_grams(m.weight, n_heads, lambda m=m: projection_weight(m)[0])
+                 for m in layers]  # made once per weight, not per capture
+        out[kind] = stack_norms(attn[kind], v[kind], None, groups, gone, lazy=True,
+                                grams=grams)
     return LazyNorms(out)
