@@ -55,9 +55,14 @@ def top_indices(scores: torch.Tensor, k: int, block: int = TOP_BLOCK) -> torch.T
         return torch.topk(scores, k, dim=-1).indices
     blocks = scores[..., :whole * block].unflatten(-1, (whole, block))
     which = torch.topk(blocks.amax(-1), k, dim=-1).indices  # (..., k) the best blocks
-    # their cells, gathered a block at a time through an expanded (stride 0) index: no
-    # (..., k·block) int64 index is made (1 MB a chunk, mapped anew each time in the server)
-    cand = blocks.gather(-2, which[..., None].expand(*which.shape, block)).flatten(-2)
+    # their cells, a whole block per index: rows of blocks picked by (row, block) pairs
+    # copy 64 contiguous floats at a time (0.31 ms a (4, 64, 8,192) chunk, where a gather
+    # through an expanded index took 0.59 and a gather through a full one made a 1 MB int64
+    # index). The leading dims merge into one without a copy while the rows are contiguous
+    lead = which.shape[:-1]
+    rows = blocks.reshape(-1, whole, block)  # (rows, whole, block)
+    picked = rows[torch.arange(rows.size(0))[:, None], which.reshape(rows.size(0), k)]
+    cand = picked.reshape(*lead, k * block)
     tail = w - whole * block
     if tail:
         cand = torch.cat([cand, scores[..., whole * block:]], -1)
