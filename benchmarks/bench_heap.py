@@ -3,15 +3,14 @@
 
     python -m benchmarks bench_heap
 
-ui/admission.server_gate maps every block of 8 MB or more on its own
+ui/admission.server_gate maps every block of 1 MB or more on its own
 (model.heap.return_freed_memory), so that RSS follows what the server holds and freed
-Traces and large activations never stay in a thread's heap. The price is that every such
-block is fresh memory whose pages are faulted in again on every run. The policies, each in its
-own fresh process, in two interleaved rounds:
+activations never stay in a thread's heap. The price is that every activation of 1 MB or more
+is fresh memory whose pages are faulted in again on every run. The policies, each in its own
+fresh process, in two interleaved rounds:
 
 - default: glibc as it comes (its mmap threshold rises as large blocks are freed);
-- server: the server's setting (return_freed_memory, 8 MB);
-- server at 1 MB: the setting until session 18, every block of 1 MB or more on its own;
+- server: the server's setting (return_freed_memory);
 - two heaps: MALLOC_ARENA_MAX=2 with glibc's default threshold.
 
 Each child loads the model, captures once to warm up, then times `capture(..., names=["attn"])`
@@ -42,7 +41,6 @@ from benchmarks.common import ROOT, Report
 
 TOUCH_MB, TOUCH_TRIES, TOUCH_PAUSE_S = 256, 5, 3.0
 POLICIES = {"default": {}, "server": {"BENCH_HEAP_SERVER": "1"},
-            "server at 1 MB": {"BENCH_HEAP_SERVER": str(1 << 20)},
             "two heaps": {"MALLOC_ARENA_MAX": "2"}}
 ROUNDS = 2
 
@@ -50,10 +48,8 @@ _CHILD = r"""
 import json, os, resource, statistics, sys, time
 import torch
 from model.heap import return_freed_memory
-if os.environ.get("BENCH_HEAP_SERVER") == "1":
+if os.environ.get("BENCH_HEAP_SERVER"):
     return_freed_memory()
-elif os.environ.get("BENCH_HEAP_SERVER"):
-    return_freed_memory(int(os.environ["BENCH_HEAP_SERVER"]))
 torch.set_num_threads(2)
 from benchmarks.bench_hf import text
 from model import capture, load_checkpoint

@@ -55,7 +55,7 @@ def stage(name, **extra):
                       "anon_mib": status_mib("RssAnon:"), "file_mib": status_mib("RssFile:"),
                       **heap(), **extra}), flush=True)
 
-libc.mallopt(-3, 8 << 20)  # M_MMAP_THRESHOLD as the server sets it (model.heap, not imported
+libc.mallopt(-3, 1 << 20)  # M_MMAP_THRESHOLD as the server sets it (model.heap, not imported
 # here: model/__init__ imports torch, which is a stage of its own)
 stage("interpreter")
 import numpy

@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--trace", action="store_true", help="also measure Python allocations")
     ap.add_argument("--save", action="store_true", help="write benchmarks/results.json")
     ap.add_argument("--server-heap", action="store_true",
-                    help="the server's heap settings: blocks of 8 MB or more mmapped on their own")
+                    help="the server's heap settings: blocks of 1 MB or more mmapped on their own")
     args = ap.parse_args(argv)
     torch.set_num_threads(1)
     if args.server_heap:

@@ -123,7 +123,7 @@ NOT_MEASURED: dict[str, str] = {
     r"every 0\.2 s": "queue poll interval, a setting",
     r"to 512 × 512 pixels|\(up to 1,024 × 1,024\)": "long mode's pixels and zoom cap, settings",
     r"still busy after 90 seconds": "the QueueTimeout message at the default timeout",
-    r"blocks of [18] MB or more|up to 32 MB": "glibc M_MMAP_THRESHOLD, settings",
+    r"blocks of 1 MB or more|up to 32 MB": "glibc M_MMAP_THRESHOLD, settings",
     r"1\.2 × budget": "test bound",
     r"16 × 512 tokens|16 lines of 519 pieces": "input sizes",
     r"is estimated at 1\.0 GB|2\.3 GB\.|about 1\.1 GB|about 0\.3 GB|about 10\.5 GB":

@@ -23,22 +23,12 @@ def _libc() -> ctypes.CDLL | None:
         return None
 
 
-def return_freed_memory(threshold: int = 8 << 20) -> bool:
+def return_freed_memory(threshold: int = 1 << 20) -> bool:
     """Have glibc serve every allocation of `threshold` bytes or more with its own mmap, given
     back to the kernel when freed. By default glibc raises that threshold (up to 32 MB) each
     time a large block is freed, after which blocks of up to 32 MB come from per-thread heaps
     that keep their pages: with several sessions' threads in turn, measured ~200 MB more on a
-    4-session crowd of largest inputs (bench_admission's child). False where there is no glibc.
-
-    8 MB, not 1 (issue 40): at 1 MB every activation of a capture was fresh memory faulted in
-    again on each run, and on a virtual machine that hands freed memory to its host a fresh
-    page written a second or more after a free cost ~2.3 ms a MB (bench_heap.fresh_memory).
-    bench_heap (GPT-2 small shape, 512 tokens, 2 threads, fresh processes): attention capture
-    1.70 -> 1.46 s, full capture 2.17 -> 1.52 s (page faults 397,000 -> 137,000). What it cost:
-    the paper model's 4- and 16-session crowds of largest inputs peaked at 2,162-2,174 MB against
-    2,073-2,097 (bench_admission child, gate); bench_stress's RSS after 4 repeats 445-453 MB
-    against 446-449. Traces' slabs (151 MB of attention at 512 tokens) still go back at once.
-    """
+    4-session crowd of largest inputs (bench_admission's child). False where there is no glibc."""
     libc = _libc()
     try:
         return bool(libc is not None and libc.mallopt(M_MMAP_THRESHOLD, threshold))

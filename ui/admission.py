@@ -76,7 +76,7 @@ def server_gate() -> Gate:
     # numpy's OpenBLAS as well (norms, PCA, SVD): its own default is one spinning thread per
     # core, and on a busy 2-core machine the query–key map's first PCA took 3.0 s, not 0.06
     limit_blas_threads(torch.get_num_threads())
-    return_freed_memory()  # freed Traces and activations of 8 MB or more go back at once
+    return_freed_memory()  # freed Traces and activations go back to the kernel at once
     return gate
 
 

@@ -131,9 +131,9 @@ def _attend_heads(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, rule: Rule,
     step = chunk_size(h, n) if reducer is None else reducer.aligned(chunk_size(h, n))
     # the scores and probabilities of every chunk go into the same two buffers: a fresh
     # 8 MB tensor a chunk is fresh pages to fault in each time, and the server has glibc
-    # map every block of 8 MB or more anew (model/heap.py; 1 MB when measured). One
-    # Llama-shape layer at 8,192 tokens, 1 thread, six alternating rounds (with top_indices'
-    # smaller index): median 10.5 -> 6.6 s with the server's setting, 7.1 -> 6.3 s without
+    # map every block of 1 MB or more anew (model/heap.py). One Llama-shape layer at 8,192
+    # tokens, 1 thread, six alternating rounds (with top_indices' smaller index): median
+    # 10.5 -> 6.6 s with the server's setting, 7.1 -> 6.3 s without
     widest = max(k1 - k0 for k0, k1 in (rule.keys(q0, min(n, q0 + step), n)
                                           for q0 in range(0, n, step)))
     buffers = torch.empty((2, h * step * widest), dtype=torch.float32)

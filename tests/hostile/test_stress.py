@@ -26,9 +26,9 @@ TEXTS = {"paper": ("The cat eats fish.", "The dog eats fish.", "ko"),
          "llama": ("The cat eats the fish.", "The dog eats the fish.", None)}
 # RSS after gc + malloc_trim may end at most this far above where it started, with the heap
 # set as the server sets it (model.heap.return_freed_memory, called by ui.admission): blocks of
-# 8 MB or more mmapped on their own (1 MB when measured below). Without it glibc raises its
-# mmap threshold (up to 32 MB) each time such a block is freed, and later activations of that
-# size land in the 8 worker threads' own heaps, whose pages stay resident: bench_stress measured RSS
+# 1 MB or more mmapped on their own. Without it glibc raises its mmap threshold (up to 32 MB)
+# each time such a block is freed, and later activations of that size land in the 8 worker
+# threads' own heaps, whose pages stay resident: benchmarks/bench_stress measured RSS
 # 550-664 MB after each of 6 repeats of 60 runs (loaded: 419), 441-445 with the server's
 # setting and 439-469 with MALLOC_ARENA_MAX=2; Python's own allocations stayed at 0.4 MB.
 GROWTH_MB = 60
