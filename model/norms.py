@@ -131,6 +131,12 @@ def _forget_grams(key: int) -> None:
             del _GRAMS[key]
 
 
+def grams_held() -> int:
+    """How many weights' Grams projection_grams keeps now."""
+    with _GRAMS_LOCK:
+        return len(_GRAMS)
+
+
 # id(weight) -> (weak reference to it, (its version, heads), its Grams)
 _GRAMS: dict[int, tuple[weakref.ref, tuple[int, int], np.ndarray]] = {}
 _GRAMS_LOCK = threading.RLock()  # re-entrant: a collection inside it may run _forget_grams
