@@ -20,7 +20,7 @@ every instrument from 8 threads); this measures the time.
 
 A second part, fresh_memory, says what a fresh page costs on this machine: one process writes
 TOUCH_MB of new memory (numpy, its own mmap), frees it, and does so TOUCH_TRIES times at once
-and TOUCH_TRIES times TOUCH_PAUSE_S seconds apart, then writes one array a second time, already
+and TOUCH_TRIES times TOUCH_PAUSE_S seconds apart, and writes each array a second time, once
 mapped. In a virtual machine whose guest hands freed memory back to the host (free page
 reporting, here after about a second), memory written again after a pause faults on both
 sides: measured ~2 ms a MB against ~0.16 at once. Every fresh slab and activation of a capture
