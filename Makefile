@@ -46,7 +46,7 @@ messages: $(RUN_STAMP)
 
 run: $(RUN_STAMP) locales
 	@$(PY) -c "import sys; from model.settings import main; sys.exit(main(['--check']))"
-	$(PY) -m streamlit run app.py --server.headless true --server.port $(PORT) \
+	$(PY) -m ui.serve run app.py --server.headless true --server.port $(PORT) \
 		--server.address localhost --browser.gatherUsageStats false
 
 # Two pytest workers (pytest-xdist), one per core: a worker spends much of its time waiting on

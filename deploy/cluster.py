@@ -66,8 +66,9 @@ def healthy(url: str, timeout: float = 2.0) -> bool:
 
 
 def replica_command(python: str, port: int, address: str) -> list[str]:
-    """`make run`'s command line, on `address`:`port`."""
-    return [python, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+    """`make run`'s command line (ui/serve.py: Streamlit's, after a warm-up), on
+    `address`:`port`."""
+    return [python, "-m", "ui.serve", "run", "app.py", "--server.headless", "true",
             "--server.port", str(port), "--server.address", address,
             "--browser.gatherUsageStats", "false"]
 
