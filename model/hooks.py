@@ -42,6 +42,12 @@ class HookPoint(nn.Module):
         out = fn(x, self.name)
         return x if out is None else out
 
+    def watched(self) -> bool:
+        """Whether a hook function or a buffer is attached to this point in this context: if
+        not, nothing will read the tensor passed through it, and the module may reuse it."""
+        active, provided = _ACTIVE.get(), BUFFERS.get()
+        return bool(active and self.name in active) or bool(provided and self.name in provided)
+
     def buffer(self, shape: tuple[int, ...]) -> torch.Tensor | None:
         """Where the module may write the tensor it is about to pass through this point, or
         None (allocate as usual). Lets a recorder receive big tensors without a copy."""

@@ -73,7 +73,12 @@ class MultiHeadAttention(nn.Module):
         scores = torch.matmul(q, k.transpose(-2, -1), out=self.hook_scores.buffer(shape))
         scores = self.hook_scores(scores.div_(math.sqrt(self.d_head)))
         blocked = mask.unsqueeze(1)  # (B, 1, Q, K), broadcast over heads
-        masked = self.hook_masked(scores.masked_fill(blocked, MASK_FILL))
+        # nothing reads the scores before the mask (no hook or buffer there, no autograd): mask
+        # them where they are rather than in a fresh (B,H,Q,K) tensor, whose first write is
+        # page faults
+        reuse = not (torch.is_grad_enabled() or self.hook_scores.watched())
+        fill = scores.masked_fill_ if reuse else scores.masked_fill
+        masked = self.hook_masked(fill(blocked, MASK_FILL))
         # zeroing after softmax makes blocked cells exactly 0, also in an all-blocked row
         out = self.hook_probs.buffer(shape)
         if out is None:  # out of place: autograd needs softmax's own output in training

@@ -14,6 +14,7 @@ from model import ModelConfig, Transformer, capture, hooks, translate
 from model.hooks import active_hooks
 from model.masks import cross_mask, decoder_mask, encoder_mask, subsequent_mask
 from model.positional import position_ids, sinusoid_table
+from model.transformer import MASK_FILL
 
 SENTS = ["Winter is cold.", "The big dog eats the fish in the park today."]
 
@@ -284,6 +285,35 @@ def test_buffers_are_written_in_place_and_leave_nothing_behind(bundle):
     tr = capture(bundle, SENTS, names=["attn", "scores"])
     assert np.array_equal(given[names[0]].numpy(), tr.attn["enc_self"][1])
     assert np.array_equal(given[names[1]].numpy(), tr.scores["enc_self"][0])
+
+
+def test_scores_are_masked_in_place_only_when_nothing_reads_them(bundle):
+    """hook_masked receives the scores' own tensor when no hook or buffer watches hook_scores
+    and autograd is off; a watched hook_scores keeps its pre-mask values; training (grad on)
+    never reuses them. Either way the probabilities are the same."""
+    src = torch.from_numpy(capture(bundle, SENTS, names=["attn"]).src_ids)
+    at = "encoder.layers.0.self_attn."
+    got: dict[str, torch.Tensor] = {}
+
+    def keep(x, name):
+        got[name.rsplit(".", 1)[1]] = x
+
+    def run(names, grad=False):
+        got.clear()
+        with torch.set_grad_enabled(grad), hooks({at + n: keep for n in names}):
+            bundle.model.encode(src)
+        return dict(got)
+
+    alone = run(["hook_masked", "hook_probs"])
+    assert alone["hook_masked"].min() <= MASK_FILL  # pad cells masked
+    both = run(["hook_scores", "hook_masked", "hook_probs"])
+    assert both["hook_scores"].data_ptr() != both["hook_masked"].data_ptr()
+    assert both["hook_scores"].min() > MASK_FILL  # the pre-mask values are intact
+    assert torch.equal(both["hook_masked"], alone["hook_masked"])
+    assert torch.equal(both["hook_probs"], alone["hook_probs"])
+    assert bundle.model.get_submodule(at + "hook_scores").watched() is False
+    training = run(["hook_masked"], grad=True)
+    assert torch.equal(training["hook_masked"].detach(), alone["hook_masked"])
 
 
 class _NanEmpty(types.ModuleType):

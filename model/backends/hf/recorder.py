@@ -151,10 +151,17 @@ def lab_attention(module: nn.Module, query: torch.Tensor, key: torch.Tensor,
     if pts is not None:
         scores = pts["hook_scores"](scores)
         _note_mask(site.kind, attention_mask, (b, n_q, n_k))
+    # nothing reads the scores before the mask (no hook or buffer there, no autograd): mask
+    # them where they are rather than in a fresh (B,H,Q,K) tensor, whose first write is page
+    # faults
+    reuse = not (torch.is_grad_enabled() or (pts is not None and pts["hook_scores"].watched()))
     if attention_mask is None:
         masked = scores
     elif attention_mask.dtype == torch.bool:
-        masked = scores.masked_fill(~attention_mask[..., :n_k], torch.finfo(scores.dtype).min)
+        fill = scores.masked_fill_ if reuse else scores.masked_fill
+        masked = fill(~attention_mask[..., :n_k], torch.finfo(scores.dtype).min)
+    elif reuse and attention_mask.dtype == scores.dtype:  # else the sum is the wider type
+        masked = scores.add_(attention_mask[..., :n_k])
     else:
         masked = scores + attention_mask[..., :n_k]
     out = pts["hook_probs"].buffer(shape) if direct else None
