@@ -23,8 +23,9 @@ F32 = 4
 MB = 2**20
 GROUPS_QUAD = ("attn", "scores", "norms")  # (L, B, H, Q, K) per kind
 # Every forward keeps, per attention call, one (B, H, Q, K) beyond the recorded ones (the
-# lab's `masked`, the recorder's scores + additive mask); how many more it keeps is the
-# backend's, in Dims' forward-cost fields.
+# lab's `masked`, the recorder's scores + additive mask) when the scores are recorded; when
+# they are not, the mask is applied in place and this counts one quad too many (on the safe
+# side); how many more it keeps is the backend's, in Dims' forward-cost fields.
 TRANSIENT_QUADS = 1
 ACTIVATION_ROWS = 6  # (B, n, D)-sized temporaries alive in one layer (residual, norm, W_O out…)
 
