@@ -22,10 +22,10 @@ from .decode import default_max_steps
 F32 = 4
 MB = 2**20
 GROUPS_QUAD = ("attn", "scores", "norms")  # (L, B, H, Q, K) per kind
-# Every forward keeps, per attention call, one (B, H, Q, K) beyond the recorded ones (the
-# lab's `masked`, the recorder's scores + additive mask) when the scores are recorded; when
-# they are not, the mask is applied in place and this counts one quad too many (on the safe
-# side); how many more it keeps is the backend's, in Dims' forward-cost fields.
+# Every forward keeps, per attention call, one (B, H, Q, K) beyond the recorded ones: the masked
+# copy of recorded scores (the lab's `masked`, the recorder's scores + additive mask), or the
+# scores themselves when they are not recorded (then masked in place, HookPoint.watched); how
+# many more it keeps is the backend's, in Dims' forward-cost fields.
 TRANSIENT_QUADS = 1
 ACTIVATION_ROWS = 6  # (B, n, D)-sized temporaries alive in one layer (residual, norm, W_O out…)
 
@@ -170,9 +170,9 @@ def estimate(d: Dims, groups: Collection[str], raw: Sequence[str] = ()) -> Estim
     quad = _largest_quad(d)
     acts = ACTIVATION_ROWS * _rows(d) * max(d.d_model, d.d_ff) * F32
     lm_head = 0
-    # scores, and the attention's probabilities, are their own tensors unless a recorder slab
-    # takes them (HookPoint.buffer); the backend says how many copies of the latter it keeps
-    extra = TRANSIENT_QUADS + ("scores" not in groups) + d.attn_copies * ("attn" not in groups)
+    # the attention's probabilities are their own tensors unless a recorder slab takes them
+    # (HookPoint.buffer); the backend says how many copies of them it keeps
+    extra = TRANSIENT_QUADS + d.attn_copies * ("attn" not in groups)
     if d.float_masks:
         acts += sum(d.batch * q * k * F32 for q, k in map(d.qk, d.layers))
     if d.hidden_copies > 1 and "hidden" in parts:
