@@ -103,8 +103,8 @@ def projection_grams(weight: torch.Tensor, n_heads: int,
     Grams are made again when the weight changes in place (its version counter) and dropped
     when it is collected (a weak reference and a finalizer). Made on every capture they took
     2.8 ms a layer, 33 ms of a 1.5 s full capture of GPT-2 small at 512 tokens (issue 40); they
-    hold H·Dh²·8 bytes a layer,
-    2·Dh/D of W_O's own float32 bytes (17 % on GPT-2 small). Read-only: shared by sessions.
+    hold H·Dh²·8 bytes a layer, 2·Dh/D of W_O's own float32 bytes (17 % on GPT-2 small).
+    Read-only: shared by sessions.
     """
     try:
         version = weight._version

@@ -288,9 +288,9 @@ def test_buffers_are_written_in_place_and_leave_nothing_behind(bundle):
 
 
 def test_scores_are_masked_in_place_only_when_nothing_reads_them(bundle):
-    """hook_masked receives the scores' own tensor when no hook or buffer watches hook_scores
-    and autograd is off; a watched hook_scores keeps its pre-mask values; training (grad on)
-    never reuses them. Either way the probabilities are the same."""
+    """With hook_scores unwatched (autograd off) the scores are masked in place; watched, its
+    pre-mask values stay intact in their own tensor. The masked scores and probabilities are
+    the same either way, and with autograd on."""
     src = torch.from_numpy(capture(bundle, SENTS, names=["attn"]).src_ids)
     at = "encoder.layers.0.self_attn."
     got: dict[str, torch.Tensor] = {}
