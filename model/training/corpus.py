@@ -422,15 +422,27 @@ def frequent_copies(pairs: list[Pair], seed: int = 0, n_draw: int = 200_000, cap
     return [p for p in pairs if drawn[p.en] >= 3 for _ in range(min(cap, drawn[p.en] - 1))]
 
 
-def boost_pairs(n: int, seed: int, exclude: Iterable[str]) -> list[Pair]:
+def boost_pairs(n: int, seed: int, exclude: Iterable[str],
+                construction: str | None = None) -> list[Pair]:
     """n extra training pairs from the issue-42 areas (glue words, copy-through), drawn from a
     stream of their own: a short warm start sees them often enough to learn them while the
     splits keep the corpus's mixture. Pairs with a string in exclude (val, test, the held-out
-    sets) are skipped; repeats are kept, as oversampling."""
-    makers = tuple(m for m in textbook.MAKERS if m[1].startswith(ISSUE_42))
+    sets) are skipped; repeats are kept, as oversampling.
+
+    construction: draw from that one construction instead (a name in CONSTRUCTIONS), on a
+    stream of its own. Warm starts on the glue alone unlearned older constructions that share
+    its English (purpose "to go" beside "decided to go", "short" beside "short person"); those
+    pairs beside the glue keep both senses apart."""
+    if construction is None:
+        makers = tuple(m for m in textbook.MAKERS if m[1].startswith(ISSUE_42))
+        r = random.Random(f"attention-lab-boost:{seed}")
+    else:
+        makers = tuple(m for m in _MAKERS if m[1] == construction)
+        if not makers:
+            raise ValueError(f"no construction named {construction!r}")
+        r = random.Random(f"attention-lab-boost:{seed}:{construction}")
     bounds = _bounds(makers)
     skip = set(exclude)
-    r = random.Random(f"attention-lab-boost:{seed}")
     out: list[Pair] = []
     while len(out) < n:
         x, i = r.random() * bounds[-1], 0

@@ -207,6 +207,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--boost", type=int, default=0,
                     help="extra training pairs from the glue and copy-through areas (issue 42; "
                          "0: off); see corpus.boost_pairs")
+    ap.add_argument("--boost-area", action="append", default=[], metavar="NAME=N",
+                    help="N extra training pairs of one construction (repeatable), e.g. older "
+                         "ones a glue warm start unlearns; see corpus.boost_pairs")
     ap.add_argument("--resume", action="store_true", help="continue from <out>.state/")
     ap.add_argument("--init-from", default="",
                     help="start from this checkpoint folder's weights (token rows remapped by "
@@ -231,8 +234,18 @@ def parse_args(argv=None) -> argparse.Namespace:
     return ap.parse_args(argv)
 
 
+def boost_area(text: str) -> tuple[str, int]:
+    """'clause_purpose=8000' -> ('clause_purpose', 8000); a name outside the corpus is refused."""
+    name, sep, n = text.partition("=")
+    if not sep or not n.strip().isdigit() or name not in corpus.CONSTRUCTIONS:
+        raise SystemExit(f"--boost-area wants NAME=N with NAME one of corpus.CONSTRUCTIONS: "
+                         f"{text!r}")
+    return name, int(n)
+
+
 def main(argv=None) -> dict:
     args = parse_args(argv)
+    areas = [boost_area(a) for a in args.boost_area]  # checked before the corpus is drawn
     if args.threads:
         torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
@@ -259,10 +272,13 @@ def main(argv=None) -> dict:
                                                   cap=args.frequent_cap))
     if args.typed_share:
         seeded += typed_examples(splits["train"], args.typed_share, args.seed)
-    if args.boost:
+    if args.boost or args.boost_area:
         taken = {s for name in ("val", "test", "everyday") for p in splits[name]
                  for s in (p.en, p.ko)} | corpus.held_out()
-        seeded += examples(corpus.boost_pairs(args.boost, args.seed, taken))
+        if args.boost:
+            seeded += examples(corpus.boost_pairs(args.boost, args.seed, taken))
+        for name, n in areas:
+            seeded += examples(corpus.boost_pairs(n, args.seed, taken, construction=name))
     train = encode_examples(tok, seeded, cfg.max_len)
     val = encode_examples(tok, examples(splits["val"]), cfg.max_len)
     model = Transformer(cfg)

@@ -94,3 +94,26 @@ def test_confidence_halves_per_uncovered_word():
     assert t.confidence == pytest.approx(0.81)
     t2 = Translation(**{**t.__dict__, "uncovered": 2})
     assert t2.confidence == pytest.approx(0.81 * conf.COVERAGE ** 2)
+
+
+def test_boost_draws_one_construction_apart_and_skips_excluded():
+    """--boost-area's pairs: the named construction only, many distinct ones, nothing from the
+    excluded sentences; the glue boost's draw unchanged; bad names refused."""
+    from model.training import corpus
+    from model.training.train import boost_area
+
+    drawn = corpus.boost_pairs(60, 0, set(), construction="clause_purpose")
+    # purpose is -(으)러 before 가다/오다 in every one of them
+    assert len(drawn) == 60 and all(" to " in p.en and "러 " in p.ko for p in drawn)
+    assert len({p.en for p in drawn}) > 30  # a stream of its own, not one sentence repeated
+    skip = {drawn[0].en, drawn[1].ko}
+    again = corpus.boost_pairs(60, 0, skip, construction="clause_purpose")
+    assert not ({p.en for p in again} & skip or {p.ko for p in again} & skip)
+    # the glue boost's stream is the one the earlier legs' commands drew
+    assert corpus.boost_pairs(1, 0, set())[0].en == "I go to Seoul by subway."
+    with pytest.raises(ValueError):
+        corpus.boost_pairs(1, 0, set(), construction="no_such")
+    assert boost_area("but=12") == ("but", 12)
+    for bad in ("but", "but=x", "nope=3", "=3"):
+        with pytest.raises(SystemExit):
+            boost_area(bad)
