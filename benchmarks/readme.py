@@ -35,6 +35,7 @@ from benchmarks.readme_cards import (
     block_alignment,
     block_checkpoints,
     block_examples,
+    block_newcomer,
     block_textbook,
     block_tokenizer,
     block_tokenizers,
@@ -58,6 +59,7 @@ BLOCK = re.compile(
 BLOCKS: dict[str, Callable[[dict], str]] = {
     "checkpoints": block_checkpoints,
     "textbook": block_textbook,
+    "newcomer": block_newcomer,
     "examples": block_examples,
     "alignment": block_alignment,
     "tokenizer": block_tokenizer,

@@ -211,3 +211,34 @@ def block_textbook(results: dict) -> str:
             "draws into any split (`corpus.held_out`; a test checks); from each "
             "`checkpoints/NAME/card.json` (`textbook`). "
             f"`Translation.confidence` (card `confidence`): {conf}.")
+
+
+def block_newcomer(results: dict) -> str:
+    """What newcomers type (issue 42): the hand-written glue and out-of-grammar sets, the
+    confidence's AUROC there and the issue's six sentences, per card (card.newcomer, written by
+    python -m model.training.newcomer_eval --write)."""
+    cards = _cards()
+    head = ["| checkpoint | glue en→ko exact / chrF | glue ko→en exact / chrF "
+            "| outside the grammar en→ko / ko→en chrF | confidence AUROC: outside the grammar "
+            "/ both sets | the issue's six | test split, constructions before issue 42: "
+            "en→ko / ko→en exact |",
+            "|---|---|---|---|---|---|---|"]
+    for name, card in cards.items():
+        nc = card["newcomer"]
+        glue, oog = nc["sets"]["glue"], nc["sets"]["oog"]
+        cells = [f"{glue[d]['exact']} of {glue[d]['n']} / {glue[d]['chrf']:.1f}"
+                 for d in ("en-ko", "ko-en")]
+        cells.append(f"{oog['en-ko']['chrf']:.1f} / {oog['ko-en']['chrf']:.1f}")
+        cells.append(f"{nc['auroc']['oog']:.3f} / {nc['auroc']['both']:.3f}")
+        six = nc["issue_sentences"]
+        cells.append(f"{sum(bool(x['exact']) for x in six)} of {len(six)}")
+        before = card["metrics"].get("areas", {}).get("before_42")
+        cells.append(" / ".join(_pct(before[d]["exact_match"]) for d in ("en->ko", "ko->en"))
+                     if before else "not scored apart in this card")
+        head.append(f"| `{name}` | " + " | ".join(cells) + " |")
+    n = {k: sum(v["n"] for v in cards["paper"]["newcomer"]["sets"][k].values())
+         for k in ("glue", "oog")}
+    return ("\n".join(head) + f"\n\nOn {n['glue']} glue sentences and {n['oog']} sentences "
+            "outside the grammar, both directions, written by hand (`tests/data/newcomer_*.tsv`) "
+            "and never drawn into any split (`corpus.held_out`); from each "
+            "`checkpoints/NAME/card.json` (`newcomer`, `metrics.areas`).")
