@@ -91,8 +91,8 @@ def test_confidence_is_the_geometric_mean_of_a_real_translation():
     from model import load_checkpoint, translate
 
     bundle = load_checkpoint(ROOT / "checkpoints" / "paper")
-    # the seed documents' first sentence (0.945), and an out-of-grammar one it gets wrong ("The
-    # ship is too thirsty and dies." at 0.58, below paper's threshold of 0.868)
+    # the seed documents' first sentence (0.946), and an out-of-grammar one it gets wrong ("The
+    # ship is too soft whilek." at 0.12, below paper's threshold of 0.846)
     right, wrong = translate(bundle, ["겨울은 추워요.", "배가 너무 고파서 죽겠어요."])
     assert right.text == "Winter is cold." and wrong.text != "I am so hungry I could die."
     assert right.confidence == pytest.approx(math.exp(sum(map(math.log, right.probs))
