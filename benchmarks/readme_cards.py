@@ -160,8 +160,9 @@ def block_tokenizers(results: dict) -> str:
                  "`checkpoints/paper/tokenizer.model`")
                 + "; the cards' `tokenizer` figures for the shipped one are "
                 + " / ".join(_pct(card[c]) for c in cols) + f" (`{key}`).")
-    head = (f"Measured on the training split the shipped tokenizer was trained on "
-            f"({r['train_pairs']:,} pairs, corpus seed {r['corpus_seed']}), each candidate "
+    head = (f"Measured on the shipped cards' training split "
+            f"({r['train_pairs']:,} pairs, corpus seed {r['corpus_seed']}; the "
+            "shipped tokenizer itself was trained on an earlier leg's split), each candidate "
             "trained by `pieces.train_tokenizer` and measured by `pieces.one_piece_shares` as "
             f"training measures the card ({provenance(results, key)}); share of the 500 most "
             "frequent words that are one piece, and mean pieces per training sentence:")
