@@ -22,7 +22,9 @@ keeps one translation (저는 ...).
 
 The grammar is built so that across the whole corpus English -> Korean and Korean -> English
 are both functions (one translation per sentence, each way): count nouns always take "the"
-(Korean has no articles; companions and instruments take "a"), "you" is 당신 in statements
+(Korean has no articles; companions and instruments take "a"; a bare family noun is the
+speaker's own, so Korean -> English reads 형이 as "my older brother", one way, since English
+"my older brother" is 제 형: `my_kin`), "you" is 당신 in statements
 and dropped in questions (textbook pro-drop: "Do you eat fish?" <-> 생선을 먹어요?), only the
 simple present is used, English words with two Korean senses (cold: 춥다 / 차갑다, play: 놀다 /
 치다 / 하다 ...) are told apart by the noun they go with, and a past tense whose English form
@@ -205,6 +207,29 @@ _BEFORE_42 = tuple(m for m in _MAKERS if not m[1].startswith(ISSUE_42))
 _BEFORE_42_BOUNDS = _bounds(_BEFORE_42)
 
 
+# Korean names one's own family bare: 형이 사과를 먹어요 is "My older brother eats ...", not
+# "The older brother ...". The older grammar's renderers put "the" before every counted noun;
+# the glue (textbook/glue.py) and the bare-kin construction already say "my". The rewrite
+# reads the English alone and draws nothing, so every stream stays where it was.
+_KIN_EN = "|".join(sorted((re.escape(n.en) for n in NOUNS if "kin" in n.tags), key=len,
+                          reverse=True))
+# "the" right before a kin noun, unless a relative clause follows ("the older brother who
+# rests", "the older brother I will wait for": there "the" picks one out and stays)
+_THE_KIN = re.compile(rf"\b([Tt])he (?=(?:{_KIN_EN})s?\b(?! (?:who|that|which|I|you|he|she|we|"
+                      rf"they)\b))")
+
+
+def my_kin(p: Pair) -> Pair:
+    """The pair with "the" before a bare kin noun read as "my", Korean -> English only.
+
+    Only that direction: English "my older brother" is 제 형 (the possessives, the glue), so
+    the pair cannot teach English -> Korean; a one-way pair also stays out of val and test."""
+    if p.to == "ko" or not _THE_KIN.search(p.en):
+        return p
+    en = _THE_KIN.sub(lambda m: "My " if m.group(1) == "T" else "my ", p.en)
+    return Pair(en, p.ko, p.align, "en")
+
+
 def make(r: random.Random, everyday_only: bool = False,
          before_42: bool = False) -> tuple[str, Pair]:
     """One (construction name, pair); derivations the grammar rejects are redrawn.
@@ -219,9 +244,11 @@ def make(r: random.Random, everyday_only: bool = False,
             i += 1
         _, name, fn = makers[i]
         try:
-            return name, fn(r)
+            p = fn(r)
         except Reject:
             continue
+        # the language model's text keeps the words it was trained on (see _BEFORE_42)
+        return name, p if before_42 else my_kin(p)
 
 
 def generate_tagged(n: int, seed: int = 0) -> list[tuple[str, Pair]]:
@@ -453,5 +480,5 @@ def boost_pairs(n: int, seed: int, exclude: Iterable[str],
         except Reject:
             continue
         if p.en not in skip and p.ko not in skip:
-            out.append(p)
+            out.append(my_kin(p))
     return out

@@ -586,3 +586,36 @@ def test_splits_name_each_pair_and_evaluation_scores_areas_apart():
         assert area["n"] == 4
         assert area["exact_match"] == alone[key]["exact_match"]
         assert area["chrf"] == alone[key]["chrf"]
+
+
+def test_bare_kin_reads_my_older_brother_korean_to_english_only(monkeypatch):
+    """형이 사과를 먹어요 is "My older brother eats ...": the older grammar's "the" before a
+    kin noun becomes "my", the pair one-way into English (English "my older brother" is 제 형);
+    a relative clause keeps "the", other nouns keep it, and the draw does not move."""
+    from model.training.corpus import Pair, generate_tagged, my_kin
+
+    p = my_kin(Pair("The older brother eats the apple.", "형이 사과를 먹어요.", ((1, 0),)))
+    assert (p.en, p.to, p.align) == ("My older brother eats the apple.", "en", ((1, 0),))
+    assert my_kin(Pair("He invites the younger sisters.", "그는 여동생들을 초대해요.", ())).en == (
+        "He invites my younger sisters.")
+    for keep in (Pair("The older brother who rests is energetic.", "쉬는 형이 힘차요.", ()),
+                 Pair("The dog eats the apple.", "개가 사과를 먹어요.", ()),
+                 Pair("The older sister is tall.", "누나는 키가 커요.", (), "ko")):
+        assert my_kin(keep) == keep
+    drawn = generate_tagged(20_000, seed=3)
+    kin = [p for _, p in drawn if "older brother" in p.en or "older sister" in p.en]
+    assert kin and not [p for p in kin if p.to != "ko" and _starts_the_kin(p.en)]
+    import model.training.corpus as corpus
+
+    monkeypatch.setattr(corpus, "my_kin", lambda p: p)
+    raw = generate_tagged(20_000, seed=3)
+    assert [(c, p.ko) for c, p in raw] == [(c, p.ko) for c, p in drawn]
+    changed = [(a, b) for (_, a), (_, b) in zip(raw, drawn, strict=True) if a != b]
+    assert changed and all(b == my_kin(a) and b.to == "en" for a, b in changed)
+
+
+def _starts_the_kin(en: str) -> bool:
+    import re
+
+    return bool(re.search(r"\b[Tt]he (older|younger) (brother|sister)s?\b(?! (who|I|you|he|"
+                          r"she|we|they)\b)", en))
