@@ -449,6 +449,29 @@ def frequent_copies(pairs: list[Pair], seed: int = 0, n_draw: int = 200_000, cap
     return [p for p in pairs if drawn[p.en] >= 3 for _ in range(min(cap, drawn[p.en] - 1))]
 
 
+def short_kin_pairs(pairs: Iterable[Pair], n: int) -> list[Pair]:
+    """n English -> Korean pairs that say "my brother" / "my sister" for 제 형 / 제 누나: the
+    pairs' "my older brother" ↔ 제 형 with "older" dropped, in turn (repeats are
+    oversampling). A learner writes "my brother" and means the lexicon's 형; the grammar
+    names siblings by age only, so the short form is otherwise (nearly) never seen. Added
+    beside the splits, like the copies, so no draw moves; Korean -> English keeps the full
+    "my older brother"."""
+    from .textbook.glue import drop_word
+
+    out: list[Pair] = []
+    for p in pairs:
+        if p.to == "en":
+            continue
+        words = p.en.split()
+        for i in range(len(words) - 2):
+            if (words[i].lower() == "my" and words[i + 1] == "older"
+                    and words[i + 2].rstrip(".?!,") in ("brother", "sister")
+                    and ("제 형" in p.ko or "제 누나" in p.ko)):
+                out.append(drop_word(p, "en", i + 1, "ko"))
+                break
+    return [out[i % len(out)] for i in range(n)] if out else []
+
+
 def boost_pairs(n: int, seed: int, exclude: Iterable[str],
                 construction: str | None = None) -> list[Pair]:
     """n extra training pairs from the issue-42 areas (glue words, copy-through), drawn from a

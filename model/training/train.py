@@ -210,6 +210,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--boost-area", action="append", default=[], metavar="NAME=N",
                     help="N extra training pairs of one construction (repeatable), e.g. older "
                          "ones a glue warm start unlearns; see corpus.boost_pairs")
+    ap.add_argument("--short-kin", type=int, default=0,
+                    help="extra English -> Korean pairs saying 'my brother' for 제 형 (0: off); "
+                         "see corpus.short_kin_pairs")
     ap.add_argument("--resume", action="store_true", help="continue from <out>.state/")
     ap.add_argument("--init-from", default="",
                     help="start from this checkpoint folder's weights (token rows remapped by "
@@ -279,6 +282,8 @@ def main(argv=None) -> dict:
             seeded += examples(corpus.boost_pairs(args.boost, args.seed, taken))
         for name, n in areas:
             seeded += examples(corpus.boost_pairs(n, args.seed, taken, construction=name))
+    if args.short_kin:
+        seeded += examples(corpus.short_kin_pairs(splits["train"], args.short_kin))
     train = encode_examples(tok, seeded, cfg.max_len)
     val = encode_examples(tok, examples(splits["val"]), cfg.max_len)
     model = Transformer(cfg)

@@ -117,3 +117,25 @@ def test_boost_draws_one_construction_apart_and_skips_excluded():
     for bad in ("but", "but=x", "nope=3", "=3"):
         with pytest.raises(SystemExit):
             boost_area(bad)
+
+
+def test_short_kin_says_my_brother_for_je_hyeong_english_to_korean_only():
+    """--short-kin's pairs: "my older brother" <-> 제 형 with "older" dropped, English -> Korean
+    only, alignments shifted past the dropped word; other pairs and Korean -> English ones give
+    none; n pairs in turn."""
+    from model.training.corpus import Pair, short_kin_pairs
+
+    src = [Pair("My older brother is tall.", "제 형은 키가 커요.",
+                ((0, 0), (1, 0), (2, 0), (3, 2), (4, 1), (4, 2))),
+           Pair("Does my older sister eat fish?", "제 누나는 생선을 먹어요?",
+                ((0, 3), (1, 0), (2, 0), (3, 0), (4, 2), (5, 1))),
+           Pair("My older brother eats fish.", "형이 생선을 먹어요.", (), "en"),  # bare 형
+           Pair("My younger brother is tall.", "제 남동생은 키가 커요.", ()),
+           Pair("The dog eats fish.", "개가 생선을 먹어요.", ())]
+    out = short_kin_pairs(src, 5)
+    assert [p.en for p in out] == ["My brother is tall.", "Does my sister eat fish?"] * 2 + [
+        "My brother is tall."]
+    assert {p.to for p in out} == {"ko"}
+    assert out[0].ko == "제 형은 키가 커요." and out[0].align == ((0, 0), (1, 0), (2, 2),
+                                                              (3, 1), (3, 2))
+    assert short_kin_pairs(src[2:], 3) == []

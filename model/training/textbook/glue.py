@@ -251,7 +251,7 @@ def tall(r: random.Random) -> Pair:
     return _kin_variants(r, finish(en, ko, "."))
 
 
-def _drop(p: Pair, lang: str, index: int, to: str) -> Pair:
+def drop_word(p: Pair, lang: str, index: int, to: str) -> Pair:
     """The pair without one word of one side (alignment shifted), one-way to `to`."""
     en, ko = p.en.split(), p.ko.split()
     words = en if lang == "en" else ko
@@ -274,9 +274,9 @@ def _kin_variants(r: random.Random, p: Pair) -> Pair:
         return p
     x = r.random()
     if x < 0.15 and not p.to and en[1] == "older" and en[2] in ("brother", "sister"):
-        return _drop(p, "en", 1, "ko")
+        return drop_word(p, "en", 1, "ko")
     if x < 0.35 and p.ko.startswith("제 "):
-        return _drop(p, "ko", 0, "en")
+        return drop_word(p, "ko", 0, "en")
     return p
 
 
