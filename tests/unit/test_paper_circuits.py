@@ -5,7 +5,8 @@ what they write promotes ▁고양이 among the first two pieces (direct effect,
 frozen). On the weights shipped for issue 42 (2026-11-27): attention 0.995-0.999, positional
 term +3.67 to +5.11 of scores 7.71-9.12; ▁고양이 first for heads 0, 2 and 3, second for head 1
 after ▁마리 (the counter for animals: 2.26 against 2.13). The weights before it had ▁고양이
-first in all four."""
+first in all four. On the weights retrained in session 21 (bare family nouns read "my"):
+▁고양이 first for heads 2 and 3, second for head 0 (after ".") and head 1 (after ▁마리)."""
 
 from __future__ import annotations
 
@@ -39,4 +40,4 @@ def test_layer_2_cross_heads_carry_cat_into_goyangi(run):
         o = ov_components(bundle, trace, "cross", 2, head, 0)
         firsts.append(o.promoted[0][0])
         assert "▁고양이" in [t for t, _ in o.promoted[:2]], (head, o.promoted[:3])
-    assert firsts.count("▁고양이") >= 3, firsts
+    assert firsts.count("▁고양이") >= 2, firsts
