@@ -84,6 +84,7 @@ from .hangul import (
     ko_imperative,
     particle,
 )
+from .kin import my_kin, short_kin_pairs
 from .lexicon import (
     ADJECTIVES,
     BY_EN,
@@ -113,7 +114,7 @@ __all__ = [
     "VERBS", "Pair", "conjugate_ko", "en_past", "en_plural", "en_third_person", "generate",
     "generate_tagged", "has_batchim", "ko_attributive", "ko_imperative", "lexicon_size",
     "particle", "rare_copies", "splits", "ANCHOR_PAIRS", "EVERYDAY_CONSTRUCTIONS",
-    "EVERYDAY_EXAMPLES",
+    "EVERYDAY_EXAMPLES", "my_kin", "short_kin_pairs",
 ]
 
 
@@ -205,29 +206,6 @@ ISSUE_42 = ("glue_", "copy_")
 # the figures its card holds (test_lm). Same makers, same order, so the same draws as then.
 _BEFORE_42 = tuple(m for m in _MAKERS if not m[1].startswith(ISSUE_42))
 _BEFORE_42_BOUNDS = _bounds(_BEFORE_42)
-
-
-# Korean names one's own family bare: 형이 사과를 먹어요 is "My older brother eats ...", not
-# "The older brother ...". The older grammar's renderers put "the" before every counted noun;
-# the glue (textbook/glue.py) and the bare-kin construction already say "my". The rewrite
-# reads the English alone and draws nothing, so every stream stays where it was.
-_KIN_EN = "|".join(sorted((re.escape(n.en) for n in NOUNS if "kin" in n.tags), key=len,
-                          reverse=True))
-# "the" right before a kin noun, unless a relative clause follows ("the older brother who
-# rests", "the older brother I will wait for": there "the" picks one out and stays)
-_THE_KIN = re.compile(rf"\b([Tt])he (?=(?:{_KIN_EN})s?\b(?! (?:who|that|which|I|you|he|she|we|"
-                      rf"they)\b))")
-
-
-def my_kin(p: Pair) -> Pair:
-    """The pair with "the" before a bare kin noun read as "my", Korean -> English only.
-
-    Only that direction: English "my older brother" is 제 형 (the possessives, the glue), so
-    the pair cannot teach English -> Korean; a one-way pair also stays out of val and test."""
-    if p.to == "ko" or not _THE_KIN.search(p.en):
-        return p
-    en = _THE_KIN.sub(lambda m: "My " if m.group(1) == "T" else "my ", p.en)
-    return Pair(en, p.ko, p.align, "en")
 
 
 def make(r: random.Random, everyday_only: bool = False,
@@ -447,29 +425,6 @@ def frequent_copies(pairs: list[Pair], seed: int = 0, n_draw: int = 200_000, cap
     """
     drawn = Counter(p.en for p in generate(n_draw, seed=seed + 1))
     return [p for p in pairs if drawn[p.en] >= 3 for _ in range(min(cap, drawn[p.en] - 1))]
-
-
-def short_kin_pairs(pairs: Iterable[Pair], n: int) -> list[Pair]:
-    """n English -> Korean pairs that say "my brother" / "my sister" for 제 형 / 제 누나: the
-    pairs' "my older brother" ↔ 제 형 with "older" dropped, in turn (repeats are
-    oversampling). A learner writes "my brother" and means the lexicon's 형; the grammar
-    names siblings by age only, so the short form is otherwise (nearly) never seen. Added
-    beside the splits, like the copies, so no draw moves; Korean -> English keeps the full
-    "my older brother"."""
-    from .textbook.glue import drop_word
-
-    out: list[Pair] = []
-    for p in pairs:
-        if p.to == "en":
-            continue
-        words = p.en.split()
-        for i in range(len(words) - 2):
-            if (words[i].lower() == "my" and words[i + 1] == "older"
-                    and words[i + 2].rstrip(".?!,") in ("brother", "sister")
-                    and ("제 형" in p.ko or "제 누나" in p.ko)):
-                out.append(drop_word(p, "en", i + 1, "ko"))
-                break
-    return [out[i % len(out)] for i in range(n)] if out else []
 
 
 def boost_pairs(n: int, seed: int, exclude: Iterable[str],
