@@ -42,13 +42,12 @@ def short_kin_pairs(pairs: Iterable[Pair], n: int) -> list[Pair]:
     "my older brother"."""
     out: list[Pair] = []
     for p in pairs:
-        if p.to == "en":
+        if p.to == "en" or not ("제 형" in p.ko or "제 누나" in p.ko):
             continue
         words = p.en.split()
-        for i in range(len(words) - 2):
-            if (words[i].lower() == "my" and words[i + 1] == "older"
-                    and words[i + 2].rstrip(".?!,") in ("brother", "sister")
-                    and ("제 형" in p.ko or "제 누나" in p.ko)):
-                out.append(drop_word(p, "en", i + 1, "ko"))
-                break
+        i = next((i for i in range(len(words) - 2) if words[i].lower() == "my"
+                  and words[i + 1] == "older"
+                  and words[i + 2].rstrip(".?!,") in ("brother", "sister")), None)
+        if i is not None:
+            out.append(drop_word(p, "en", i + 1, "ko"))
     return [out[i % len(out)] for i in range(n)] if out else []
