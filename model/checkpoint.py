@@ -45,6 +45,9 @@ class Bundle:
     # the training corpus's words (corpus_words.txt) of a lab checkpoint, None elsewhere: the
     # confidence's coverage term (model/confidence.py) reads them
     known_words: frozenset[str] | None = None
+    # how a sentence-transformers folder pools and normalises (model.backends.hf.sentence
+    # SentenceConfig: pooling, normalize, max_seq_length), None elsewhere
+    sentence: Any = None
 
     @property
     def kinds(self) -> tuple[str, ...]:

@@ -60,6 +60,7 @@ class Capabilities:
     pad_row: bool = False  # row 0 of the position table belongs to the pad (positions from 1)
     long_context: bool = False  # capture_long(): self-attention over one long text, reduced
     components: bool = False  # circuit_weights, qk_parts, ov_parts, direct_logits answer
+    embeds: bool = False  # embed(): one pooled vector per line (a sentence-transformers model)
 
 
 @runtime_checkable

@@ -46,5 +46,8 @@ def hf_capabilities(bundle: Bundle):
         long_context=recorded and cfg.family in ("decoder", "encoder")
         and positional != "relative_bias",
         components=bool(projections) and positional in ("learned", "rotary", "relative_bias"),
+        # a sentence-transformers encoder with a pooling the lab computes (hf/embed.py)
+        embeds=cfg.family == "encoder" and bundle.sentence is not None
+        and bundle.sentence.pooling != "none",
         d_ff=int(getattr(hf, "intermediate_size", None) or getattr(hf, "n_inner", None)
                  or getattr(hf, "d_ff", None) or getattr(hf, "encoder_ffn_dim", None) or 0))

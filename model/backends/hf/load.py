@@ -26,6 +26,7 @@ from typing import Any
 
 from ...checkpoint import Bundle, CheckpointError, check_safetensors, read_json
 from ...settings import DEVICES, keep_hub_offline, model_entries, settings
+from .sentence import sentence_config
 
 keep_hub_offline()  # before transformers is imported: HF_HUB_OFFLINE=1 unless ATTN_ALLOW_HUB=1
 
@@ -222,9 +223,10 @@ def load_hf(folder: str | Path) -> Bundle:
             "device": device, "dtype": str(next(model.parameters()).dtype).removeprefix("torch.")}
     if device_note:
         card["device_note"] = device_note
+    sentence = sentence_config(folder)
     _warm(model, family, weights)  # last: after every check that names a file
     return Bundle(model=model, tokenizer=tokenizer, config=lab_cfg, card=card,
-                  name=folder.name, kind="hf")
+                  name=folder.name, kind="hf", sentence=sentence)
 
 
 # --- which models may be opened ----------------------------------------------------------
