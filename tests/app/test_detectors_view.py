@@ -20,6 +20,32 @@ def _maps(at) -> dict[str, np.ndarray]:
             if "detector" in f["layout"].get("meta", {})}
 
 
+def previous_token_by_hand(trace, kind: str) -> np.ndarray:
+    """(L, H): mean weight a real query q ≥ 1 puts on key q − 1, over every sentence, from
+    the Trace's own attention array (not through model.analysis)."""
+    side = {"enc_self": "src", "dec_self": "tgt"}[kind]
+    attn = trace.attn[kind].astype(np.float64)  # (L, B, H, Q, K)
+    total, rows = np.zeros(attn.shape[::2][:2]), 0  # (L, H)
+    for b, pieces in enumerate(trace.tokens(side)):
+        n = len(pieces)
+        q = np.arange(1, n)
+        total += attn[:, b][:, :, q, q - 1].sum(-1)  # (L, H)
+        rows += n - 1
+    return total / rows
+
+
+def test_previous_token_map_is_the_weight_on_the_key_before(models, paper, trace):
+    """The drawn previous-token maps against the attention weights themselves."""
+    at = heads_part(run_app({"view": "heads", "text": TEXT}), "detectors")
+    ok(at)
+    got = _maps(at)
+    assert set(got) == {"enc_self", "dec_self"}
+    for kind, z in got.items():
+        want = previous_token_by_hand(trace, kind)
+        assert z.shape == want.shape
+        np.testing.assert_allclose(z, want, atol=1e-5, err_msg=kind)
+
+
 def test_detector_maps_rank_and_open_a_head(models, paper, trace):
     at = heads_part(run_app({"view": "heads", "text": TEXT}), "detectors")
     assert not at.error, texts(at.error)

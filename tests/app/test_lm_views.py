@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from model import load_checkpoint
 from tests.app.conftest import run_app
 from tests.app.test_views import charts, ok, texts
+from tests.chartdata import array, find
 from tests.conftest import ROOT
 from ui.views import VIEWS
 from ui.views.heads import HEADS_PARTS
@@ -61,6 +63,36 @@ def test_training_view_draws_the_history_and_a_snapshot():
     no_errors(at)
     assert "previous token score of every head over training" in \
         " ".join(str(f["layout"].get("title", {}).get("text", "")) for f in charts(at))
+
+
+def _log() -> list[dict]:
+    """checkpoints/lm's probe log read with json alone, in step order."""
+    lines = (ROOT / "checkpoints" / "lm" / "training" / "log.jsonl").read_text().splitlines()
+    return sorted((json.loads(x) for x in lines if x.strip()), key=lambda r: r["step"])
+
+
+def test_training_view_curves_are_the_log():
+    """Every drawn curve point against training/log.jsonl read here: the held-out loss and
+    ICL lines, and the induction heat map (rows L0 H0 … L1 H5, one column per probe)."""
+    log = _log()
+    at = run_app({"ckpt": "lm", "view": "training", "text": TEXT}, timeout=120)
+    no_errors(at)
+    figs = charts(at)
+    loss = find(figs, "Loss and in-context learning over training")
+    lines = {t["name"]: t for t in loss["data"]}
+    steps = np.array([r["step"] for r in log])
+    for name, key in (("held-out loss (probe row)", "val_loss"),
+                      ("in-context learning (probe row)", "icl")):
+        want = np.array([r.get(key, np.nan) for r in log], dtype=float)
+        keep = np.isfinite(want)
+        np.testing.assert_array_equal(array(lines[name]["x"]), steps[keep], err_msg=name)
+        got = array(lines[name]["y"])
+        np.testing.assert_allclose(got[np.isfinite(got)], want[keep], rtol=1e-6, err_msg=name)
+    heads = find(figs, "induction score of every head over training")
+    z = array(heads["data"][0]["z"])  # (L·H, S)
+    want = np.array([np.ravel(r["induction"]) for r in log]).T
+    assert [int(x) for x in heads["data"][0]["x"]] == steps.tolist()
+    np.testing.assert_allclose(z, want, atol=1e-6)
 
 
 def test_training_view_in_korean():

@@ -6,8 +6,6 @@ one, so these tests need neither the shipped checkpoints nor a trained model.
 
 from __future__ import annotations
 
-import base64
-import json
 import shutil
 import sys
 
@@ -17,6 +15,7 @@ import pytest
 
 from model import capture, load_checkpoint
 from tests.app.conftest import run_app
+from tests.chartdata import array, charts  # noqa: F401  (other view tests import them here)
 from tests.tiny_model import save_tiny_checkpoint
 
 LINES = ["겨울은 추워요.", "The big dog eats the fish."]
@@ -45,21 +44,6 @@ def models(tmp_path_factory):
 @pytest.fixture(scope="module")
 def trace(models):
     return capture(load_checkpoint(models / "paper"), LINES, target_lang="auto")
-
-
-def charts(at) -> list[dict]:
-    return [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
-
-
-def array(value) -> np.ndarray:
-    """A plotly array from the JSON spec: a list, or {'dtype', 'bdata', 'shape'} binary."""
-    if isinstance(value, dict) and "bdata" in value:
-        arr = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
-        shape = value.get("shape")
-        if shape:
-            arr = arr.reshape([int(s) for s in str(shape).split(",")])
-        return arr
-    return np.array(value, dtype=float)
 
 
 def ok(at) -> None:

@@ -9,9 +9,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 
 from tests.app.conftest import run_app
 from tests.app.test_views import array, charts, texts
+from tests.conftest import skip_or_fail
 
 ROOT = Path(__file__).resolve().parents[2]
 LM = ROOT / "checkpoints" / "lm"
@@ -52,8 +54,9 @@ def test_korean_and_hostile_values_fall_back_with_a_note():
     assert "로짓에 대한 직접 효과가 없습니다" in shown  # encoder heads: said why
 
 
-@pytest.mark.skipif(not (LM / "model.safetensors").is_file(), reason="no checkpoints/lm")
 def test_language_model_induction_head():
+    if not (LM / "model.safetensors").is_file():
+        skip_or_fail("checkpoints/lm is not here")
     text = "river mill barn hill sky lamp river mill barn hill sky lamp"
     at = run_app({"ckpt": "lm", "view": "why", "text": text, "kind": "dec_self",
                   "layer": "1", "head": "0"}, timeout=120)
@@ -64,6 +67,70 @@ def test_language_model_induction_head():
     k = array(comp["data"][1]["z"])  # K-composition, (1 layer before, 6 heads)
     assert k.shape == (2, 6) and np.isnan(k[1]).all()  # layer 1: no path from itself
     assert any("promoted" in f["layout"]["title"]["text"] for f in figs)
+
+
+def composition_by_hand(later: int, head: int) -> dict[str, np.ndarray]:
+    """{"q"|"k"|"v": (later, H)} composition of checkpoints/lm's decoder head (later, head)
+    with every head of the layers before it, from the plain transformers weights as full
+    D × D matrices (float64, RMSNorm γ folded into the reading side; rotary ignored, as the
+    definition is of the weight matrices): ‖W_OV^A M‖ / (‖W_OV^A‖ ‖M‖) with M = W_QK^B,
+    (W_QK^B)ᵀ, W_OV^B (row-vector form)."""
+    from transformers import AutoModelForCausalLM
+
+    lm = AutoModelForCausalLM.from_pretrained(LM, dtype=torch.float64)
+    cfg = lm.config
+    dh, group = cfg.head_dim, cfg.num_attention_heads // cfg.num_key_value_heads
+
+    def head_mats(layer: int, h: int) -> dict[str, np.ndarray]:
+        blk = lm.model.layers[layer]
+        gamma = blk.input_layernorm.weight.detach().numpy()[:, None]  # (D, 1)
+        a = blk.self_attn
+        rows = slice(h * dh, (h + 1) * dh)
+        kv = slice((h // group) * dh, (h // group + 1) * dh)
+        w_q = gamma * a.q_proj.weight.detach().numpy()[rows].T  # (D, Dh)
+        w_k = gamma * a.k_proj.weight.detach().numpy()[kv].T
+        w_v = gamma * a.v_proj.weight.detach().numpy()[kv].T
+        w_o = a.o_proj.weight.detach().numpy()[:, rows].T  # (Dh, D)
+        return {"qk": w_q @ w_k.T, "ov": w_v @ w_o}  # (D, D) each
+
+    b = head_mats(later, head)
+    reads = {"q": b["qk"], "k": b["qk"].T, "v": b["ov"]}
+    out = {s: np.full((later, cfg.num_attention_heads), np.nan) for s in reads}
+    for layer in range(later):
+        for h in range(cfg.num_attention_heads):
+            ov = head_mats(layer, h)["ov"]
+            for side, m in reads.items():
+                out[side][layer, h] = np.linalg.norm(ov @ m) / (
+                    np.linalg.norm(ov) * np.linalg.norm(m))
+    return out
+
+
+def test_language_model_composition_maps_are_the_weights():
+    """The drawn Q-, K- and V-composition of the induction head L1 H0 with layer 0's heads
+    against the products of the plain transformers weights (to float32 precision)."""
+    if not (LM / "model.safetensors").is_file():
+        skip_or_fail("checkpoints/lm is not here")
+    text = "river mill barn hill sky lamp river mill barn hill sky lamp"
+    at = run_app({"ckpt": "lm", "view": "why", "text": text, "kind": "dec_self",
+                  "layer": "1", "head": "0"}, timeout=120)
+    _clean(at)
+    comp = [f for f in charts(at) if "composition" in str(f["layout"])][0]
+    want = composition_by_hand(1, 0)
+    for i, side in enumerate(("q", "k", "v")):
+        z = array(comp["data"][i]["z"])  # (earlier layer, head): layer 1 has no path
+        assert np.isnan(z[1]).all(), side
+        np.testing.assert_allclose(z[:1], want[side], rtol=1e-4, err_msg=side)
+    # K-composition is the induction head's signature: its strongest earlier head stands out
+    assert np.nanmax(want["k"]) > 2 * comp_baseline(comp, "K")
+
+
+def comp_baseline(fig: dict, side: str) -> float:
+    """The random baseline printed in a composition subplot's title."""
+    import re
+
+    titles = [a["text"] for a in fig["layout"]["annotations"]]
+    hit = next(t for t in titles if t.startswith(f"{side}-composition"))
+    return float(re.search(r"random: ([0-9.]+)", hit).group(1))
 
 
 def test_reached_from_the_attention_view():
