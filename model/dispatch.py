@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 
+import numpy as np
+
 from .backends import backend_for, capabilities, load_folder
 from .batch import Batch, directions
 from .budget import (
@@ -25,7 +27,7 @@ from .budget import (
 )
 from .capture import Trace
 from .checkpoint import Bundle
-from .decode import Translation
+from .decode import Translation, checked_heads
 from .hooks import Head
 from .long.trace import LongTrace
 
@@ -183,15 +185,37 @@ def estimate_flow(trace: Trace, b: int, max_edges: int) -> Estimate:
 
 
 def generate(bundle: Bundle, sources: Sequence[str] | str, *, max_new: int = 24,
-             top_k: int = 5, ablate: Iterable[Head] | str = ()) -> list[Translation]:
-    """Greedy continuation of each line by a decoder-only model, with per-step top-k."""
+             top_k: int = 5, ablate: Iterable[Head] | str = (), record: bool = False,
+             sample: int = 0, seed: int = 0, logits: bool = False) -> list[Translation]:
+    """Continuation of each line by a decoder-only model through its key/value cache, with
+    per-step top-k: greedy, or top-`sample` sampling seeded by `seed`. `record=True` adds what
+    each new piece read from the cache (model.generation.Generation.attn, per layer
+    (steps, H, positions)) and the cache's bytes per layer; `logits=True` each step's logits."""
     backend = backend_for(bundle)
     if not backend.caps.generates:  # a backend that says so implements generate()
         raise ValueError("step-by-step generation needs a decoder-only model")
     if not _lines(sources):
         return []
+    if sample < 0 or max_new < 0:
+        raise ValueError("sample and max_new must be 0 or more")
+    options = dict(record=record, sample=sample, seed=seed, logits=logits)
+    if not any((record, sample, logits)):
+        options = {}  # what every backend's generate() takes
     return backend.generate(_batch(bundle, sources, None, None), max_new=max_new, top_k=top_k,
-                            ablate=ablate)
+                            ablate=ablate, **options)
+
+
+def embed(bundle: Bundle, lines: Sequence[str] | str, ablate: Iterable[Head] | str = ()
+          ) -> np.ndarray:
+    """(B, D) float32 sentence embeddings of a sentence-transformers model, pooled (and
+    normalised) as its own files say, each line cut to the length it was trained for; heads
+    in `ablate` knocked out. ValueError for a model that has no sentence embedding."""
+    backend = backend_for(bundle)
+    if not backend.caps.embeds:  # a backend that says so implements embed()
+        raise ValueError("sentence embeddings need a sentence-transformers encoder (a folder "
+                         "with modules.json and a mean, cls or max pooling config)")
+    heads = checked_heads(bundle, ablate)
+    return backend.embed(_lines(lines), heads).numpy().astype(np.float32, copy=False)
 
 
 def translate(bundle: Bundle, sources: Sequence[str] | str | Batch,

@@ -24,6 +24,8 @@ merging); the rest are st.cache_* functions with their bounds. Every cache, in o
     cached_bertviz        here           cache_data       16 entries, 48 MB
     cached_head_stats     here           cache_data       32 entries, 16 MB
     cached_ablation       here           cache_data       32 entries, 16 MB
+    cached_embeddings     here           cache_data       32 entries, 8 MB
+    cached_head_similarity here          cache_data       32 entries, 4 MB
     lookup_pairs          corpus_cache   cache_resource   2 (~20,000 corpus pairs each)
     validation_pairs      corpus_cache   cache_resource   2 validation splits
     cached_alignment      corpus_cache   cache_data       32 entries, 8 MB
@@ -46,13 +48,14 @@ from contextlib import nullcontext
 
 import streamlit as st
 
-from model import Bundle, Trace, load_checkpoint, translate
+from model import Bundle, Trace, embed, load_checkpoint, translate
 from model.analysis.ablation import ablation_effect
 from model.analysis.contributions import head_contributions
 from model.analysis.heads import head_stats
 from model.analysis.inspect import head_weights
 from model.analysis.lens import logit_lens
 from model.analysis.qkmap import QKMapCache, corpus_sentences, text_sentences
+from model.analysis.similarity import head_similarity
 from model.backends import EVERYTHING, backend_for, is_translator
 from model.capture import freeze
 from model.dispatch import (
@@ -276,6 +279,19 @@ def cached_ablation(_bundle: Bundle, key: str, lines: tuple[str, ...], lang: str
     """ablation_effect, through the admission gate when not cached (cached: never waits)."""
     return admitted(estimate_ablation(_bundle, list(lines), target_lang=lang), lambda: None,
                     lambda: ablation_effect(_bundle, list(lines), ablate, target_lang=lang))
+
+
+@st.cache_data(max_entries=32, max_size="8MB", show_spinner=False)
+def cached_embeddings(_bundle: Bundle, key: str, lines: tuple[str, ...], ablate: str):
+    """(B, D) sentence embeddings of the typed lines (model.embed), heads knocked out."""
+    return embed(_bundle, list(lines), ablate)
+
+
+@spinning(N_("Knocking out each head in turn…"))
+@st.cache_data(max_entries=32, max_size="4MB", show_spinner=False)
+def cached_head_similarity(_bundle: Bundle, key: str, line_a: str, line_b: str, ablate: str):
+    """model.analysis.similarity.head_similarity of one pair (exact and attribution)."""
+    return head_similarity(_bundle, line_a, line_b, ablate)
 
 
 def val_split(bundle: Bundle, key: str) -> list:

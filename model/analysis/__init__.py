@@ -7,6 +7,8 @@ from .composition import composition_scores
 from .detectors import detect_heads
 from .ovparts import OVComponents, ov_components
 from .qkterms import qk_terms
+from .similarity import HeadSimilarity, SimilarityTerms, head_similarity, similarity_terms
 
-__all__ = ["OVComponents", "QKComponents", "composition_scores", "detect_heads",
-           "ov_components", "qk_components", "qk_terms"]
+__all__ = ["HeadSimilarity", "OVComponents", "QKComponents", "SimilarityTerms",
+           "composition_scores", "detect_heads", "head_similarity", "ov_components",
+           "qk_components", "qk_terms", "similarity_terms"]

@@ -12,8 +12,10 @@ import weakref
 from pathlib import Path
 
 from ..checkpoint import Bundle, CheckpointError, read_json
-from .base import EVERYTHING, NEED_GROUPS, Backend, Capabilities
+from .base import EVERYTHING, NEED_GROUPS, Backend, Capabilities, Facts
 from .hf import HFBackend
+from .hf.install_minilm import FOLDER as MINILM_FOLDER  # the pretrained model make installs
+from .hf.install_minilm import install_status as minilm_status
 from .hf.load import listed_models, resolve_model_ref  # which folders may be opened
 from .lab import LabBackend
 
@@ -51,6 +53,7 @@ class _Cached:
     def __init__(self, backend) -> None:
         self.backend, self.bundle = backend, backend.bundle
         self.caps = None
+        self.facts = None
 
 
 def capabilities(bundle: Bundle) -> Capabilities:
@@ -62,6 +65,18 @@ def capabilities(bundle: Bundle) -> Capabilities:
     if cached.caps is None:
         cached.caps = cached.backend.caps
     return cached.caps
+
+
+def facts(bundle: Bundle) -> Facts:
+    """What pages may say about a loaded bundle (model.backends.base.Facts; computed once per
+    model: a Hugging Face vocabulary is read once)."""
+    backend = backend_for(bundle)
+    if bundle.model is None:
+        return backend.facts
+    cached = _BACKENDS[bundle.model]
+    if cached.facts is None:
+        cached.facts = backend.facts
+    return cached.facts
 
 
 def load_folder(folder: str | Path) -> Bundle:
@@ -87,6 +102,6 @@ def is_translator(bundle: Bundle) -> bool:
     return capabilities(bundle).translates
 
 
-__all__ = ["EVERYTHING", "NEED_GROUPS", "REGISTRY", "Backend", "Capabilities", "HFBackend",
-           "LabBackend", "backend_for", "capabilities", "is_translator", "listed_models",
-           "load_folder", "resolve_model_ref", "trained_here"]
+__all__ = ["EVERYTHING", "MINILM_FOLDER", "NEED_GROUPS", "REGISTRY", "Backend", "Capabilities",
+           "Facts", "HFBackend", "LabBackend", "backend_for", "capabilities", "facts", "is_translator",
+           "listed_models", "load_folder", "minilm_status", "resolve_model_ref", "trained_here"]

@@ -26,6 +26,7 @@ from ui.tour import STEPS as TOUR_STEPS
 from ui.views import (
     attention,
     bertviz,
+    cache,
     compare,
     contrib,
     embeddings,
@@ -38,6 +39,7 @@ from ui.views import (
     patch,
     positional,
     qkmap,
+    similarity,
     steps,
     tokens,
     tour,
@@ -122,7 +124,10 @@ VIEWS: dict[str, View] = {
                 needs=frozenset({"attn", "scores", "v", "hidden"})),
     "tour": View(N_("Guided tour"), tour.render, needs=tour_needs),
     "generate": View(N_("Generation"), generate.render, generate.applies, needs=frozenset()),
+    "cache": View(N_("KV cache"), cache.render, cache.applies, needs=frozenset()),
     "training": View(N_("Training"), training.render, training.applies, needs=frozenset()),
+    "similarity": View(N_("Sentence similarity"), similarity.render, similarity.applies,
+                       needs=frozenset({"hidden"})),
 }
 
 

@@ -16,10 +16,10 @@ from ...capture import GROUPS, Trace
 from ...checkpoint import Bundle
 from ...decode import Translation
 from ...forced import Forced, StepAttribution
-from ...hooks import Head, HookFn, ablation_hooks
+from ...hooks import Head, HookFn, ablation_hooks, parse_ablate
 from ...long.trace import LongTrace
 from ...pairs import Setup
-from ..base import Admit, Capabilities
+from ..base import Admit, Capabilities, Facts
 from .shapes import FORWARD_COSTS
 
 
@@ -48,6 +48,12 @@ class HFBackend:
         from .capabilities import hf_capabilities
 
         return hf_capabilities(self.bundle)
+
+    @property
+    def facts(self) -> Facts:
+        from .facts import hf_facts
+
+        return hf_facts(self.bundle, self.caps, self.vocabulary())
 
     def encode(self, lines: Sequence[str], targets: Sequence[str] | None = None,
                target_lang: str | None = None) -> Batch:
@@ -113,11 +119,34 @@ class HFBackend:
         raise ValueError("translation needs one of this project's encoder–decoder checkpoints")
 
     def generate(self, batch: Batch, *, max_new: int = 24, top_k: int = 5,
-                 ablate: Iterable[Head] | str = ()) -> list[Translation]:
-        """Greedy continuation of a decoder-only model, step by step (generate.py)."""
+                 ablate: Iterable[Head] | str = (), **options: Any) -> list[Translation]:
+        """Continuation of a decoder-only model through its key/value cache, step by step;
+        options: record, sample, seed, logits (generate.py)."""
         from .generate import continue_text
 
-        return continue_text(self.bundle, batch, max_new=max_new, top_k=top_k, ablate=ablate)
+        return continue_text(self.bundle, batch, max_new=max_new, top_k=top_k, ablate=ablate,
+                             **options)
+
+    def embed(self, lines: Sequence[str], ablate: Iterable[Head] | str = ()) -> Any:
+        """(B, D) float32 CPU torch sentence vectors, pooled and normalised as the folder's
+        sentence-transformers files say (hf/embed.py; ValueError where caps.embeds is False)."""
+        from .embed import embed_lines
+
+        return embed_lines(self.bundle, list(lines), ablation_hooks(parse_ablate(ablate)))
+
+    def sentence_rows(self, lines: Sequence[str]) -> tuple[Any, Any]:
+        """(R, n) ids and mask of the lines as embed() feeds them (cut to the trained length)."""
+        from .embed import checked_sentence, sentence_ids
+
+        checked_sentence(self.bundle)
+        return sentence_ids(self.bundle, list(lines))
+
+    def embed_rows(self, ids: Any, mask: Any, fns: dict[str, HookFn] | None = None, *,
+                   grad: bool = False) -> Any:
+        """(R, D) float32 pooled vectors of given rows under hooks `fns` (graph kept if grad)."""
+        from .embed import embed_rows
+
+        return embed_rows(self.bundle, ids, mask, fns, grad=grad)
 
     def patch_setup(self, clean: str, corrupted: str, *, target: str | None,
                     step: int | None, target_lang: str | None,

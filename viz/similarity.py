@@ -1,0 +1,115 @@
+"""Figures of the similarity view: the lines' cosine matrix, one pair's token × token terms,
+and each head's effect on that pair's cosine (knocked out, and by attribution) side by side.
+
+Pure: numbers in (model.analysis.similarity's results), plotly figures or plain text out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from .common import (
+    DIVERGING,
+    base_layout,
+    cell_text,
+    half_width,
+    heatmap,
+    heatmap_trace,
+    plotly_text,
+    token_labels,
+)
+from .i18n import _
+
+LABEL_CHARS = 28  # a line on an axis: its number and its first characters
+
+
+def line_labels(lines: Sequence[str]) -> list[str]:
+    """'1: The cat sat…' per line (numbered, so equal lines stay two rows)."""
+    out = []
+    for i, line in enumerate(lines, start=1):
+        short = line if len(line) <= LABEL_CHARS else line[: LABEL_CHARS - 1] + "…"
+        out.append(f"{i}: {plotly_text(short)}")
+    return out
+
+
+def matrix_figure(lines: Sequence[str], matrix: np.ndarray, *, numbers: bool = True
+                  ) -> go.Figure:
+    """(B, B) cosines of the lines' sentence embeddings."""
+    labels = line_labels(lines)
+    hover = (_("line") + " %{y}<br>" + _("line") + " %{x}<br>" + _("cosine") +
+             ": %{z:.4f}<extra></extra>")
+    return heatmap(np.asarray(matrix, dtype=np.float64), labels, labels,
+                   title=_("Cosine similarity of the sentence embeddings"),
+                   x_title=_("line"), y_title=_("line"), colorscale=DIVERGING, zmin=-1.0,
+                   zmax=1.0, zmid=0.0, numbers=numbers, fmt=".3f", hover=hover, square=True,
+                   height=int(min(700, max(320, 160 + 40 * len(lines)))))
+
+
+def terms_figure(terms: np.ndarray, tokens_a: Sequence[str], tokens_b: Sequence[str],
+                 *, numbers: bool = False) -> go.Figure:
+    """(nₐ, n_b) token-pair terms of one cosine: rows line A's pieces, columns line B's."""
+    r = half_width(terms)
+    hover = (_("line A") + ": %{y}<br>" + _("line B") + ": %{x}<br>" + _("term") +
+             ": %{z:.5f}<extra></extra>")
+    title = _("What each pair of pieces adds to the cosine (the cells sum to {cos:.4f})").format(
+        cos=float(np.sum(terms)))
+    return heatmap(terms, token_labels(tokens_b), token_labels(tokens_a), title=title,
+                   x_title=_("line B's pieces"), y_title=_("line A's pieces"),
+                   colorscale=DIVERGING, zmin=-r, zmax=r, zmid=0.0, numbers=numbers,
+                   fmt=".3f", hover=hover)
+
+
+def pair_words(pairs: Sequence[tuple[float, int, int]], tokens_a: Sequence[str],
+               tokens_b: Sequence[str]) -> list[str]:
+    """'“cat” ↔ “kitten”  +0.0123' per (term, i, j), for a plain-text list."""
+    return [f"“{tokens_a[i]}” ↔ “{tokens_b[j]}”  {value:+.4f}" for value, i, j in pairs]
+
+
+def heads_figure(exact: np.ndarray, attribution: np.ndarray, base: float) -> go.Figure:
+    """(L, H) change of the pair's cosine when each head is knocked out: exact re-embedding
+    on the left, attribution patching's first-order estimate on the right, one colour range."""
+    exact, attribution = np.asarray(exact), np.asarray(attribution)
+    n_layers, n_heads = exact.shape
+    r = half_width(exact, attribution)
+    x = [str(h) for h in range(n_heads)]
+    y = [str(layer) for layer in range(n_layers)]
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.08, subplot_titles=(
+        _("Knocked out (exact)"), _("Attribution patching (estimate)")))
+    hover = (_("layer") + " %{y}, " + _("head") + " %{x}<br>" + _("change in cosine") +
+             ": %{z:+.5f}<extra></extra>")
+    numbers = n_layers * n_heads <= 144
+    for col, z in enumerate((exact, attribution), start=1):
+        fig.add_trace(heatmap_trace(z, x, y, colorscale=DIVERGING, zmin=-r, zmax=r, zmid=0.0,
+                                    text=cell_text(z, ".3f") if numbers else None,
+                                    hover=hover, showscale=col == 2), row=1, col=col)
+        fig.update_xaxes(title_text=_("head"), type="category", row=1, col=col)
+        fig.update_yaxes(title_text=_("layer"), type="category", autorange="reversed",
+                         row=1, col=col)
+    title = _("Change in this pair's cosine ({base:.4f}) when one head is knocked out").format(
+        base=base)
+    fig.update_layout(base_layout(title, int(min(700, max(320, 160 + 34 * n_layers)))))
+    return fig
+
+
+def agreement(exact: np.ndarray, attribution: np.ndarray) -> float | None:
+    """Pearson r of the two head maps over the heads both have (None: too few or constant)."""
+    e, a = np.asarray(exact, np.float64).ravel(), np.asarray(attribution, np.float64).ravel()
+    ok = np.isfinite(e) & np.isfinite(a)
+    if ok.sum() < 3 or np.std(e[ok]) == 0 or np.std(a[ok]) == 0:
+        return None
+    return float(np.corrcoef(e[ok], a[ok])[0, 1])
+
+
+def ranked_heads(change: np.ndarray, k: int = 3) -> tuple[list, list]:
+    """The k heads whose removal lowers the cosine most (they make the lines alike) and the k
+    that raise it most: [(layer, head, change)] each."""
+    z = np.asarray(change, np.float64)
+    cells = [(float(z[i, j]), i, j) for i in range(z.shape[0]) for j in range(z.shape[1])
+             if np.isfinite(z[i, j])]
+    lower = [(i, j, v) for v, i, j in sorted(cells)[:k] if v < 0]
+    higher = [(i, j, v) for v, i, j in sorted(cells, reverse=True)[:k] if v > 0]
+    return lower, higher
