@@ -1,5 +1,5 @@
-"""Process-wide caches of the training and generation views: a folder's history, a snapshot's
-Trace, greedy continuations.
+"""Process-wide caches of the training, generation and cache views: a folder's history, a
+snapshot's Trace, greedy continuations, recorded continuations and their eviction what-ifs.
 
 Kept beside ui/runtime.py (same rules: bounded, shared by every session) because only the
 training view reads them. A snapshot model is a full copy of the model (a few MB for the
@@ -13,6 +13,7 @@ from pathlib import Path
 import streamlit as st
 
 from model import Bundle, Trace, capture, generate
+from model.analysis.eviction import Eviction, eviction, sweep
 from model.training.lm.history import History, read_history, snapshot_bundle
 
 
@@ -40,3 +41,25 @@ def cached_generate(_bundle: Bundle, key: str, lines: tuple[str, ...], ablate: s
                     max_new: int) -> list:
     """Greedy continuations of a decoder-only model (the generation view)."""
     return generate(_bundle, list(lines), max_new=max_new, ablate=ablate)
+
+
+@st.cache_data(max_entries=16, max_size="64MB", show_spinner=False)
+def cached_recorded(_bundle: Bundle, key: str, line: str, ablate: str, max_new: int,
+                    sample: int, seed: int) -> list:
+    """One line's continuation with what each new piece read from the cache (view=cache)."""
+    return generate(_bundle, [line], max_new=max_new, ablate=ablate, record=True,
+                    sample=sample, seed=seed)
+
+
+@st.cache_data(max_entries=64, max_size="16MB", show_spinner=False)
+def cached_eviction(_bundle: Bundle, key: str, ids: tuple[int, ...], policy: str, budget: int,
+                    ablate: str) -> Eviction:
+    """A continuation re-scored under one eviction policy (view=cache)."""
+    return eviction(_bundle, list(ids), policy, budget, ablate=ablate)
+
+
+@st.cache_data(max_entries=32, max_size="1MB", show_spinner=False)
+def cached_sweep(_bundle: Bundle, key: str, ids: tuple[int, ...], budgets: tuple[int, ...],
+                 start: int, ablate: str) -> dict:
+    """Mean continuation loss per policy and budget (view=cache's budget chart)."""
+    return sweep(_bundle, list(ids), budgets, start, ablate=ablate)

@@ -122,6 +122,9 @@ def link_params(name: str, inputs: dict, view: str) -> dict[str, str]:
         params["step"] = str(int(state["tour_step"]) + 1)
     if view == "why" and "why_query" in state and "why_key" in state:  # ui/views/why.py
         params["query"], params["key"] = str(state["why_query"]), str(state["why_key"])
+    if view == "cache" and "cache_policy" in state:  # ui/views/cache_evict.py's what-if
+        params["policy"] = str(state["cache_policy"])
+        params["budget"] = str(state.get("cache_budget", ""))
     if view == "heads" and state.get("heads_part") == "detectors":  # ui/views/heads/detectors
         params["detector"] = str(state.get("det_detector", DETECTORS[0]))
     if state.get("attn_measure") == "norms":  # ui/views/measure.py's toggle, off by default
