@@ -21,7 +21,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from model.backends.base import Capabilities
+from model.backends.base import Capabilities, Facts
 from model.batch import Batch, padded
 from model.budget import Dims, estimate, groups_of
 from model.capture import GROUPS, Trace
@@ -152,6 +152,17 @@ class ToyBackend:
                             positional="learned", norm="pre", grouped_kv=False,
                             head_outputs=True, ablates=True, logit_attribution=False,
                             d_ff=2 * self.bundle.config.d_model, weighted_norms=True)
+
+    @property
+    def facts(self) -> Facts:
+        # one character per piece, no word marks; Attention.forward fills blocked cells with
+        # -1e9; positions arange over every slot, pads included
+        return Facts(tokenizer="plain", word_mark="", specials=(("<pad>", "pad"), ("<s>", "bos")),
+                     languages=("en",), positional="learned", pad_positions="counted",
+                     token_types=False, mask_fill="-1e9", mask_fill_value=-1e9, norm="pre",
+                     embedding_norm=False, activation="gelu", pooling="none", normalize=False,
+                     output="next_token", effect_unit="nats",
+                     max_positions=self.bundle.config.max_len, trained_length=None)
 
     # ---- text in, Batch, estimate, Trace out ---------------------------------------------
 

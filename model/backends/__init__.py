@@ -103,5 +103,6 @@ def is_translator(bundle: Bundle) -> bool:
 
 
 __all__ = ["EVERYTHING", "MINILM_FOLDER", "NEED_GROUPS", "REGISTRY", "Backend", "Capabilities",
-           "Facts", "HFBackend", "LabBackend", "backend_for", "capabilities", "facts", "is_translator",
-           "listed_models", "load_folder", "minilm_status", "resolve_model_ref", "trained_here"]
+           "Facts", "HFBackend", "LabBackend", "backend_for", "capabilities", "facts",
+           "is_translator", "listed_models", "load_folder", "minilm_status", "resolve_model_ref",
+           "trained_here"]

@@ -63,6 +63,36 @@ class Capabilities:
     embeds: bool = False  # embed(): one pooled vector per line (a sentence-transformers model)
 
 
+
+@dataclass(frozen=True)
+class Facts:
+    """What a model is, in the words a page may say about it: every model-dependent sentence
+    (tokens, padding, masks, the tour, effect units) is chosen from these, never written for
+    one model. Each backend answers for its own models (Backend.facts)."""
+
+    tokenizer: str  # "sentencepiece" | "wordpiece" | "byte_bpe" | "word" | "plain"
+    word_mark: str  # "▁" (starts a word), "Ġ" (a space before), "##" (continues a word) or ""
+    specials: tuple[tuple[str, str], ...]  # (piece, role): role "start", "end", "separator",
+    #                                        "pad", "unknown", "mask", "language", "bos", "eos"
+    languages: tuple[str, ...]  # scripts its vocabulary covers, as language codes ("en", "ko")
+    positional: str  # Capabilities.positional
+    pad_positions: str  # "none" (pads get no position), "counted" (pads take the next rows,
+    #                     BERT), "pad_row" (pads read a reserved row, the lab's row 0)
+    token_types: bool  # a token-type (segment) embedding is added (BERT)
+    mask_fill: str  # "-1e9" (the lab's seeds) or "dtype_min" (the dtype's most negative value)
+    mask_fill_value: float  # the number itself
+    norm: str  # "pre" or "post" LayerNorm
+    embedding_norm: bool  # a LayerNorm right after the embeddings (BERT), before layer 0
+    activation: str  # the FFN's activation ("gelu", "relu", "silu"…; "" unknown)
+    pooling: str  # "none", "mean", "cls" or "max": how one vector per sentence is made
+    normalize: bool  # that vector is scaled to length 1 (sentence-transformers' Normalize)
+    output: str  # "translation", "next_token" (a distribution over pieces), "hidden" (last
+    #              hidden states only) or "embedding" (one pooled vector per sentence)
+    effect_unit: str  # what a knock-out's effect is measured in: "nats" (log-probability of
+    #                   the model's own output) or "hidden" (change of the last hidden state)
+    max_positions: int  # the most pieces one input may hold (the position limit)
+    trained_length: int | None  # the longest input it was trained for, where it says (or None)
+
 @runtime_checkable
 class Backend(Protocol):
     """One model kind behind one interface (see docs/layout.md, "Backends")."""
@@ -83,6 +113,10 @@ class Backend(Protocol):
     @property
     def caps(self) -> Capabilities:
         """model.backends.Capabilities of this bundle (cheap, cached)."""
+
+    @property
+    def facts(self) -> Facts:
+        """model.backends.Facts of this bundle: what pages may say about it (cheap)."""
 
     def encode(self, lines: Sequence[str], targets: Sequence[str] | None = None,
                target_lang: str | None = None) -> Batch:

@@ -20,7 +20,7 @@ from ...forced import Forced, StepAttribution
 from ...hooks import Head, HookFn, attn_prefix, hooks
 from ...long.trace import LongTrace
 from ...pairs import Setup
-from ..base import Admit, Capabilities
+from ..base import Admit, Capabilities, Facts
 
 # raw hooks behind the named need groups (base.NEED_GROUPS): what the embeddings view, the
 # steps view and the tour read beyond the Trace's field groups
@@ -62,6 +62,12 @@ class LabBackend:
             teacher_forced="cross" in bundle.kinds, logit_lens="dec_self" in bundle.kinds,
             pad_row=True, components=True,
             long_context=True)
+
+    @property
+    def facts(self) -> Facts:
+        from .facts import lab_facts
+
+        return lab_facts(self.bundle, "cross" in self.bundle.kinds)
 
     def encode(self, lines: Sequence[str], targets: Sequence[str] | None = None,
                target_lang: str | None = None) -> Batch:
