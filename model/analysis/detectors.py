@@ -1,20 +1,34 @@
-"""Head detectors: which heads look at the previous token, at copies, at induction targets, at
-a sink, or by position alone. Every score is (L, H) in [0, 1], one array per attention kind.
+"""Head detectors: which heads look at the previous or next token, at copies, at induction
+targets, at punctuation, at a sink, or by position alone. Every score is (L, H) in [0, 1], one
+array per attention kind. The per-trace sums are model/analysis/detector_scores.py; this module
+runs the model where a detector needs it and averages.
 
     previous_token   mean weight on key q − 1 (self-attention; queries that have one)
+    next_token       mean weight on key q + 1 (bidirectional self-attention; queries whose
+                     next piece is real): Clark et al. 2019's other classic early BERT head
     duplicate_token  mean weight on other copies of the query's own token: earlier copies in
                      causal attention, any other copy in bidirectional attention; over queries
                      that have a copy (the typed input and, when run, the repeated sequence)
     induction        on a repeated random token sequence [prefix] r₁…rₙ r₁…rₙ (the standard
                      construction), mean weight from each second-copy token rᵢ to r₍ᵢ₊₁₎ of
                      the first copy (its own capture, by ids; self-attention only)
-    sink             the largest mean share of a query's attention on one fixed place: the
-                     first position, or one special token (BOS, </s>, [SEP], <2ko> …); over
-                     queries with at least two keys, on the typed input and on validation
-                     sentences where given
-    positional       1 − the mean total-variation distance between a query's attention row
-                     and the same row once the non-special tokens are shuffled with the
-                     positions kept (its own capture): 1 = the head looks by position only
+    punctuation      mean share of a query's attention on punctuation pieces (. , ? ! " …),
+                     over queries that see at least one
+    sink             the largest mean share of a query's attention on one place: the first
+                     position ([CLS], BOS), one special piece ([SEP], </s>, <2ko> …), or the
+                     punctuation pieces together; which place won is kept per head
+                     (Detected.sink_place)
+    positional       how much of each row stays on the same ordinary keys when the ordinary
+                     tokens are shuffled with the positions kept (its own capture), beyond an
+                     even spread (detector_scores.positional_shift): attention parked on a
+                     special piece or the first position does not count, so a uniform head
+                     scores 0 and a [CLS]-sink head ≈ 0; a previous-token or fixed-offset
+                     head ≈ 1. (Until issue 54 it was 1 − the total variation between the
+                     rows, which gave uniform and sink heads ≈ 1.)
+
+Every detector read from a trace averages over the typed input and, where given, validation
+traces or the sums of a built-in sentence set (builtin_sums: for models without a validation
+split, sentences in the model's language, model/analysis/builtin_sentences.py).
 
 Shape legend
     L  layers   B  sentences   H  heads   Q  query positions   K  key positions
@@ -23,7 +37,7 @@ Shape legend
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -34,22 +48,42 @@ from ..capture import Trace, key_side, query_side
 from ..hooks import ablation_hooks, attn_prefix, hooks
 from ..masks import trace_masks
 from ..tokenizer import is_special
+from .detector_scores import (
+    FIRST,
+    PUNCTUATION,
+    duplicate_token,
+    entropy,
+    induction_score,
+    next_token,
+    positional_shift,
+    previous_token,
+    punctuation,
+    sink,
+    uniform,
+)
 
-DETECTORS = ("previous_token", "duplicate_token", "induction", "sink", "positional")
+__all__ = ["APPLIES", "DETECTORS", "FIRST", "PUNCTUATION", "QUICK", "Acc", "Detected",
+           "builtin_sums", "chance_levels", "detect_heads", "entropy", "estimate_detectors",
+           "finish", "induction_score", "positional_shift", "quick_detectors", "ranked",
+           "run_ids", "shuffled_inputs", "trace_sums"]
+
+DETECTORS = ("previous_token", "next_token", "duplicate_token", "induction", "punctuation",
+             "sink", "positional")
 # the detectors read from the typed Trace alone (no run of the model): the first table
-QUICK = ("previous_token", "duplicate_token", "sink")
+QUICK = ("previous_token", "next_token", "duplicate_token", "punctuation", "sink")
 SELF_KINDS = ("enc_self", "dec_self")
-APPLIES = {"previous_token": SELF_KINDS, "duplicate_token": SELF_KINDS,
-           "induction": SELF_KINDS, "sink": ("enc_self", "dec_self", "cross"),
-           "positional": ("enc_self", "dec_self", "cross")}
+ALL_KINDS = ("enc_self", "dec_self", "cross")
+APPLIES = {"previous_token": SELF_KINDS, "next_token": ("enc_self",),
+           "duplicate_token": SELF_KINDS, "induction": SELF_KINDS, "punctuation": ALL_KINDS,
+           "sink": ALL_KINDS, "positional": ALL_KINDS}
 INDUCTION_LENGTH = 24  # random tokens per copy (2 copies + prefix per row)
 INDUCTION_ROWS = 4  # sequences averaged
 Progress = Callable[[float], None] | None
 
 
 @dataclass
-class _Acc:
-    """Σ weight over counted rows and the number of rows, per (L, H)."""
+class Acc:
+    """Σ score over counted rows and the number of rows, per (L, H)."""
 
     total: np.ndarray
     rows: int = 0
@@ -64,35 +98,20 @@ class _Acc:
         return np.clip(self.total / self.rows, 0.0, 1.0)
 
 
-# ---- weighted sums over attention ------------------------------------------------------------
+# detector -> kind -> place ("" but for the sink's places) -> Σ and rows
+Sums = dict[str, dict[str, dict[str, Acc]]]
 
 
-def _mass(attn: np.ndarray, weight: np.ndarray) -> np.ndarray:
-    """Σ_{b,q,k} attn·weight for attn (L, B, H, Q, K), weight (B, Q, K) -> (L, H) float64.
+class Detected(dict):
+    """{detector: {kind: (L, H)}}, and for the sink which place won, per head:
+    sink_place[kind] is an (L, H) array of place names (FIRST, PUNCTUATION or a special
+    piece's text such as '[SEP]'); first_piece[kind] the piece at the first position when
+    every sentence has the same special one there ('[CLS]'), else ''."""
 
-    One float32 matrix–vector product per sentence: a 12 × 12 × 512 × 512 slab takes tens of
-    ms, where an einsum through float64 would copy it twice."""
-    n_l, n_b, n_h, n_q, n_k = attn.shape
-    out = np.zeros((n_l * n_h,), np.float64)
-    for b in range(n_b):
-        w = np.ascontiguousarray(weight[b], dtype=np.float32).reshape(n_q * n_k)
-        if not w.any():
-            continue
-        out += attn[:, b].reshape(n_l * n_h, n_q * n_k) @ w
-    return out.reshape(n_l, n_h)
-
-
-def _lengths(trace: Trace, side: str) -> np.ndarray:
-    tokens = trace.tokens(side)
-    return np.array([len(t) for t in tokens], dtype=np.int64)
-
-
-def _rows(trace: Trace, kind: str, min_keys: int = 1) -> np.ndarray:
-    """bool (B, Q): real (non-pad) queries with at least `min_keys` unblocked keys."""
-    blocked = trace.masks[kind]  # (B, Q, K)
-    n_q = blocked.shape[1]
-    real = np.arange(n_q)[None, :] < _lengths(trace, query_side(kind))[:, None]
-    return real & ((~blocked).sum(-1) >= min_keys)
+    def __init__(self, *args, sink_place: dict | None = None, first_piece: dict | None = None):
+        super().__init__(*args)
+        self.sink_place: dict[str, np.ndarray] = dict(sink_place or {})
+        self.first_piece: dict[str, str] = dict(first_piece or {})
 
 
 def _causal(kind: str) -> bool:
@@ -100,82 +119,74 @@ def _causal(kind: str) -> bool:
     return kind == "dec_self"
 
 
-def previous_token(trace: Trace, kind: str) -> tuple[np.ndarray, int]:
-    """(Σ weight on key q − 1, rows counted) for a self-attention kind."""
-    attn = trace.attn[kind]
-    n_q = attn.shape[3]
-    rows = _rows(trace, kind) & (np.arange(n_q) >= 1)[None, :]  # (B, Q)
-    w = np.zeros(trace.masks[kind].shape, np.float32)
-    q = np.arange(1, n_q)
-    w[:, q, q - 1] = rows[:, 1:]
-    return _mass(attn, w), int(rows.sum())
+def _put(sums: Sums, detector: str, kind: str, place: str, total: np.ndarray, rows: int
+         ) -> None:
+    found = sums.setdefault(detector, {}).setdefault(kind, {})
+    if place in found:
+        found[place].add(total, rows)
+    else:
+        found[place] = Acc(np.asarray(total, np.float64), rows)
 
 
-def duplicate_token(trace: Trace, kind: str) -> tuple[np.ndarray, int]:
-    """(Σ weight on other copies of the query's token, rows that have a copy)."""
-    ids = trace.ids(key_side(kind))  # (B, n)
-    blocked = trace.masks[kind]
-    n = blocked.shape[1]
-    same = ids[:, :n, None] == ids[:, None, :n]  # (B, Q, K)
-    same &= ~np.eye(n, dtype=bool)[None] & ~blocked
-    if _causal(kind):
-        same &= np.tril(np.ones((n, n), dtype=bool), -1)[None]
-    lengths = _lengths(trace, key_side(kind))
-    real = np.arange(n)[None, :] < lengths[:, None]
-    same &= real[:, :, None] & real[:, None, :]
-    rows = same.any(-1)  # (B, Q)
-    return _mass(trace.attn[kind], same), int(rows.sum())
+def add_sums(into: Sums, more: Sums) -> Sums:
+    """into += more, place by place (more is left as it was); returns into."""
+    for detector, kinds in more.items():
+        for kind, places in kinds.items():
+            for place, acc in places.items():
+                _put(into, detector, kind, place, acc.total, acc.rows)
+    return into
 
 
-def _special_ids(trace: Trace, side: str) -> list[int]:
-    """Ids of the special pieces (markers) found on one side of the trace."""
-    tokens = trace.tokens(side)
-    ids = trace.ids(side)
-    found = set()
-    for b, pieces in enumerate(tokens):
-        for i, p in enumerate(pieces):
-            if is_special(p):
-                found.add(int(ids[b, i]))
-    return sorted(found)
+def trace_sums(trace: Trace, shuffled: Trace | None = None) -> Sums:
+    """The quick detectors' sums on one trace, and the positional one when `shuffled` (the
+    same rows with the ordinary tokens shuffled, run_ids) is given."""
+    sums: Sums = {}
+    for kind in trace.attn:
+        if kind in APPLIES["previous_token"]:
+            _put(sums, "previous_token", kind, "", *previous_token(trace, kind))
+        if kind in APPLIES["next_token"]:
+            _put(sums, "next_token", kind, "", *next_token(trace, kind))
+        if kind in APPLIES["duplicate_token"]:
+            _put(sums, "duplicate_token", kind, "", *duplicate_token(trace, kind, _causal(kind)))
+        if kind in APPLIES["punctuation"]:
+            _put(sums, "punctuation", kind, "", *punctuation(trace, kind))
+        if kind in APPLIES["sink"]:
+            for place, (total, rows) in sink(trace, kind).items():
+                _put(sums, "sink", kind, place, total, rows)
+        if shuffled is not None and kind in shuffled.attn and kind in APPLIES["positional"]:
+            _put(sums, "positional", kind, "", *positional_shift(trace, shuffled, kind))
+    return sums
 
 
-def sink(trace: Trace, kind: str) -> dict[str, tuple[np.ndarray, int]]:
-    """Per candidate sink ('first position', 'token <id>'): (Σ share on it, rows counted).
-    Rows are real queries with at least two keys (a causal first query has no choice)."""
-    attn = trace.attn[kind]
-    blocked = trace.masks[kind]
-    rows = _rows(trace, kind, min_keys=2)  # (B, Q)
-    n_rows = int(rows.sum())
+def _first_pieces(traces: Sequence[Trace]) -> dict[str, str]:
+    """Per kind: the special piece every sentence's key side starts with, or ''."""
     out = {}
-    w = np.zeros(blocked.shape, np.float32)
-    w[:, :, 0] = rows
-    out["first position"] = (_mass(attn, w), n_rows)
-    ids = trace.ids(key_side(kind))[:, : blocked.shape[2]]
-    for s in _special_ids(trace, key_side(kind)):
-        on = (ids == s)[:, None, :] & rows[:, :, None] & ~blocked  # (B, Q, K)
-        if on.any():
-            out[f"token {s}"] = (_mass(attn, on), n_rows)
+    for kind in ("enc_self", "dec_self", "cross"):
+        firsts = {row[0] if row else "" for tr in traces if kind in tr.attn
+                  for row in tr.tokens(key_side(kind))}
+        if len(firsts) == 1:
+            (piece,) = firsts
+            out[kind] = piece if is_special(piece) else ""
     return out
 
 
-def positional_shift(trace: Trace, shuffled: Trace, kind: str) -> tuple[np.ndarray, int]:
-    """(Σ (1 − total variation) between each row of trace and shuffled, rows counted)."""
-    rows = _rows(trace, kind)  # (B, Q)
-    a, s = trace.attn[kind], shuffled.attn[kind]
-    tv = 0.5 * np.abs(a - s).sum(-1)  # (L, B, H, Q)
-    kept = (1.0 - tv) * rows[None, :, None, :]
-    return kept.sum(axis=(1, 3)).astype(np.float64), int(rows.sum())
-
-
-def induction_score(trace: Trace, kind: str, prefix: int, length: int) -> tuple[np.ndarray, int]:
-    """(Σ weight from second-copy position q to q − length + 1, rows) on a repeated sequence
-    [prefix tokens] r₁…rₙ r₁…rₙ (n = length)."""
-    blocked = trace.masks[kind]
-    w = np.zeros(blocked.shape, np.float32)
-    q = np.arange(prefix + length, prefix + 2 * length)
-    w[:, q, q - length + 1] = 1.0
-    w = np.where(blocked, 0.0, w).astype(np.float32)
-    return _mass(trace.attn[kind], w), int(len(q) * blocked.shape[0])
+def finish(sums: Sums, first_piece: dict[str, str] | None = None) -> Detected:
+    """Means of the sums: {detector: {kind: (L, H)}}; the sink takes, per head, its place
+    with the largest mean share (and names it in sink_place)."""
+    out = Detected(first_piece=first_piece)
+    for detector, kinds in sums.items():
+        out[detector] = {}
+        for kind, places in kinds.items():
+            if detector != "sink":
+                out[detector][kind] = places[""].mean()
+                continue
+            names = [p for p, acc in places.items() if acc.rows]
+            if not names:
+                continue
+            means = np.stack([places[p].mean() for p in names])  # (places, L, H)
+            out[detector][kind] = means.max(axis=0)
+            out.sink_place[kind] = np.array(names, dtype=object)[means.argmax(axis=0)]
+    return out
 
 
 # ---- runs of the model on given ids ----------------------------------------------------------
@@ -335,48 +346,13 @@ def _kinds(trace: Trace, detector: str) -> list[str]:
     return [k for k in APPLIES[detector] if k in trace.attn]
 
 
-def quick_detectors(trace: Trace) -> dict[str, dict[str, np.ndarray]]:
-    """previous_token, duplicate_token and sink from the typed input's Trace alone."""
-    return _combine(trace, None, None, ())
-
-
-def _combine(trace: Trace, induction: tuple[Trace, dict, int] | None, shuffled: Trace | None,
-             extra: Sequence[Trace]) -> dict[str, dict[str, np.ndarray]]:
-    out: dict[str, dict[str, np.ndarray]] = {}
-    out["previous_token"] = {}
-    for kind in _kinds(trace, "previous_token"):
-        acc = _Acc(*previous_token(trace, kind))
-        out["previous_token"][kind] = acc.mean()
-    out["duplicate_token"] = {}
-    for kind in _kinds(trace, "duplicate_token"):
-        acc = _Acc(*duplicate_token(trace, kind))
-        if induction is not None and kind in induction[0].attn:
-            acc.add(*duplicate_token(induction[0], kind))
-        out["duplicate_token"][kind] = acc.mean()
-    out["sink"] = {}
-    for kind in _kinds(trace, "sink"):
-        found: dict[str, _Acc] = {}
-        for tr in (trace, *extra):
-            if kind not in tr.attn:
-                continue
-            for where, (total, rows) in sink(tr, kind).items():
-                if where in found:
-                    found[where].add(total, rows)
-                else:
-                    found[where] = _Acc(total, rows)
-        means = [a.mean() for a in found.values() if a.rows]
-        if means:
-            out["sink"][kind] = np.max(np.stack(means), axis=0)
-    if induction is not None:
-        tr, pre, n = induction
-        out["induction"] = {}
-        for kind in _kinds(tr, "induction"):
-            out["induction"][kind] = _Acc(*induction_score(tr, kind, pre[query_side(kind)],
-                                                           n)).mean()
-    if shuffled is not None:
-        out["positional"] = {kind: _Acc(*positional_shift(trace, shuffled, kind)).mean()
-                             for kind in _kinds(trace, "positional") if kind in shuffled.attn}
-    return out
+def quick_detectors(trace: Trace, base: Sums | None = None) -> Detected:
+    """The QUICK detectors from the typed input's Trace alone (no model run), added to the
+    built-in or validation sums `base` when given."""
+    sums = trace_sums(trace)
+    if base:
+        add_sums(sums, {d: v for d, v in base.items() if d in QUICK})
+    return finish(sums, _first_pieces([trace]))
 
 
 def pair_traces(bundle, pairs: Sequence, batch: int = 32, progress: Progress = None
@@ -387,28 +363,69 @@ def pair_traces(bundle, pairs: Sequence, batch: int = 32, progress: Progress = N
     return [tr for tr, _, _ in corpus_traces(bundle, list(pairs), None, batch, progress)]
 
 
-def detect_heads(bundle, trace: Trace, *, pairs: Sequence | None = None,
-                 validation: Sequence[Trace] | None = None, run: bool = True, seed: int = 0
-                 ) -> dict[str, dict[str, np.ndarray]]:
-    """{detector: {kind: (L, H) in [0, 1]}} for the detectors in DETECTORS (module docstring).
+def _shuffled(bundle, trace: Trace, seed: int) -> Trace:
+    s_src, s_tgt = shuffled_inputs(trace, seed)
+    return run_ids(bundle, s_src, s_tgt, trace.ablate)
 
-    trace: the typed input, captured with attention. run=False keeps to the typed input
-    (no induction, no positional). The sink also averages over `validation` traces, or over
-    the validation `pairs` captured here (a lab checkpoint's val_pairs.tsv); without either,
-    over the typed input only (Hugging Face models have no validation set).
+
+def builtin_sums(bundle, lines: Sequence[str], *, batch: int = 32, run: bool = True,
+                 ablate: frozenset = frozenset(), seed: int = 0, progress: Progress = None
+                 ) -> tuple[Sums, Sums]:
+    """(sums, chance sums) of every detector read from traces over `lines` (a built-in set:
+    builtin_sentences.builtin_lines), chunk by chunk (attention only), with the positional
+    detector's shuffled runs when `run`. The chance sums are a uniform head's on the same
+    rows. Held instead of the traces: a few (L, H) arrays however many lines."""
+    from ..dispatch import capture
+
+    lines = list(lines)
+    if not lines:
+        raise ValueError("builtin_sums needs at least one line")
+    sums: Sums = {}
+    chance: Sums = {}
+    chunks = [lines[i:i + batch] for i in range(0, len(lines), max(1, batch))]
+    for i, chunk in enumerate(chunks):
+        tr = capture(bundle, chunk, names=["attn"], ablate=ablate)
+        add_sums(sums, trace_sums(tr, _shuffled(bundle, tr, seed + i) if run else None))
+        flat = uniform(tr)
+        add_sums(chance, trace_sums(flat, flat if run else None))
+        if progress:
+            progress((i + 1) / len(chunks))
+    return sums, chance
+
+
+def detect_heads(bundle, trace: Trace, *, pairs: Sequence | None = None,
+                 validation: Sequence[Trace] | None = None, base: Sums | None = None,
+                 run: bool = True, seed: int = 0) -> Detected:
+    """{detector: {kind: (L, H) in [0, 1]}} for the detectors in DETECTORS (module docstring),
+    with the sink's winning place per head (Detected.sink_place).
+
+    trace: the typed input, captured with attention. run=False keeps to what the traces give
+    (no induction, no positional). Every detector read from a trace also averages over
+    `validation` traces (their positional over their own shuffled runs when run), or over
+    the validation `pairs` captured here (a lab checkpoint's val_pairs.tsv), and adds the sums
+    `base` (builtin_sums' first value: a built-in sentence set). Without any, the typed input
+    alone.
     """
     if not trace.attn:
         raise ValueError("the detectors need a trace captured with attention ('attn')")
     extra = list(validation or [])
     if pairs and not extra:
         extra = pair_traces(bundle, pairs)
-    if not run:
-        return _combine(trace, None, None, extra)
-    src, tgt, pre, n = induction_inputs(bundle, trace, seed)
-    induction = (run_ids(bundle, src, tgt, trace.ablate), pre, n)
-    s_src, s_tgt = shuffled_inputs(trace, seed)
-    shuffled = run_ids(bundle, s_src, s_tgt, trace.ablate)
-    return _combine(trace, induction, shuffled, extra)
+    sums = trace_sums(trace, _shuffled(bundle, trace, seed) if run else None)
+    for i, tr in enumerate(extra):
+        add_sums(sums, trace_sums(tr, _shuffled(bundle, tr, seed + 1 + i) if run else None))
+    if base:
+        add_sums(sums, {d: v for d, v in base.items() if run or d != "positional"})
+    if run:
+        src, tgt, pre, n = induction_inputs(bundle, trace, seed)
+        repeated = run_ids(bundle, src, tgt, trace.ablate)
+        for kind in _kinds(repeated, "induction"):
+            _put(sums, "induction", kind, "", *induction_score(repeated, kind,
+                                                                pre[query_side(kind)], n))
+        for kind in _kinds(repeated, "duplicate_token"):  # copies by construction
+            _put(sums, "duplicate_token", kind, "", *duplicate_token(repeated, kind,
+                                                                      _causal(kind)))
+    return finish(sums, _first_pieces([trace, *extra]))
 
 
 def ranked(scores: dict[str, np.ndarray], top: int | None = None
@@ -421,18 +438,18 @@ def ranked(scores: dict[str, np.ndarray], top: int | None = None
     return rows[:top] if top else rows
 
 
-def chance_levels(bundle, trace: Trace) -> dict[str, dict[str, float]]:
+def chance_levels(bundle, trace: Trace, base: Sums | None = None
+                  ) -> dict[str, dict[str, float]]:
     """{detector: {kind: score}} of a uniform head (equal weight on every key it may see) on
-    the rows the detectors count: the typed input for previous-token, duplicate-token and sink,
-    the repeated sequence for induction; positional is 1 (a uniform row ignores the tokens).
+    the rows the detectors count: the typed input (plus builtin_sums' chance sums `base`) for
+    the detectors read from traces, the repeated sequence for induction; positional is what
+    a uniform head scores against itself shuffled (0: an even spread never counts).
     Reads only the masks and shapes of those rows: no run of the model."""
-    uniform = {}
-    for kind, blocked in trace.masks.items():
-        if kind in trace.attn:
-            seen = (~blocked).astype(np.float32)  # (B, Q, K)
-            uniform[kind] = (seen / np.maximum(seen.sum(-1, keepdims=True), 1.0))[None, :, None]
-    flat = replace(trace, attn=uniform)  # (1, B, 1, Q, K): one layer, one head
-    out = {d: {k: float(a[0, 0]) for k, a in s.items()} for d, s in quick_detectors(flat).items()}
+    flat = uniform(trace)  # (1, B, 1, Q, K): one layer, one head
+    sums = trace_sums(flat, flat)
+    if base:
+        add_sums(sums, base)
+    out = {d: {k: float(a[0, 0]) for k, a in s.items()} for d, s in finish(sums).items()}
     _, _, pre, n = induction_inputs(bundle, trace)
     out["induction"] = {}
     for kind in _kinds(trace, "induction"):
@@ -440,5 +457,4 @@ def chance_levels(bundle, trace: Trace) -> dict[str, dict[str, float]]:
         q = np.arange(start + n, start + 2 * n)
         out["induction"][kind] = float(np.mean(1.0 / (q + 1) if _causal(kind)
                                                else np.full(len(q), 1.0 / (start + 2 * n))))
-    out["positional"] = dict.fromkeys(_kinds(trace, "positional"), 1.0)
     return out
