@@ -63,7 +63,8 @@ from .detector_scores import (
 )
 
 __all__ = ["APPLIES", "DETECTORS", "FIRST", "PUNCTUATION", "QUICK", "Acc", "Detected",
-           "builtin_sums", "chance_levels", "detect_heads", "entropy", "estimate_detectors",
+           "builtin_sums", "chance_levels", "detect_heads", "entropy", "estimate_builtin",
+           "estimate_detectors",
            "finish", "induction_score", "positional_shift", "quick_detectors", "ranked",
            "run_ids", "shuffled_inputs", "trace_sums"]
 
@@ -391,6 +392,17 @@ def builtin_sums(bundle, lines: Sequence[str], *, batch: int = 32, run: bool = T
         if progress:
             progress((i + 1) / len(chunks))
     return sums, chance
+
+
+def estimate_builtin(bundle, lines: Sequence[str], *, batch: int = 32) -> Estimate:
+    """Peak bytes of builtin_sums(bundle, lines, batch=…): its largest chunk's capture
+    (attention only; the shuffled run of a chunk is the same size and comes after it)."""
+    from ..dispatch import estimate_capture
+
+    lines = sorted(lines, key=len, reverse=True)[:max(1, batch)]
+    if not lines:
+        raise ValueError("builtin_sums needs at least one line")
+    return estimate_capture(bundle, lines, names=["attn"])
 
 
 def detect_heads(bundle, trace: Trace, *, pairs: Sequence | None = None,
