@@ -14,7 +14,7 @@ metric counts), so the atlas can average over inputs and say how much a head var
     punctuation    mean weight on punctuation pieces
     sink_first     mean weight on the first key (BOS, [CLS], <2ko>, or the first word)
     sink_end       mean weight on a closing marker ([SEP], </s>) when the input ends in one
-    sink_special   mean weight on any other marker piece
+    sink_special   mean weight on any other marker piece (<unk> is text, not a marker)
     alignment, induction: computed by atlas.py from runs of their own (gold alignments of the
                    translators' pairs; a repeated random sequence)
 
@@ -41,6 +41,12 @@ SELF_ONLY = ("prev_token", "next_token", "self", "duplicate")
 METRICS = ("entropy", "distance", "prev_token", "next_token", "self", "duplicate",
            "punctuation", "sink_first", "sink_end", "sink_special", "induction", "alignment")
 JS_MAX = float(np.sqrt(np.log(2.0)))  # the largest Jensen–Shannon distance in nats
+
+
+def is_marker(piece: str) -> bool:
+    """A special piece that marks a place (BOS, [CLS], [SEP], </s>, <2ko>), not an unknown
+    piece standing for text the vocabulary lacks (<unk>, [UNK])."""
+    return is_special(piece) and piece.strip("<>[]").lower() != "unk"
 
 
 def _row_mean(values: np.ndarray, rows: np.ndarray) -> np.ndarray:
@@ -88,7 +94,7 @@ def input_metrics(attn: np.ndarray, blocked: np.ndarray, q_pieces: Sequence[str]
         out["duplicate"] = _row_mean(on_cells(attn, same), same.any(-1))
     punct = np.array([is_punct(p) for p in k_pieces], dtype=bool)
     out["punctuation"] = _row_mean(on_keys(attn, punct), rows)
-    special = np.array([is_special(p) for p in k_pieces], dtype=bool)
+    special = np.array([is_marker(p) for p in k_pieces], dtype=bool)
     first = np.zeros(n_k, dtype=bool)
     first[0] = n_k > 0
     end = np.zeros(n_k, dtype=bool)
