@@ -16,6 +16,7 @@ from model import Bundle
 from model.backends import trained_here
 from model.confidence import threshold
 from model.tokenizer import is_special
+from ui.confidence_check import combined_signals, reason_text
 from ui.context import Ctx, key_folder
 from ui.corpus_cache import cached_knowledge, corpus_words
 from ui.i18n import N_, Labels, _, current
@@ -168,7 +169,23 @@ def piece_marks(ctx: Ctx, b: int, flags: list[bool] | None) -> list[bool] | None
 
 def confidence_notice(bundle: Bundle, result) -> None:
     """Say so when a greedy translation's confidence is below the checkpoint's calibrated
-    threshold (model/confidence.py): its attention then shows a guess, not knowledge."""
+    threshold: its attention then shows a guess, not knowledge. With a combined confidence
+    in the card (issue 58, ui/confidence_check.py) the notice names the signals that fired;
+    otherwise it reads the geometric mean of model/confidence.py."""
+    combined = combined_signals(bundle, result)
+    if combined is not None:
+        comb, sig = combined
+        score = comb.score(sig)
+        if score >= comb.threshold:
+            return
+        # the three signals pulling the score down most, in words
+        why = "; ".join(reason_text(n, sig, comb) for n in comb.fired(sig)[:3])
+        st.warning(md(_("The model is unsure of this translation: combined confidence "
+                        "{c:.1%}, below the {t:.1%} its exactly right translations reach on "
+                        "sentences written outside its training. Why: {why}. Read its "
+                        "attention as a guess.").format(c=score, t=comb.threshold, why=why)),
+                   icon=":material/help:")
+        return
     limit = threshold(bundle.card)
     if result.confidence >= limit:
         return

@@ -1,0 +1,213 @@
+"""Fit and measure the combined translation confidence (issue 58; model/confidence_signals.py).
+
+python -m model.training.confidence_fit checkpoints/paper checkpoints/seed001 [--cache F] [--write]
+
+Each checkpoint translates every sentence of the hand-written sets, greedily, in batches of
+eight as the app does; the way back is decoded by the same model and the partner is the other
+checkpoint named. Right means exactly the reference (outer spaces ignored), the judgement of
+the calibration and newcomer sets. The regression and every threshold are chosen on
+tests/data/heldout_dev.tsv alone; heldout_test.tsv and the older sets (confidence_eval,
+confidence_calibration, newcomer glue and out-of-grammar) are only measured. --write stores
+the combination and its figures in each card under confidence.combined; --cache keeps the
+decoded outputs in a JSON file so that a second run decodes nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+
+from .. import confidence as conf
+from .. import confidence_signals as cs
+from ..checkpoint import Bundle
+from ..dispatch import load_checkpoint, translate
+from .testsets import CALIBRATION, DATA, DIRECTIONS, EVALUATION, read_set, read_sets
+
+CHUNK = 8  # sentences per decode, as a few typed lines in the app
+C = 1.0  # inverse L2 strength of the regression, set before fitting (sklearn's default)
+SETS = ("dev", "test", "eval", "calibration", "glue", "oog")
+
+
+def load_rows(data: Path = DATA) -> dict[str, list[tuple[str, str, str]]]:
+    """Every set as (target language, source, reference) rows."""
+    out = {name: [(DIRECTIONS[r.direction], r.source, r.reference)
+                  for r in read_sets(data, "heldout_") if r.area == name]
+           for name in ("dev", "test")}
+    for name, path in (("eval", EVALUATION), ("calibration", CALIBRATION)):
+        out[name] = [("en" if any("가" <= ch <= "힣" for ch in s) else "ko", s, r)
+                     for s, r in read_set(path)]
+    for name in ("glue", "oog"):
+        out[name] = [(DIRECTIONS[r.direction], r.source, r.reference)
+                     for r in read_sets(data, "newcomer_") if r.area == name]
+    return out
+
+
+def decode(bundle: Bundle, sources: list[str], langs: list[str]) -> list:
+    """Greedy Translations of sources (each to its language), CHUNK at a time."""
+    out: list = [None] * len(sources)
+    for lang in sorted(set(langs)):
+        idx = [i for i, g in enumerate(langs) if g == lang]
+        for start in range(0, len(idx), CHUNK):
+            part = idx[start:start + CHUNK]
+            for i, t in zip(part, translate(bundle, [sources[i] for i in part], lang),
+                            strict=True):
+                out[i] = t
+    return out
+
+
+def centers(folder: Path) -> dict[str, float]:
+    """The usual log length ratio per target language, from the checkpoint's val_pairs.tsv."""
+    ratios: dict[str, list[float]] = {"ko": [], "en": []}
+    for line in (folder / "val_pairs.tsv").read_text(encoding="utf-8").splitlines():
+        cells = line.split("\t")
+        if len(cells) >= 2:
+            ratios["ko"].append(cs.length_ratio(cells[0], cells[1]))
+            ratios["en"].append(cs.length_ratio(cells[1], cells[0]))
+    return {k: sum(v) / len(v) for k, v in ratios.items() if v}
+
+
+def collect(folders: list[Path], rows: dict) -> dict:
+    """{checkpoint name: {set: [record]}}: the signals, old confidence and exactness of every
+    row; record = signals dict + exact, old, lang."""
+    bundles = {f.name: load_checkpoint(f) for f in folders}
+    outs: dict = {}
+    for name, bundle in bundles.items():
+        outs[name] = {}
+        for s, rs in rows.items():
+            fwd = decode(bundle, [r[1] for r in rs], [r[0] for r in rs])
+            back = decode(bundle, [t.text for t in fwd], [cs.back_lang(r[0]) for r in rs])
+            outs[name][s] = (fwd, back)
+    result: dict = {}
+    for name, bundle in bundles.items():
+        partner = next((p for p in bundles if p != name), None)
+        center = centers(Path(folders[list(bundles).index(name)]))
+        result[name] = {"partner": partner, "centers": center, "sets": {}}
+        for s, rs in rows.items():
+            fwd, back = outs[name][s]
+            other = outs[partner][s][0] if partner else [None] * len(rs)
+            recs = []
+            for r, t, b, o in zip(rs, fwd, back, other, strict=True):
+                sig = cs.read(t, bundle.known_words, b, o, center.get(r[0], 0.0))
+                recs.append({**sig.to_dict(), "lang": r[0], "source": r[1], "reference": r[2],
+                             "exact": t.text.strip() == r[2].strip(), "old": t.confidence})
+            result[name]["sets"][s] = recs
+    return result
+
+
+def as_signals(rec: dict) -> cs.Signals:
+    keep = {k: rec[k] for k in cs.Signals.__dataclass_fields__ if k in rec}
+    keep["unknown_words"] = tuple(keep["unknown_words"])
+    return cs.Signals(**keep)
+
+
+def fit(recs: list[dict], partner: str | None, centers_: dict) -> dict:
+    """The card entry: a logistic regression on standardised signals, the combined threshold
+    (conf.calibrate's 5 % rule) and per-signal limits, all from the dev records."""
+    from sklearn.linear_model import LogisticRegression
+
+    sigs = [as_signals(r) for r in recs]
+    mean, scale = cs.standardise(sigs)
+    x = np.array([[((getattr(s, n) if getattr(s, n) is not None else mean[n]) - mean[n])
+                   / scale[n] for n in cs.SIGNALS] for s in sigs])  # (N, 6)
+    y = np.array([r["exact"] for r in recs], dtype=int)
+    model = LogisticRegression(C=C, max_iter=1000).fit(x, y)
+    entry = {"mean": mean, "scale": scale,
+             "coef": dict(zip(cs.SIGNALS, map(float, model.coef_[0]), strict=True)),
+             "intercept": float(model.intercept_[0]), "threshold": 0.5, "limits": {},
+             "centers": centers_, "partner": partner}
+    comb = cs.Combination.from_card({"confidence": {"combined": entry}})
+    exact = [r["exact"] for r in recs]
+    entry["threshold"] = conf.calibrate([comb.score(s) for s in sigs], exact)
+    for n in cs.SIGNALS:  # a limit flags at most 5 % of the dev set's exact outputs
+        vals = [cs.SIDE[n] * float(getattr(s, n)) for s in sigs if getattr(s, n) is not None]
+        entry["limits"][n] = cs.SIDE[n] * conf.calibrate(
+            vals, [e for e, s in zip(exact, sigs, strict=True) if getattr(s, n) is not None])
+    entry["limits"]["unknown"] = 0.5  # any uncovered word is named: it is a fact, not a guess
+    return entry
+
+
+def aurocs(recs: list[dict], entry: dict) -> dict:
+    """Per-signal, old and combined AUROC (exact against wrong) of a set; None when one side
+    is empty."""
+    exact = [r["exact"] for r in recs]
+    if all(exact) or not any(exact):
+        return {"n": len(recs), "exact": sum(exact)}
+    comb = cs.Combination.from_card({"confidence": {"combined": entry}})
+    out: dict = {"n": len(recs), "exact": sum(exact)}
+    for n in cs.SIGNALS:
+        vals = [r[n] if r[n] is not None else entry["mean"][n] for r in recs]
+        out[n] = round(conf.auroc([cs.SIDE[n] * v for v in vals], exact), 3)
+    out["old"] = round(conf.auroc([r["old"] for r in recs], exact), 3)
+    scores = [comb.score(as_signals(r)) for r in recs]
+    out["combined"] = round(conf.auroc(scores, exact), 3)
+    t = entry["threshold"]
+    out["wrong_flagged"] = sum(s < t for s, e in zip(scores, exact, strict=True) if not e)
+    out["exact_flagged"] = sum(s < t for s, e in zip(scores, exact, strict=True) if e)
+    return out
+
+
+def summary(data: dict) -> dict:
+    """Fit on dev per checkpoint; AUROCs of every set; both checkpoints' test halves pooled."""
+    out = {}
+    for name, d in data.items():
+        entry = fit(d["sets"]["dev"], d["partner"], d["centers"])
+        entry["auroc"] = {s: aurocs(recs, entry) for s, recs in d["sets"].items()}
+        out[name] = entry
+    pooled = [(r, out[n]) for n, d in data.items() for r in d["sets"]["test"]]
+    exact = [r["exact"] for r, _ in pooled]
+    scores = [cs.Combination.from_card({"confidence": {"combined": e}}).score(as_signals(r))
+              for r, e in pooled]
+    out["pooled_test"] = {"n": len(pooled), "exact": sum(exact),
+                          "combined": round(conf.auroc(scores, exact), 3),
+                          "old": round(conf.auroc([r["old"] for r, _ in pooled], exact), 3)}
+    return out
+
+
+def card_entry(entry: dict) -> dict:
+    """What a card stores: the combination, rounded, and its figures."""
+    def rnd(d: dict) -> dict:
+        return {k: round(v, 4) if isinstance(v, float) and math.isfinite(v) else v
+                for k, v in d.items()}
+    return {"measure": "logistic regression over six signals (model/confidence_signals.py), "
+                       "fitted on tests/data/heldout_dev.tsv (model/training/confidence_fit.py)",
+            "right": "output equals the reference exactly (outer spaces ignored)",
+            "mean": rnd(entry["mean"]), "scale": rnd(entry["scale"]), "coef": rnd(entry["coef"]),
+            "intercept": round(entry["intercept"], 4),
+            "threshold": round(entry["threshold"], 4), "limits": rnd(entry["limits"]),
+            "centers": rnd(entry["centers"]), "partner": entry["partner"],
+            "rule": f"threshold and limits: flag at most {conf.MAX_FALSE_ALARM:.0%} of the dev "
+                    "half's exact outputs", "auroc": entry["auroc"]}
+
+
+def main(argv: list[str] | None = None) -> dict:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("folders", nargs="+")
+    ap.add_argument("--cache", help="JSON file of decoded records (read if there, else written)")
+    ap.add_argument("--write", action="store_true", help="store the result in card.json")
+    args = ap.parse_args(argv)
+    folders = [Path(f) for f in args.folders]
+    cache = Path(args.cache) if args.cache else None
+    if cache and cache.is_file():
+        data = json.loads(cache.read_text(encoding="utf-8"))
+    else:
+        data = collect(folders, load_rows())
+        if cache:
+            cache.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    result = summary(data)
+    print(json.dumps({k: v.get("auroc", v) for k, v in result.items()}, indent=1))
+    if args.write:
+        for folder in folders:
+            path = folder / "card.json"
+            card = json.loads(path.read_text(encoding="utf-8"))
+            card.setdefault("confidence", {})["combined"] = card_entry(result[folder.name])
+            path.write_text(json.dumps(card, ensure_ascii=False, indent=2) + "\n",
+                            encoding="utf-8")
+    return result
+
+
+if __name__ == "__main__":
+    main()
