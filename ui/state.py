@@ -127,6 +127,10 @@ def link_params(name: str, inputs: dict, view: str) -> dict[str, str]:
         params["budget"] = str(state.get("cache_budget", ""))
     if view == "heads" and state.get("heads_part") == "detectors":  # ui/views/heads/detectors
         params["detector"] = str(state.get("det_detector", DETECTORS[0]))
+    if view == "atlas":  # ui/views/atlas.py's choices
+        for name in ("n", "place", "colour", "x", "y"):
+            if f"atlas_{name}" in state:
+                params[name] = str(state[f"atlas_{name}"])
     if state.get("attn_measure") == "norms":  # ui/views/measure.py's toggle, off by default
         params["measure"] = "norms"
     if state.get("present"):  # presenter mode stays on in the link

@@ -30,7 +30,7 @@ from ..budget import Dims, Estimate, estimate
 from ..capture import Trace, key_side, query_side
 from ..dispatch import capture
 from .alignment import alignment_agreement
-from .atlas_groups import Group, group_heads
+from .atlas_groups import Group, group_heads, mds_xy
 from .atlas_metrics import METRICS, input_metrics, js_rows
 
 Progress = Callable[[float], None] | None
@@ -81,6 +81,7 @@ class Atlas:
     rows: dict[str, int] = field(default_factory=dict)  # kind -> query rows in the distance
     groups: dict[str, list[Group]] = field(default_factory=dict)
     examples: dict[str, Example] = field(default_factory=dict)
+    xy: dict[str, np.ndarray] = field(default_factory=dict)  # kind -> (N, 2), made on demand
 
     @property
     def kinds(self) -> list[str]:
@@ -102,6 +103,13 @@ class Atlas:
         if kind not in self.dists:
             raise ValueError(f"no {kind!r} attention in this atlas; it has {self.kinds}")
         return self.dists[kind].copy()
+
+    def embedding(self, kind: str) -> np.ndarray:
+        """(N, 2), layer-major: the heads placed by MDS of distance(kind) (fixed seed), made
+        once per atlas (two sessions asking at once make the same points)."""
+        if kind not in self.xy:
+            self.xy[kind] = mds_xy(self.distance(kind))
+        return self.xy[kind]
 
     def summary(self, kind: str, metric: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(mean, std, n), each (L, H), over the inputs where the head was measured."""

@@ -103,3 +103,26 @@ def group_heads(dist: np.ndarray, means: np.ndarray, metrics: Sequence[str],
         members = tuple((int(i) // n_heads, int(i) % n_heads) for i in np.flatnonzero(inside))
         out.append(Group(members, metric, direction, z, score))
     return out
+
+
+def mds_xy(dist: np.ndarray, seed: int = 0) -> np.ndarray:
+    """(N, 2) points whose distances follow dist (N, N): metric MDS on the precomputed
+    distances (scikit-learn, fixed random_state, one start from classical MDS where the
+    version has it), as Clark et al. draw their
+    heads. Fewer than three heads, or non-finite distances, lie on a line."""
+    n = dist.shape[0]
+    if n < 3 or not np.isfinite(dist).all():
+        return np.stack([np.arange(n, dtype=float), np.zeros(n)], axis=1)
+    from sklearn.manifold import MDS
+
+    d = 0.5 * (dist + dist.T)
+    np.fill_diagonal(d, 0.0)
+    import inspect
+
+    params = inspect.signature(MDS).parameters
+    kwargs = {"n_components": 2, "random_state": seed, "n_init": 1}
+    if "metric_mds" in params:  # scikit-learn 1.8: `metric` names the distance, `init` set
+        kwargs.update(metric="precomputed", init="classical_mds")
+    else:
+        kwargs.update(dissimilarity="precomputed")
+    return np.asarray(MDS(**kwargs).fit_transform(d), dtype=float)

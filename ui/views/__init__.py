@@ -24,6 +24,7 @@ from ui.state import link_int
 from ui.tour import NEEDS as TOUR_NEEDS
 from ui.tour import STEPS as TOUR_STEPS
 from ui.views import (
+    atlas,
     attention,
     bertviz,
     cache,
@@ -126,6 +127,7 @@ VIEWS: dict[str, View] = {
     "generate": View(N_("Generation"), generate.render, generate.applies, needs=frozenset()),
     "cache": View(N_("KV cache"), cache.render, cache.applies, needs=frozenset()),
     "training": View(N_("Training"), training.render, training.applies, needs=frozenset()),
+    "atlas": View(N_("Head atlas"), atlas.render, needs=frozenset()),
     "similarity": View(N_("Sentence similarity"), similarity.render, similarity.applies,
                        needs=frozenset({"hidden"})),
 }

@@ -1,0 +1,131 @@
+"""The head atlas's figures (view=atlas): every head of one attention kind as a point, a
+group's typical attention pattern on one input, and one head's spread over the inputs.
+
+Pure functions: numbers from model.analysis.atlas in, plotly Figures or rows out. The scatter's
+points carry (layer, head, x, kind) as customdata, as viz.click's targets do, so a click on a
+point names its head (ui.pick.head_chart opens it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from .common import heatmap, plotly_text, style, token_labels
+from .i18n import N_, _
+from .masks import kind_name
+
+METRIC_NAMES = {
+    "entropy": N_("entropy"), "distance": N_("attention distance"),
+    "prev_token": N_("previous token"), "next_token": N_("next token"), "self": N_("self"),
+    "duplicate": N_("duplicate token"), "punctuation": N_("punctuation"),
+    "sink_first": N_("first position"), "sink_end": N_("closing marker"),
+    "sink_special": N_("other markers"), "induction": N_("induction"),
+    "alignment": N_("gold alignment"),
+}
+METRIC_DEFINITIONS = {
+    "entropy": N_("mean entropy (nats) of a query's attention row; 0 = all on one key"),
+    "distance": N_("mean |query − key| in pieces, weighted by attention (cross attention: from "
+                   "the query's proportional place in the source)"),
+    "prev_token": N_("mean weight on the piece just before the query"),
+    "next_token": N_("mean weight on the piece just after the query, where the head may see "
+                     "it"),
+    "self": N_("mean weight on the query's own piece"),
+    "duplicate": N_("mean weight on other copies of the query's own piece, over queries that "
+                    "have one"),
+    "punctuation": N_("mean weight on punctuation pieces"),
+    "sink_first": N_("mean weight on the first piece"),
+    "sink_end": N_("mean weight on a closing marker at the end of the input"),
+    "sink_special": N_("mean weight on the other marker pieces"),
+    "induction": N_("on repeated random pieces, mean weight from each second-copy piece to "
+                    "the piece after its first copy"),
+    "alignment": N_("share of gold-aligned target words whose cross attention peaks on a gold "
+                    "source word"),
+}
+DIRECTIONS = {"high": N_("high {metric}"), "low": N_("low {metric}")}
+# a qualitative palette that stays apart for colour-blind readers (Okabe–Ito) and in print
+GROUP_COLOURS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00",
+                 "#F0E442", "#000000")
+EMBEDDING = "mds"  # the placement by the distance matrix, beside two metrics
+
+
+def metric_name(metric: str) -> str:
+    return _(METRIC_NAMES[metric]) if metric in METRIC_NAMES else plotly_text(metric)
+
+
+def group_name(metric: str, direction: str, z: float) -> str:
+    """A group's name in words: what sets it apart ('high previous token (z = +2.1)')."""
+    if not metric:
+        return _("all heads")
+    text = _(DIRECTIONS[direction]).format(metric=metric_name(metric))
+    return f"{text} (z = {z:+.1f})"
+
+
+def head_label(layer: int, head: int) -> str:
+    return _("layer {layer}").format(layer=layer) + " · " + _("head {head}").format(head=head)
+
+
+def hover_text(layer: int, head: int, group: str, scores: Sequence[tuple[str, float, float]]
+               ) -> str:
+    """A point's hover: its head, its group and each metric's mean ± std over the inputs."""
+    lines = [f"<b>{head_label(layer, head)}</b>", _("group: {name}").format(name=group)]
+    lines += [f"{metric_name(m)}: {mean:.3f} ± {std:.3f}" for m, mean, std in scores]
+    return "<br>".join(lines)
+
+
+def atlas_scatter(x: np.ndarray, y: np.ndarray, layers: np.ndarray, heads: np.ndarray,
+                  colour: np.ndarray, colour_names: Sequence[str], hovers: Sequence[str],
+                  kind: str, x_title: str, y_title: str, title: str) -> go.Figure:
+    """Every head as a point at (x, y), all arrays (N,); colour (N,) indexes colour_names
+    (a layer or a group), one legend entry each. customdata (layer, head, x, kind)."""
+    fig = go.Figure()
+    for c, name in enumerate(colour_names):
+        on = np.flatnonzero(colour == c)
+        if not len(on):
+            continue
+        data = [[int(layers[i]), int(heads[i]), float(x[i]), kind] for i in on]
+        fig.add_trace(go.Scatter(
+            x=x[on].tolist(), y=y[on].tolist(), mode="markers+text", name=name,
+            text=[f"{int(layers[i])}.{int(heads[i])}" for i in on], textposition="top center",
+            textfont={"size": 11}, customdata=data,
+            hovertext=[hovers[i] for i in on], hovertemplate="%{hovertext}<extra></extra>",
+            marker={"size": 13, "color": GROUP_COLOURS[c % len(GROUP_COLOURS)],
+                    "line": {"width": 1, "color": "white"}}))
+    style(fig, title, x_title, y_title, height=520)
+    fig.update_layout(hovermode="closest", clickmode="event+select",
+                      legend={"title": {"text": kind_name(kind)}})
+    return fig
+
+
+def group_pattern(attn: np.ndarray, members: Sequence[tuple[int, int]], q_pieces: Sequence[str],
+                  k_pieces: Sequence[str], title: str) -> go.Figure:
+    """The mean attention of a group's heads on one input: attn (L, H, Q, K)."""
+    rows = np.stack([attn[layer, head] for layer, head in members])  # (members, Q, K)
+    return heatmap(rows.mean(0), token_labels(k_pieces), token_labels(q_pieces), title=title,
+                   x_title=_("key"), y_title=_("query"), zmin=0.0, zmax=1.0, numbers=True)
+
+
+def spread_figure(values: np.ndarray, texts: Sequence[str], title: str, x_title: str
+                  ) -> go.Figure:
+    """One head's per-input values (I,) (NaN: not measured there) as a box with every input a
+    point; hover names the input."""
+    ok = np.flatnonzero(np.isfinite(values))
+    fig = go.Figure(go.Box(
+        x=values[ok].tolist(), y=[""] * len(ok), orientation="h", boxpoints="all",
+        jitter=0.5, pointpos=0, name="", hovertext=[plotly_text(texts[i][:80]) for i in ok],
+        hovertemplate="%{x:.3f}<br>%{hovertext}<extra></extra>",
+        marker={"color": GROUP_COLOURS[0], "size": 7}, line={"color": GROUP_COLOURS[0]}))
+    style(fig, title, x_title, "", height=260)
+    fig.update_layout(showlegend=False)
+    return fig
+
+
+def table_rows(rows: Sequence[dict], groups: dict[tuple[str, int, int], str]) -> list[dict]:
+    """Atlas.table rows for the page, labelled in the installed language, with each head's
+    group."""
+    return [{_("attention"): kind_name(r["kind"]), _("layer"): r["layer"],
+             _("head"): r["head"], _("metric"): metric_name(r["metric"]),
+             _("mean"): round(r["mean"], 4), _("std"): round(r["std"], 4), _("inputs"): r["n"],
+             _("group"): groups.get((r["kind"], r["layer"], r["head"]), "")} for r in rows]
