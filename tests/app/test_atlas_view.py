@@ -1,0 +1,98 @@
+"""view=atlas through AppTest on the shipped `paper` translator (issue 56): the drawn points are
+each head's mean entropy and previous-token weight over the validation pairs, computed here
+from one capture per pair (not through model.analysis); the groups cover every head; the link
+keeps the choices; the head's spread and an input open in the attention view."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from model import capture, load_checkpoint
+from model.training.corpus import read_pairs_file
+from tests.app.conftest import run_app
+from tests.chartdata import array, charts
+from tests.conftest import ROOT, skip_or_fail
+
+PAPER = ROOT / "checkpoints" / "paper"
+N = 50  # the view's smallest corpus size
+
+
+def _ready(at):
+    """The atlas drawn: its build button pressed when the estimate asked for one."""
+    if any(b.key == "atlas_go" for b in at.button):
+        at.button(key="atlas_go").click().run(timeout=240)
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    return at
+
+
+@pytest.fixture(scope="module")
+def by_hand():
+    """{kind: (entropy (L, H), prev_token (L, H))} over the first N validation pairs, half of
+    them each way, teacher-forced: one capture per pair, each row by plain numpy."""
+    if not (PAPER / "model.safetensors").is_file():
+        skip_or_fail("checkpoints/paper is not shipped here")
+    bundle = load_checkpoint(PAPER)
+    pairs = read_pairs_file(Path(PAPER) / "val_pairs.tsv")[:N]
+    sums: dict[str, list] = {}
+    for i, p in enumerate(pairs):
+        src, tgt, lang = (p.en, p.ko, "ko") if i % 2 == 0 else (p.ko, p.en, "en")
+        tr = capture(bundle, [src], [tgt], target_lang=lang, names=["attn"])
+        for kind in ("enc_self", "dec_self"):
+            a = tr.attn[kind][:, 0].astype(np.float64)  # (L, H, n, n)
+            n = a.shape[-1]
+            ent = -(np.where(a > 0, a * np.log(np.where(a > 0, a, 1)), 0)).sum(-1).mean(-1)
+            prev = np.stack([a[..., q, q - 1] for q in range(1, n)], -1).mean(-1)
+            sums.setdefault(kind, []).append((ent, prev))
+    return {k: tuple(np.mean([v[j] for v in rows], axis=0) for j in range(2))
+            for k, rows in sums.items()}
+
+
+def test_atlas_points_are_each_heads_mean_over_the_validation_pairs(by_hand):
+    at = _ready(run_app({"ckpt": "paper", "view": "atlas", "n": str(N), "place": "metrics",
+                         "x": "entropy", "y": "prev_token", "colour": "layer"}, timeout=240))
+    figs = [f for f in charts(at) if f["data"] and f["data"][0].get("type") == "scatter"]
+    assert figs, "the scatter is drawn"
+    points = {}
+    for trace in figs[0]["data"]:
+        for (layer, head, _x, kind), x, y in zip(trace["customdata"], array(trace["x"]),
+                                                  array(trace["y"])):
+            points[(kind, layer, head)] = (x, y)
+    kind = at.session_state["atlas_kind"]
+    ent, prev = by_hand[kind]
+    assert len(points) == ent.size == 12
+    for (k, layer, head), (x, y) in points.items():
+        assert k == kind
+        assert abs(x - ent[layer, head]) < 1e-4, (layer, head, x, ent[layer, head])
+        assert abs(y - prev[layer, head]) < 1e-4, (layer, head, y, prev[layer, head])
+    # colour by layer: one legend entry per layer
+    assert [t["name"] for t in figs[0]["data"]] == ["layer 0", "layer 1", "layer 2"]
+    # the groups (one expander each) hold every head once
+    members = []
+    for e in at.expander:
+        if not e.label[:1].isdigit():  # the sidebar's own expanders
+            continue
+        members += [m.strip() for m in e.label.split(": ")[-1].split(",")]
+    assert sorted(members) == sorted(f"{la}.{h}" for la in range(3) for h in range(4))
+    # the link keeps the choices
+    assert at.query_params["view"] == ["atlas"] or at.query_params["view"] == "atlas"
+    for key, value in (("place", "metrics"), ("x", "entropy"), ("colour", "layer"),
+                       ("n", str(N))):
+        got = at.query_params[key]
+        assert (got[0] if isinstance(got, list) else got) == value, key
+    # one head's spread: its title gives the mean over the N inputs
+    spread = [f for f in charts(at) if f["data"] and f["data"][0].get("type") == "box"]
+    assert len(spread) == 1 and f"over {N} inputs" in spread[0]["layout"]["title"]["text"]
+
+
+def test_mds_placement_and_opening_an_input(by_hand):
+    at = _ready(run_app({"ckpt": "paper", "view": "atlas", "n": str(N)}, timeout=240))
+    figs = [f for f in charts(at) if f["data"] and f["data"][0].get("type") == "scatter"]
+    names = [t["name"] for t in figs[0]["data"]]
+    assert names and all("(z = " in n or n == "all heads" for n in names), names
+    at.button(key="atlas_open_0").click().run(timeout=240)
+    assert at.session_state["view"] == "attention"
+    assert at.session_state["text"] and "\n" not in at.session_state["text"]
