@@ -17,7 +17,7 @@ import streamlit as st
 from model import Bundle, Trace
 from model.backends import EVERYTHING
 from model.settings import SettingsError, settings
-from ui import i18n, presenter
+from ui import i18n, model_words, presenter
 from ui.admission import refusal
 from ui.catalog import model_folders
 from ui.common import can_ablate, clean_input, control_flow
@@ -55,10 +55,10 @@ def render_view(view: str, ctx: Ctx) -> None:
                                                 reason=md(str(exc)[:200])))
 
 
-def empty_prompt() -> None:
+def empty_prompt(bundle: Bundle) -> None:
     st.info(_("Type one or more sentences in the sidebar (one per line), or start from an "
               "example:"))
-    preset_buttons("main")
+    preset_buttons("main", bundle)
 
 
 def main() -> None:
@@ -118,7 +118,7 @@ def main() -> None:
     notes.show()
     try:
         if not lines:
-            empty_prompt()
+            empty_prompt(bundle)
             return
         needs = view_needs(view, st.session_state, url)  # recorded for this view only
         trace = run_model(bundle, key, lines, targets, inputs, needs)
@@ -156,11 +156,9 @@ def run_model(bundle: Bundle, key: str, lines: list[str], targets: tuple[str, ..
         st.error(_("The model could not run on this input ({error}: {reason}).").format(
             error=type(exc).__name__, reason=md(str(exc)[:200])))
         return None
-    for i, cut in enumerate(trace.src_cut):
-        if cut:
-            st.warning(_("Sentence {i} was too long: {cut} piece(s) were cut to fit the "
-                         "model's {n} positions.").format(i=i + 1, cut=cut,
-                                                          n=bundle.config.max_len - 1))
+    # pieces cut, a line past the trained length, Korean in a vocabulary without it
+    for note in model_words.input_notes(bundle, trace, lines):
+        st.warning(note)
     return trace
 
 

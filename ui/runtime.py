@@ -49,14 +49,15 @@ from contextlib import nullcontext
 import streamlit as st
 
 from model import Bundle, Trace, embed, load_checkpoint, translate
+from model.analysis import builtin_sentences
 from model.analysis.ablation import ablation_effect
 from model.analysis.contributions import head_contributions
 from model.analysis.heads import head_stats
 from model.analysis.inspect import head_weights
 from model.analysis.lens import logit_lens
-from model.analysis.qkmap import QKMapCache, corpus_sentences, text_sentences
+from model.analysis.qkmap import QKMapCache, Sentence, corpus_sentences, text_sentences
 from model.analysis.similarity import head_similarity
-from model.backends import EVERYTHING, backend_for, is_translator
+from model.backends import EVERYTHING, backend_for, facts, is_translator
 from model.capture import freeze
 from model.dispatch import (
     estimate_ablation,
@@ -229,6 +230,10 @@ def qkmap_cache(_bundle: Bundle, key: str, n: int) -> QKMapCache:
     captured once, through the admission gate (cached_qkmap), each head embedded once."""
     if is_translator(_bundle):
         return QKMapCache(_bundle, corpus_sentences(val_split(_bundle, key), n))
+    if "ko" not in facts(_bundle).languages and "en" in builtin_sentences.available():
+        # a vocabulary without Korean: the built-in English set, not jamo-split corpus Korean
+        lines = builtin_sentences.sentences("en")[:n]
+        return QKMapCache(_bundle, [Sentence(s, None, None, "en") for s in lines])
     from model.training.corpus import generate  # any other model: corpus sentences, read alone
 
     return QKMapCache(_bundle, text_sentences(generate(n, seed=QKMAP_SEED), n))

@@ -10,12 +10,19 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from model import Bundle, CheckpointError, format_ablate, parse_ablate
-from model.backends import capabilities, is_translator, resolve_model_ref, trained_here
+from model.backends import (
+    capabilities,
+    facts,
+    is_translator,
+    resolve_model_ref,
+    trained_here,
+)
 from ui.catalog import open_folder
 from ui.context import Notes
 from ui.i18n import N_, Labels, _
+from ui.model_words import kinds_help
 from ui.state import MAX_URL_TEXT, seed
-from ui.text import KIND_LABELS, md
+from ui.text import md
 from viz.common import DOWNLOAD_FORMATS, SEQUENTIAL
 
 LOG = logging.getLogger("attention_lab")
@@ -27,6 +34,22 @@ PRESETS = {  # label (translated when shown) -> text
     N_("Two English sentences"): "The big dog eats the fish.\nWinter is cold.",
 }
 DEFAULT_TEXT = next(iter(PRESETS.values()))
+# a model whose vocabulary has no Korean (model.backends.Facts.languages) starts in English:
+# two lines that mean nearly the same, then lines that differ
+ENGLISH_PRESETS = {
+    N_("A cat on a mat, said twice"): "The cat sat on the mat.\nA cat was sitting on the rug.",
+    "Winter is cold.": "Winter is cold.",
+    "The big dog eats the fish.": "The big dog eats the fish.",
+    "My friend reads a book in the park.": "My friend reads a book in the park.",
+    N_("Two English sentences"): "The big dog eats the fish.\nWinter is cold.",
+}
+
+
+def presets_for(bundle: Bundle | None) -> dict[str, str]:
+    """The examples offered for this model: Korean ones only where its vocabulary has Korean."""
+    if bundle is not None and "ko" not in facts(bundle).languages:
+        return ENGLISH_PRESETS
+    return PRESETS
 LANGS = Labels(auto=N_("auto (Korean → English, otherwise → Korean)"), ko=N_("Korean"),
                en=N_("English"))
 
@@ -97,18 +120,18 @@ def _set_text(text: str) -> None:
     st.session_state["text"] = text
 
 
-def preset_buttons(where: str) -> None:
-    for i, (label, text) in enumerate(PRESETS.items()):
+def preset_buttons(where: str, bundle: Bundle | None = None) -> None:
+    for i, (label, text) in enumerate(presets_for(bundle).items()):
         st.button(_(label), key=f"preset_{where}_{i}", on_click=_set_text, args=(text,))
 
 
 def input_ui(url: dict[str, str], notes: Notes, bundle: Bundle) -> dict:
     """Text, target language, decoder input, ablation, display options, sentence."""
-    seed("text", url.get("text", DEFAULT_TEXT))
+    seed("text", url.get("text", next(iter(presets_for(bundle).values()))))
     text = st.text_area(_("Sentences (one per line = one batch)"), key="text", height=120,
                         help=_("Ctrl+Enter applies. Up to 16 lines."))
     with st.expander(_("Examples")):
-        preset_buttons("side")
+        preset_buttons("side", bundle)
     lang_url = url.get("lang")
     if lang_url is not None and lang_url not in LANGS:
         notes.warnings.append(_("Unknown language {value} in the link; using auto.").format(
@@ -131,12 +154,9 @@ def input_ui(url: dict[str, str], notes: Notes, bundle: Bundle) -> dict:
     with st.expander(_("Knock out heads")):
         seed("ablate", url.get("ablate", ""))
         ablate_raw = st.text_input(_("Heads to zero (kind:layer:head, comma-separated)"),
-                                   key="ablate", placeholder="enc_self:0:1,cross:2:3",
-                                   help=_("The kinds as the link writes them: enc_self = "
-                                          "{enc}, dec_self = {dec}, cross = {cross}.").format(
-                                       enc=KIND_LABELS["enc_self"],
-                                       dec=KIND_LABELS["dec_self"],
-                                       cross=KIND_LABELS["cross"]))
+                                   key="ablate",
+                                   placeholder=",".join(f"{k}:0:1" for k in bundle.kinds),
+                                   help=kinds_help(bundle.kinds))
     ablate = check_ablate(ablate_raw, bundle, notes)
     st.markdown(_("**Display**"))
     hide_pad = st.checkbox(_("Hide padding rows and columns"), value=True, key="hide_pad")

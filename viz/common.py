@@ -135,15 +135,16 @@ def chart_config(fmt: str = "svg", filename: str = "attention-lab") -> dict:
             "toImageButtonOptions": {"format": fmt, "filename": filename, "scale": 2}}
 
 
-def cell_text(z: np.ndarray, fmt: str = ".2f") -> np.ndarray:
-    """Numbers for heatmap cells; blocked scores (≤ -1e9/2) read "-1e9", NaN stays empty."""
+def cell_text(z: np.ndarray, fmt: str = ".2f", fill: str = "-1e9") -> np.ndarray:
+    """Numbers for heatmap cells; blocked scores (≤ -1e9/2) read `fill` (the model's own mask
+    fill, ui/model_words.fill_label: the lab's "-1e9", a dtype minimum elsewhere), NaN empty."""
     z = np.asarray(z, dtype=np.float64)
     out = np.empty(z.shape, dtype=object)
     for idx, value in np.ndenumerate(z):
         if np.isnan(value):
             out[idx] = ""
         elif value <= MASK_FILL / 2:
-            out[idx] = "-1e9"
+            out[idx] = fill
         else:
             out[idx] = format(value, fmt)
     return out

@@ -116,8 +116,10 @@ def stats_heatmaps(stats: dict[str, np.ndarray], kind: str,
 
 
 def importance_figure(scan: dict[str, np.ndarray],
-                      title: str = IMPORTANCE_TITLE) -> go.Figure:
+                      title: str = IMPORTANCE_TITLE, unit: str = "nats") -> go.Figure:
     """Loss increase per head (layers × heads) for each kind, one symmetric RdBu range.
+    unit (model.backends.Facts.effect_unit): "nats" for a model whose output is scored by
+    log-probability, "hidden" for the relative change of an encoder's last hidden states.
 
     Red = the loss rose without the head (the model needs it), blue = it fell.
     """
@@ -133,15 +135,18 @@ def importance_figure(scan: dict[str, np.ndarray],
         fig.add_trace(go.Heatmap(
             z=z, x=np.arange(z.shape[1]), y=np.arange(z.shape[0]), colorscale=SIGNED,
             reversescale=True, zmin=-m, zmax=m, zmid=0, showscale=col == len(kinds),
-            colorbar_title=_("Δ loss (nats)"),
+            colorbar_title=_("Δ loss (nats)") if unit == "nats" else "‖Δh‖/‖h‖",
             text=fitting_numbers(z, "+.3f", layer_row_px(z.shape[0]),
                                  (SCREEN_W - 150) / len(kinds)),
             texttemplate="%{text}", name=kind,
-            hovertemplate=_layer_head_hover(kind) + "<br>" + _("Δ loss")
+            hovertemplate=_layer_head_hover(kind) + "<br>"
+                          + (_("Δ loss") if unit == "nats" else "‖Δh‖/‖h‖")
                           + " %{z:+.4f}<extra></extra>"), row=1, col=col)
     n_l = max(np.asarray(z).shape[0] for z in scan.values())
-    note = _("mean NLL per target token, teacher-forced on the un-ablated translation; "
-             "red = the model needs the head")
+    note = (_("mean NLL per target token, teacher-forced on the un-ablated translation; "
+              "red = the model needs the head") if unit == "nats" else
+            _("mean relative change of the last hidden states, ‖h_after − h_before‖ / "
+              "‖h_before‖; red = knocking the head out changes them most"))
     style(fig, f"{plotly_text(shown)}<br><sup>{note}</sup>", _("head"), _("layer"),
           height=max(300, 190 + layer_row_px(n_l) * n_l))
     fig.update_layout(margin={"t": 110})  # room for the subtitle above the subplot titles
@@ -149,8 +154,11 @@ def importance_figure(scan: dict[str, np.ndarray],
     return fig
 
 
-def ablation_figure(effect: dict, b: int = 0) -> go.Figure:
-    """Per-target-token change in log-probability (after − before) for sentence b."""
+def ablation_figure(effect: dict, b: int = 0, unit: str = "nats") -> go.Figure:
+    """Per-target-token change in log-probability (after − before) for sentence b; unit
+    "hidden": per token, minus the relative change of its last hidden state (an encoder)."""
+    if unit != "nats":
+        return _hidden_ablation_figure(effect, b)
     tokens = effect["tokens"][b]
     change = np.asarray(effect["logp_change"][b], dtype=np.float64)
     before = np.asarray(effect["logp_before"][b], dtype=np.float64)
@@ -174,6 +182,25 @@ def ablation_figure(effect: dict, b: int = 0) -> go.Figure:
           _("target token (position:piece)"), _("Δ log p (after − before)"))
     fig.update_xaxes(type="category")
     fig.add_hline(y=0, line_width=1, line_color="gray")
+    return fig
+
+
+def _hidden_ablation_figure(effect: dict, b: int) -> go.Figure:
+    """An encoder's knock-out: how far each token's last hidden state moved, relative."""
+    tokens = effect["tokens"][b]
+    moved = -np.asarray(effect["logp_change"][b], dtype=np.float64)  # stored as minus
+    fig = go.Figure(go.Bar(
+        x=token_labels(tokens, numbered=True), y=moved,
+        marker={"color": moved, "colorscale": "Reds", "cmin": 0,
+                "colorbar": {"title": "‖Δh‖/‖h‖"}},
+        hovertemplate="%{x}<br>‖Δh‖/‖h‖ %{y:.3f}<extra></extra>"))
+    spec = effect.get("ablate_spec") or _("nothing")
+    head = _("Knocking out {heads}: relative change of each token's last hidden state").format(
+        heads=plotly_text(spec))
+    note = _("‖h_after − h_before‖ / ‖h_before‖; mean over the sentence {after:.3f}").format(
+        after=effect["sentence_loss_after"][b])
+    style(fig, f"{head}<br><sup>{note}</sup>", _("token (position:piece)"), "‖Δh‖/‖h‖")
+    fig.update_xaxes(type="category")
     return fig
 
 

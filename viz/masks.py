@@ -109,21 +109,25 @@ def mask_figures(trace, b: int) -> dict[str, go.Figure]:
     return figs
 
 
-def masked_scores(trace, kind: str, layer: int, b: int, head: int) -> np.ndarray:
-    """Scores after masking, exactly as the model computes them: blocked cells = -1e9."""
+def masked_scores(trace, kind: str, layer: int, b: int, head: int,
+                  fill_value: float = MASK_FILL) -> np.ndarray:
+    """Scores after masking, as the model computes them: blocked cells = its fill value (the
+    lab's -1e9; Hugging Face models through the recorder: the dtype's minimum)."""
     scores = trace.scores[kind][layer, b, head]
-    return np.where(trace.masks[kind][b], np.float32(MASK_FILL), scores).astype(np.float32)
+    return np.where(trace.masks[kind][b], np.float32(fill_value), scores).astype(np.float32)
 
 
 def mask_effect_figures(trace, kind: str, layer: int, b: int, head: int, *,
-                        colorscale: str = "Viridis", numbers: bool = True
+                        colorscale: str = "Viridis", numbers: bool = True,
+                        fill_value: float = MASK_FILL, fill: str = "-1e9"
                         ) -> list[go.Figure]:
-    """Same head, three stages: scores, scores with blocked cells at -1e9, softmax."""
+    """Same head, three stages: scores, scores with blocked cells at the fill value (`fill`
+    as the page writes it), softmax."""
     q, k = axis_tokens(trace, kind, b)
     x, y = token_labels(k), token_labels(q)
     scores = trace.scores[kind][layer, b, head]
     blocked = trace.masks[kind][b]
-    masked = masked_scores(trace, kind, layer, b, head)
+    masked = masked_scores(trace, kind, layer, b, head, fill_value)
     probs = trace.attn[kind][layer, b, head]
     shape = f"(n_q_seq={scores.shape[0]}, n_k_seq={scores.shape[1]})"
     where = _("{kind}, layer {layer}, head {head}").format(kind=_(KIND_NAMES[kind]),
@@ -133,16 +137,16 @@ def mask_effect_figures(trace, kind: str, layer: int, b: int, head: int, *,
     before = heatmap(scores, x, y, title=_("1. Scores QKᵀ/√d_k before masking {shape} · {where}")
                      .format(shape=shape, where=where),
                      colorscale=DIVERGING, zmid=0, zmin=-bound, zmax=bound, **common)
-    # blocked cells: no colour (they would flatten the scale) but the text says -1e9
+    # blocked cells: no colour (they would flatten the scale) but the text names the fill
     shown = np.where(blocked, np.nan, masked)
-    text = cell_text(masked) if numbers and max(masked.shape) <= 40 else None
-    after = heatmap(shown, x, y, title=_("2. After masking: blocked cells set to -1e9 {shape}")
-                    .format(shape=shape),
+    text = cell_text(masked, fill=fill) if numbers and max(masked.shape) <= 40 else None
+    after = heatmap(shown, x, y, title=_("2. After masking: blocked cells set to {fill} {shape}")
+                    .format(fill=fill, shape=shape),
                     colorscale=DIVERGING, zmid=0, zmin=-bound, zmax=bound, text=text,
                     hover=query_key_hover(_("value") + ": %{customdata}<extra></extra>"),
                     x_title=_("key"), y_title=_("query"))
-    if max(masked.shape) <= 40:  # long inputs: hover shows the value, blank cells are -1e9
-        after.update_traces(customdata=np.where(blocked, "-1e9 (" + _("blocked") + ")",
+    if max(masked.shape) <= 40:  # long inputs: hover shows the value, blank cells are blocked
+        after.update_traces(customdata=np.where(blocked, fill + " (" + _("blocked") + ")",
                                                 np.char.mod("%.4f", masked)).astype(object))
     else:
         after.update_traces(hovertemplate=value_hover())

@@ -119,8 +119,9 @@ def _dims(n: int) -> list[str]:
 
 
 def steps(walk: Walk, trace, *, hide_pad: bool = True, numbers: bool = True,
-          colorscale: str = "Viridis") -> list[Step]:
-    """The walkthrough as labelled figures, with the batched shapes written beside each."""
+          colorscale: str = "Viridis", fill: str = "-1e9") -> list[Step]:
+    """The walkthrough as labelled figures, with the batched shapes written beside each;
+    `fill` names what the model puts in blocked cells (the lab's -1e9, a dtype minimum)."""
     q_tok, k_tok = axis_tokens(trace, walk.kind, walk.b)
     nq, nk = walk.qk.shape
     if hide_pad:
@@ -155,7 +156,8 @@ def steps(walk: Walk, trace, *, hide_pad: bool = True, numbers: bool = True,
             title=own, kv=walk.kv_head, n=h_kv)
 
     shown_masked = np.where(walk.blocked, np.nan, walk.masked)[:nq, :nk]
-    masked_text = cell_text(walk.masked[:nq, :nk]) if numbers and max(nq, nk) <= 40 else None
+    masked_text = (cell_text(walk.masked[:nq, :nk], fill=fill)
+                   if numbers and max(nq, nk) <= 40 else None)
     out = [
         Step("X", _("input to the attention block (queries)") if walk.kind == "cross"
              else _("input to the attention block (queries, keys and values)"),
@@ -179,9 +181,11 @@ def steps(walk: Walk, trace, *, hide_pad: bool = True, numbers: bool = True,
                  dh=dh, root=f"{np.sqrt(dh):.3f}"),
              f"(bs, n_head, n_q_seq, n_k_seq) = ({bs}, {h}, {nq_all}, {nk_all})",
              mat(walk.scaled[:nq, :nk], qs, ks, "QKᵀ / √d_k", key, query)),
-        Step("masked", _("Mask: blocked cells (pad keys, future positions) set to -1e9"),
+        Step("masked", _("Mask: blocked cells (pad keys, future positions) set to {fill}")
+             .format(fill=fill),
              f"(bs, n_head, n_q_seq, n_k_seq) = ({bs}, {h}, {nq_all}, {nk_all})",
-             mat(shown_masked, qs, ks, _("masked scores (blank cells hold -1e9)"), key, query,
+             mat(shown_masked, qs, ks, _("masked scores (blank cells hold {fill})").format(
+                 fill=fill), key, query,
                  text=masked_text, numbers=False,
                  zmin=-float(np.abs(walk.scaled).max() or 1),
                  zmax=float(np.abs(walk.scaled).max() or 1))),

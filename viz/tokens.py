@@ -68,19 +68,28 @@ def id_matrix_figure(trace, side: str = "src", numbers: bool = True) -> go.Figur
     return fig
 
 
-def positions_figure(trace, side: str = "src", numbers: bool = True) -> go.Figure:
+def positions_figure(trace, side: str = "src", numbers: bool = True,
+                     pads_counted: bool = False) -> go.Figure:
     """Position ids per sentence: the lab's tokens numbered 1 … n with pad slots 0 (seed
-    000's convention), a Hugging Face model's 0 … n−1 with pad slots −1; the title says which."""
+    000's convention), a Hugging Face model's 0 … n−1 with pad slots −1; the title says which.
+    pads_counted: the model numbers pad slots on like any slot (BERT's position ids are
+    0 … width−1 for every row), so they are drawn with the position the model gives them."""
     tokens, ids, pos = _side(trace, side)
     if pos is None:
         raise ValueError(f"the trace has no positions for side {side!r}")
+    if pads_counted:  # the Trace records −1 for pads; the model added row first + slot
+        start = np.array([[row[0] if len(tokens[b]) else 0] for b, row in enumerate(pos)])
+        pos = np.where(pos < 0, start + np.arange(pos.shape[1])[None, :], pos)
     rows = [_("sentence {b}").format(b=b + 1) for b in range(pos.shape[0])]
     cols = [str(j) for j in range(pos.shape[1])]
     text = np.array([[str(int(p)) for p in row] for row in pos], dtype=object)
     what, _short = SIDES[side]
     pads = {int(p) for b, row in enumerate(pos) for p in row[len(tokens[b]):]}
     first = {int(row[0]) for b, row in enumerate(pos) if len(tokens[b])}
-    if first == {1} and pads <= {0}:  # the lab's convention: 1 … n, pad slots 0
+    if pads_counted:
+        title = _("Position ids for the {what}, shape {shape}; pad slots numbered on like "
+                  "every slot")
+    elif first == {1} and pads <= {0}:  # the lab's convention: 1 … n, pad slots 0
         title = _("Position ids for the {what}, shape {shape}; pad slots get 0")
     elif pads == {-1}:
         title = _("Position ids for the {what}, shape {shape}; pad slots −1 (no position)")

@@ -35,7 +35,7 @@ STEPS: dict[str, tuple[str, Draw]] = {  # id -> (title, renderer); titles transl
     "qkv": (N_("Q, K and V of one head"), head.qkv),
     "qk": (N_("QKᵀ"), head.scores),
     "scale": (N_("Scaling the scores"), head.scale),
-    "mask": (N_("Mask with −1e9"), head.mask_fill),
+    "mask": (N_("Masking the blocked cells"), head.mask_fill),
     "softmax": (N_("Softmax"), head.softmax),
     "context": (N_("·V"), head.context),
     "concat": (N_("Heads concatenated, ·W_O"), head.concat),

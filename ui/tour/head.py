@@ -6,8 +6,10 @@ import numpy as np
 import streamlit as st
 
 from model.analysis import qk_terms
+from model.backends import facts
 from ui.common import chart
 from ui.i18n import _
+from ui.model_words import fill_words
 from ui.text import md
 from ui.tour.where import Where, hf_note, say
 from viz import masks as viz_masks
@@ -135,7 +137,13 @@ def scale(w: Where) -> None:
 def mask_fill(w: Where) -> None:
     bs, n, _d, h = w.dims
     blocked, cells = int(w.walk.blocked.sum()), w.walk.blocked.size
-    if w.facts.raw_hooks:
+    f = facts(w.bundle)  # what this model puts in a blocked cell
+    if f.mask_fill != "-1e9":
+        text = _("Every blocked cell gets {fill}, the most negative number the scores' type "
+                 "holds (as transformers' attention does), so softmax turns it into exactly 0. "
+                 "Here {k} of the {m} cells are blocked; blank cells in the chart are the "
+                 "blocked ones.").format(fill=fill_words(f), k=blocked, m=cells)
+    elif w.facts.raw_hooks:
         text = _("`scores.masked_fill_(attn_mask, -1e9)`: every blocked cell gets −1e9, so "
                  "softmax will turn it into 0. Here {k} of the {m} cells are blocked; blank "
                  "cells in the chart hold −1e9.").format(k=blocked, m=cells)

@@ -8,8 +8,10 @@ import numpy as np
 import streamlit as st
 
 from model.backends import backend_for
+from model.backends import facts as backend_facts
 from ui.common import chart
 from ui.i18n import _
+from ui.model_words import pads_sentence, token_types_sentence
 from ui.tour.where import TABLES, Where, hf_note, padded, say
 from viz import masks as viz_masks
 from viz import positional as viz_positional
@@ -106,9 +108,8 @@ def position_ids(w: Where) -> tuple[str, str]:
     if pad == {0} and real[0] == 1:
         text += " " + _("Pad slots get position 0, so they all read row 0.")  # any sentence's
         note = _("row 0 = pad position; tokens use positions 1..n")
-    elif pad == {-1}:
-        text += " " + _("Pad slots get no position (−1 in the chart): the mask keeps every "
-                        "query from reading them.")
+    elif pad == {-1}:  # the Trace records no position; what the model gives them: its facts
+        text += " " + pads_sentence(backend_facts(w.bundle))
     return text, note
 
 
@@ -147,7 +148,9 @@ def positional(w: Where) -> None:
         shape = f"positions: (bs, {w.seq}) = ({bs}, {n})"
     say(" ".join(x for x in (text, ids_text) if x), shape)
     if w.hid in w.t.positions and f.positional != "none":
-        chart(viz_tokens.positions_figure(w.t, w.side, w.ctx.numbers), w.ctx)
+        counted = backend_facts(w.bundle).pad_positions == "counted"
+        chart(viz_tokens.positions_figure(w.t, w.side, w.ctx.numbers, pads_counted=counted),
+              w.ctx)
     if f.positional in TABLES:
         rows = w.t.pos_table.shape[0]
         chart(viz_positional.table_heatmap(w.t.pos_table, min(rows, max(n + 1, 16)),
@@ -187,11 +190,25 @@ def embedding_sum(w: Where) -> None:
         text += " " + _("The chart shows the embedding layer's output ({n} × {d} per "
                         "sentence), which is what layer 0 reads.").format(n=n, d=d)
         title = _("Embedding layer output of sentence {b}").format(b=w.b + 1)
+    text += embedding_extras(w)
     say(text, f"input_sums: (bs, {w.seq}, {w.names.width}) = ({bs}, {n}, {d})")
     chart(viz_tour.matrix_figure(w.t.hidden[w.hid][0, w.b], padded(w), title, _("dimension")),
           w.ctx)
     if tok is not None:
         chart(viz_positional.term_sizes(w.t, w.b, w.hid), w.ctx)
+
+
+def embedding_extras(w: Where) -> str:
+    """What else the model adds or does before layer 0: token types, a LayerNorm (facts)."""
+    bf, extra = backend_facts(w.bundle), ""
+    types = token_types_sentence(bf, len(w.all_tokens))
+    if types:
+        extra += " " + types
+    if bf.embedding_norm:
+        extra += " " + _("Before layer 0 this model normalises the sum with a LayerNorm of its "
+                         "own (the embedding LayerNorm), so layer 0 reads vectors of mean 0 "
+                         "and variance 1, scaled by γ and shifted by β.")
+    return extra
 
 
 def pad_mask(w: Where) -> None:

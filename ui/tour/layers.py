@@ -6,6 +6,7 @@ from dataclasses import replace
 
 import streamlit as st
 
+from model.backends import facts
 from ui.common import chart
 from ui.i18n import _
 from ui.text import md
@@ -75,6 +76,9 @@ def ffn(w: Where) -> None:
             text = _("Each layer also has a position-wise feed-forward block (FFN), for each "
                      "piece separately: it widens the vector, applies a nonlinearity and "
                      "projects back to {d} numbers; then the residual step again.").format(d=d)
+        if facts(w.bundle).activation:  # the model's config names it (BERT: gelu)
+            text += " " + _("This model's activation is {act}.").format(
+                act=facts(w.bundle).activation.upper())
         say(text, f"ffn output: (bs, {w.seq}, {names.width}) = ({bs}, {n}, {d})")
         hf_note()
         return
@@ -158,7 +162,7 @@ def output(w: Where) -> None:
     if t.logits is None or not t.tgt_tokens[w.b]:
         if w.facts.family == "encoder":
             skip(_("This encoder-only model has no output layer over the vocabulary here: it "
-                   "ends with the last layer's vectors (step 16)."))
+                   "ends with the last layer's vectors (step 16).") + pooling_words(w))
         else:
             skip(_("This model recorded no scores over the vocabulary, so there is no output "
                    "step to show."))
@@ -192,3 +196,21 @@ def output(w: Where) -> None:
     chart(viz_translation.step_bar_figure(first, 0, after=tokens[0]), w.ctx)
     chart(viz_translation.topk_figure(steps, title=_("The most likely next pieces at each "
                                                      "position")), w.ctx)
+
+
+def pooling_words(w: Where) -> str:
+    """How an encoder that makes sentence vectors pools them (its sentence-transformers files),
+    or nothing."""
+    f = facts(w.bundle)
+    if f.pooling == "none":
+        return ""
+    how = {"mean": _("the mean of the last layer's vectors over the real pieces (pads left "
+                     "out)"),
+           "cls": _("the first piece's last-layer vector"),
+           "max": _("the largest value of each dimension over the real pieces")}[f.pooling]
+    text = " " + _("As a sentence-embedding model it then takes {how}: one vector of {d} "
+                   "numbers per sentence.").format(how=how, d=w.dims[2])
+    if f.normalize:
+        text += " " + _("That vector is scaled to length 1, so the dot product of two "
+                        "sentences' vectors is their cosine similarity.")
+    return text

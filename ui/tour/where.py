@@ -16,9 +16,11 @@ import streamlit as st
 
 from model import Bundle, Trace
 from model.backends import capabilities
+from model.backends import facts as backend_facts
 from ui.common import chart
 from ui.context import Ctx
 from ui.i18n import _
+from ui.model_words import fill_label
 from ui.runtime import cached_vocab, cached_weights
 from viz import steps as viz_steps
 from viz import tour as viz_tour
@@ -239,7 +241,7 @@ class Where:
         softmax, ·V, concat, ·W_O)."""
         return {s.name: s for s in viz_steps.steps(
             self.walk, self.t, hide_pad=False, numbers=self.ctx.numbers,
-            colorscale=self.ctx.colorscale)}
+            colorscale=self.ctx.colorscale, fill=fill_label(backend_facts(self.bundle)))}
 
     def draw(self, *names: str) -> None:
         """Chart the walkthrough's figures with these names, in this order."""
@@ -263,9 +265,9 @@ def skip(reason: str) -> None:
 
 
 def hf_note() -> None:
-    skip(_("This step needs this project's own checkpoints: a Hugging Face model's recorder "
-           "keeps the attention (q, k, v, scores, weights) but not this intermediate tensor. "
-           "Go on with the next step."))
+    skip(_("The lab records this intermediate tensor inside its own checkpoints' code only; "
+           "for a Hugging Face model its recorder keeps the attention (q, k, v, scores, "
+           "weights), so this step has no chart here. Go on with the next step."))
 
 
 def percent(p: float) -> str:

@@ -63,6 +63,11 @@ def translates(bundle: Bundle) -> str | None:
     what = {"decoder": N_("a decoder-only model continues text rather than translating"),
             "encoder": N_("an encoder-only model writes no text")}.get(
         caps.family if caps.teacher_forced else "", N_("its decoding is transformers' generate()"))
+    if caps.family == "encoder" and caps.teacher_forced:  # it writes nothing to step through
+        return _("This view steps through what this project's encoder–decoder checkpoints "
+                 "write (top-k at each step, with that step's cross-attention); an encoder-only "
+                 "model writes no text. The heads view's “Knock out heads” shows how its last "
+                 "hidden states change without heads.")
     return _("Step-by-step translation (top-k at each step, with that step's cross-attention) "
              "is drawn for this project's encoder–decoder checkpoints; {what}. The heads view's "
              "“Knock out heads” shows what this model writes with and without heads.").format(

@@ -15,6 +15,8 @@ from ui.text import md
 from ui.views.measure import measure_toggle
 from viz.bertviz_embed import BertvizTooLarge, bertviz_height
 
+BERTVIZ_KINDS = {"enc_self": "Encoder", "dec_self": "Decoder", "cross": "Cross"}  # its names
+
 MAX_HEADS = 144  # GPT-2-small's 12 × 12: more thumbnails than this start with a few layers
 
 
@@ -51,11 +53,15 @@ def render(ctx: Ctx) -> None:
                      "layer among them); add others above, or see every head in the attention "
                      "view's grid.").format(n=n_layers, h=n_heads,
                                             shown=", ".join(map(str, layers)) or "–"))
-    st.caption(_("Choose Encoder / Decoder / Cross inside the page. Head view: hover a token "
-                 "to see where it attends, double-click a colour to show one head. Model view: "
-                 "every layer × head; click a thumbnail to enlarge it. Padding is left out and "
-                 "values are rounded to 3 decimals; everything is drawn locally, nothing is "
-                 "downloaded."))
+    # bertviz names its attention kinds Encoder / Decoder / Cross: only this model's
+    parts = " / ".join(BERTVIZ_KINDS[k] for k in t.attn if k in BERTVIZ_KINDS)
+    choose = (_("Choose {parts} inside the page.").format(parts=parts) if len(t.attn) > 1
+              else _("The page shows the {part} attention.").format(part=parts))
+    st.caption(choose + " " + _(
+        "Head view: hover a token to see where it attends, double-click a colour to show one "
+        "head. Model view: every layer × head; click a thumbnail to enlarge it. Padding is "
+        "left out and values are rounded to 3 decimals; everything is drawn locally, nothing "
+        "is downloaded."))
     if not layers:
         st.info(_("Choose at least one layer."))
         return

@@ -64,10 +64,15 @@ def render(ctx: Ctx) -> None:
         return
     if graph is None:
         return
-    st.caption(_("{edges} edges, {nodes} nodes. An edge's weight is its share of ‖residual‖ "
-                 "+ Σ‖α·f(x)‖ flowing into a node; decoder nodes also take cross-attention "
-                 "edges from the encoder's last depth. Lower the threshold to see more routes.")
-               .format(edges=len(graph.edges), nodes=len(graph.nodes)))
+    if "cross" in ctx.bundle.kinds:
+        st.caption(_("{edges} edges, {nodes} nodes. An edge's weight is its share of ‖residual‖ "
+                     "+ Σ‖α·f(x)‖ flowing into a node; decoder nodes also take cross-attention "
+                     "edges from the encoder's last depth. Lower the threshold to see more "
+                     "routes.").format(edges=len(graph.edges), nodes=len(graph.nodes)))
+    else:  # one stack: no cross-attention edges to speak of
+        st.caption(_("{edges} edges, {nodes} nodes. An edge's weight is its share of ‖residual‖ "
+                     "+ Σ‖α·f(x)‖ flowing into a node. Lower the threshold to see more routes.")
+                   .format(edges=len(graph.edges), nodes=len(graph.nodes)))
     if graph.truncated:
         st.info(_("More than {n:,} edges at this threshold: raise it to draw the graph.")
                 .format(n=MAX_EDGES))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from model import Bundle
-from model.backends import capabilities
+from model.backends import capabilities, is_translator
 from ui.common import chart
 from ui.context import Ctx
 from ui.i18n import _
@@ -23,8 +23,11 @@ def applies(bundle: Bundle) -> str | None:
     """Decoder-only models whose backend generates; the translators have the translation view."""
     if capabilities(bundle).generates:
         return None
+    if is_translator(bundle):
+        return _("Step-by-step generation is for decoder-only models, which continue text; "
+                 "this model's counterpart is the translation view.")
     return _("Step-by-step generation is for decoder-only models, which continue text; this "
-             "model's counterpart is the translation view.")
+             "model writes no text of its own.")
 
 
 def render(ctx: Ctx) -> None:

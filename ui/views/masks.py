@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import streamlit as st
 
+from model.backends import facts
 from ui.common import chart, head_picker
 from ui.context import Ctx
 from ui.i18n import _
+from ui.model_words import fill_label
 from ui.presenter import presenting
 from viz import masks as viz_masks
 
@@ -35,6 +37,9 @@ def render(ctx: Ctx) -> None:
                   "(hooks inside attention); this model's masks are shown above."))
         return
     kind, layer, head = head_picker(ctx)
+    f = facts(ctx.bundle)  # what this model adds to blocked cells: -1e9, or a dtype minimum
     _row(list(viz_masks.mask_effect_figures(t, kind, layer, ctx.b, head,
-                                            colorscale=ctx.colorscale, numbers=ctx.numbers)),
+                                            colorscale=ctx.colorscale, numbers=ctx.numbers,
+                                            fill_value=f.mask_fill_value,
+                                            fill=fill_label(f))),
          ctx, 3)

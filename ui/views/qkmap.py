@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from model.backends import is_translator
+from model.backends import facts, is_translator
 from ui.admission import or_warning
 from ui.common import chart, head_picker
 from ui.context import Ctx
@@ -47,7 +47,11 @@ def render(ctx: Ctx) -> None:
     st.caption(_("Queries are circles, keys open diamonds. Keys are shifted and scaled "
                  "(softmax unchanged) so a query sits near the keys it attends to. Hover a point "
                  "for its token and sentence. The typed input is not part of this map."))
-    if not is_translator(ctx.bundle):
+    if not is_translator(ctx.bundle) and "ko" not in facts(ctx.bundle).languages:
+        st.caption(_("This model has no validation split of its own: the points are {n} "
+                     "English sentences written for this lab (its vocabulary has no Korean), "
+                     "each read alone.").format(n=len(cache.sentences)))
+    elif not is_translator(ctx.bundle):
         st.caption(_("This model has no validation split of its own: the points are {n} "
                      "sentences of this project's English and Korean corpus, each read alone "
                      "(a model trained on other text may split them into many pieces).")

@@ -8,11 +8,12 @@ import numpy as np
 import streamlit as st
 
 from model.analysis import qk_terms
-from model.backends import capabilities
+from model.backends import capabilities, facts
 from model.capture import query_side
 from ui.common import chart, head_picker, side_tokens
 from ui.context import Ctx
 from ui.i18n import _
+from ui.model_words import fill_label
 from ui.runtime import cached_weights
 from ui.text import md
 from viz import masks as viz_masks
@@ -30,9 +31,11 @@ def render(ctx: Ctx) -> None:
     kind, layer, head = head_picker(ctx)
     weights = cached_weights(ctx.bundle, ctx.key, kind, layer)
     walk = viz_steps.walkthrough(t, weights, kind, layer, ctx.b, head)
-    st.caption(_("Padding is kept here, as in seed 000, so the -1e9 cells of the mask show."))
+    fill = fill_label(facts(ctx.bundle))
+    st.caption(_("Padding is kept here, as in seed 000, so the {fill} cells of the mask "
+                 "show.").format(fill=fill))
     for step in viz_steps.steps(walk, t, hide_pad=False, numbers=ctx.numbers,
-                                colorscale=ctx.colorscale):
+                                colorscale=ctx.colorscale, fill=fill):
         _show_step(step, ctx)
     st.subheader(_("One query against every key"))
     q_tokens = viz_masks.axis_tokens(t, kind, ctx.b)[0]
@@ -97,14 +100,15 @@ def _hf_steps(ctx: Ctx) -> None:
     walk = viz_tour.trace_walk(t, kind, layer, ctx.b, head)
     scores = t.scores[kind][layer, ctx.b, head].astype(float)  # as the model computed them
     probs = t.attn[kind][layer, ctx.b, head].astype(float)
-    walk = replace(walk, scaled=scores, masked=np.where(walk.blocked, -1e9, scores),
+    f = facts(ctx.bundle)  # blocked cells hold what this model adds: its dtype's minimum
+    walk = replace(walk, scaled=scores, masked=np.where(walk.blocked, f.mask_fill_value, scores),
                    probs=probs, context=probs @ walk.v)
     st.caption(_("Recorded live inside the model's attention (transformers' "
                  "AttentionInterface). The scaled scores are the model's own: its scaling, plus "
                  "the relative position bias for T5 and the softcap for Gemma 2. Padding is "
                  "kept."))
     for step in viz_steps.steps(walk, t, hide_pad=False, numbers=ctx.numbers,
-                                colorscale=ctx.colorscale):
+                                colorscale=ctx.colorscale, fill=fill_label(f)):
         if step.name in _HF_SKIP:
             continue
         _show_step(step, ctx)

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import streamlit as st
 
-from model.backends import is_translator
+from model.backends import facts, is_translator
 from ui.common import chart
 from ui.context import Ctx
 from ui.i18n import _
+from ui.model_words import pads_sentence, pieces_caption, token_types_sentence
 from ui.runtime import cached_translate
+from ui.text import md
 from ui.views.knows import (
     confidence_notice,
     marked_chips_html,
@@ -22,9 +24,8 @@ from viz import tokens as viz_tokens
 def render(ctx: Ctx) -> None:
     t = ctx.trace
     st.subheader(_("Tokens and padding"))
-    st.caption(_("Each sentence is cut into SentencePiece pieces (▁ marks a word start), "
-                 "framed by a target-language tag and </s>, and padded with id {pad} to the "
-                 "longest sentence in the batch.").format(pad=t.pad_id))
+    st.caption(md(pieces_caption(ctx.bundle, t)))  # tokenizer, specials: the model's facts
+    f = facts(ctx.bundle)
     if any(t.src_tokens):  # a decoder-only model (GPT-2) has text on the decoder side only
         # words the training corpus never contained: named once for every sentence (not a
         # warning per line), and their pieces marked
@@ -37,7 +38,12 @@ def render(ctx: Ctx) -> None:
             st.html(viz_tokens.chips_html(pieces, t.src_ids[b, : len(pieces)]) if marks is None
                     else marked_chips_html(pieces, t.src_ids[b, : len(pieces)], marks))
         chart(viz_tokens.id_matrix_figure(t, "src", ctx.numbers), ctx)
-        chart(viz_tokens.positions_figure(t, "src", ctx.numbers), ctx)
+        chart(viz_tokens.positions_figure(t, "src", ctx.numbers,
+                                          pads_counted=f.pad_positions == "counted"), ctx)
+        st.caption(pads_sentence(f))
+        types = token_types_sentence(f, len(t.src_tokens))
+        if types:
+            st.caption(md(types))
     st.dataframe(viz_tokens.lengths_rows(t), hide_index=True)
     if any(t.tgt_tokens):
         st.markdown(_("**Decoder**: input pieces (shifted right, starting with <s>)")

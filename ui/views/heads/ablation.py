@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from model import format_ablate, parse_ablate
-from model.backends import capabilities, is_translator
+from model.backends import capabilities, facts, is_translator
 from ui.admission import or_warning
 from ui.common import NOT_NATIVE, can_ablate, chart, head_label
 from ui.context import Ctx
@@ -110,6 +110,6 @@ def _hf_effect(ctx: Ctx, current: frozenset) -> None:
         left.code(effect["before"][b].text or "(empty)", language=None)
         right.markdown(f"**After**: without {md(effect['ablate_spec'])}")
         right.code(effect["after"][b].text or "(empty)", language=None)
-    st.metric(loss, f"{effect['loss_after']:.3f}", delta=f"{effect['loss_change']:+.3f}",
+    st.metric(_(loss), f"{effect['loss_after']:.3f}", delta=f"{effect['loss_change']:+.3f}",
               delta_color="inverse")
-    chart(viz_heads.ablation_figure(effect, b), ctx)
+    chart(viz_heads.ablation_figure(effect, b, unit=facts(ctx.bundle).effect_unit), ctx)

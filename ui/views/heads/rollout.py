@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from model.analysis.rollout import cross_rollout, rollout
+from model.backends import facts
 from ui.common import chart, side_tokens
 from ui.context import Ctx
 from ui.i18n import _
@@ -25,6 +26,15 @@ def render(ctx: Ctx) -> None:
         st.info(_("This sentence has no tokens on that side."))
         return
     r = rollout(t, b, kind, residual)
+    pooling = facts(ctx.bundle).pooling
+    if pooling == "mean":  # its sentence vector: every real piece's last vector, averaged
+        st.caption(_("This model's sentence vector is the mean of every real piece's "
+                     "last-layer vector, so no single row stands for the sentence (not the "
+                     "first piece's either): read the rows together, or pick the query "
+                     "token below."))
+    elif pooling == "cls":
+        st.caption(_("This model's sentence vector is the first piece's last-layer vector: "
+                     "row 1 says where it comes from."))
     chart(viz_heads.rollout_figure(r, tokens, tokens,
                                    _("Rollout of the {kind}, sentence {b}").format(
                                        kind=KIND_LABELS[kind], b=b + 1)), ctx)

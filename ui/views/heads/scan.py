@@ -7,6 +7,7 @@ import time
 import streamlit as st
 
 from model.analysis.ablation import importance_scan
+from model.backends import facts
 from model.dispatch import estimate_scan
 from ui import cost
 from ui.admission import admitted, or_warning
@@ -24,10 +25,18 @@ def render(ctx: Ctx) -> None:
         st.info(_(NOT_NATIVE).format(what=_("The importance scan")))
         return
     line = ctx.lines[ctx.b]
-    st.caption(_("Sentence {b}: each head is knocked out alone (all kinds) and the loss of "
-                 "the un-ablated greedy translation is measured again; red = the loss rose "
-                 "without the head. One batched forward pass per 64 heads; results are kept per "
-                 "checkpoint and sentence for every session.").format(b=ctx.b + 1))
+    unit = facts(ctx.bundle).effect_unit
+    if unit == "nats":
+        st.caption(_("Sentence {b}: each head is knocked out alone (all kinds) and the loss of "
+                     "the un-ablated greedy translation is measured again; red = the loss rose "
+                     "without the head. One batched forward pass per 64 heads; results are kept "
+                     "per checkpoint and sentence for every session.").format(b=ctx.b + 1))
+    else:  # an encoder: what moves is its last hidden states (model.analysis.ablation)
+        st.caption(_("Sentence {b}: each head is knocked out alone and the last hidden states "
+                     "are compared with the run that has every head (mean relative change); "
+                     "red = knocking the head out changes them most. One batched forward pass "
+                     "per 64 heads; results are kept per checkpoint and sentence for every "
+                     "session.").format(b=ctx.b + 1))
     key = ("scan", ctx.key, line, ctx.lang)
     # a scan already kept is shown at once, never queued again
     secs = _seconds(ctx, line)
@@ -46,7 +55,10 @@ def render(ctx: Ctx) -> None:
     scan, seconds = found
     st.caption(_("Scan took {s:.2f} s.").format(s=seconds))
     # a click on a cell opens that head (of that map's kind) in the attention view
-    head_chart(kind_maps(viz_heads.importance_figure(scan), list(scan)), ctx, key="scan_map",
+    title = (viz_heads.IMPORTANCE_TITLE if unit == "nats" else
+             _("Importance scan: change of the last hidden states when one head is knocked out"))
+    head_chart(kind_maps(viz_heads.importance_figure(scan, title, unit=unit), list(scan)), ctx,
+               key="scan_map",
                kind=next(iter(scan)))
 
 

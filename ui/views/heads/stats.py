@@ -28,8 +28,9 @@ def validation_button(ctx: Ctx) -> None:
     """The button that averages the statistics over validation sentences, with progress and
     Cancel."""
     if not is_translator(ctx.bundle):
-        st.caption(_("Averages over validation sentences need one of this project's "
-                     "translation checkpoints (the corpus they were trained on)."))
+        st.caption(_("Averages over validation sentences are computed for this project's own "
+                     "checkpoints, on the corpus they were trained on; this model has no such "
+                     "split."))
         return
     c1, c2 = st.columns([1, 2])
     n = c1.select_slider(_("Validation sentences"), VAL_SIZES, value=VAL_SIZES[1], key="hs_val_n")
