@@ -1,0 +1,117 @@
+"""Issue 57: generation through the key/value cache with recording on, beside transformers' own
+generate() and beside a full forward per new piece (what view=generate did before).
+
+A random GPT-2-small-shaped model (12 layers × 12 heads, 768 wide, vocabulary 50,257) built
+offline with the word-level tokenizer of benchmarks/big_models; a 512-piece prompt, 64 new
+pieces, greedy, one thread. Runs are interleaved and each figure is the median of REPEAT.
+The full-forward-per-piece generation is timed for FULL_STEPS pieces only (each is a forward
+over 512+ positions) and compared per piece.
+
+    python -m benchmarks bench_cache
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks.common import Report
+
+PROMPT, NEW, REPEAT, FULL_STEPS = 512, 64, 3, 8
+TARGET = 1.3  # issue 57: at most 1.3x transformers' generate with its cache
+
+
+def _folder(root: Path) -> Path:
+    import torch
+    import transformers as tf
+
+    from benchmarks.big_models import SPECIALS, WORDS, make_tokenizer
+
+    torch.manual_seed(0)
+    model = tf.GPT2LMHeadModel(tf.GPT2Config(
+        n_embd=768, n_layer=12, n_head=12, n_positions=1024, vocab_size=50257, pad_token_id=0,
+        bos_token_id=2, eos_token_id=3))
+    assert len(SPECIALS) + len(WORDS) < 50257
+    model.save_pretrained(root / "gpt2-small", safe_serialization=True)
+    make_tokenizer(None).save_pretrained(root / "gpt2-small")
+    return root / "gpt2-small"
+
+
+def _timed(fn) -> tuple[float, object]:
+    start = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - start, out
+
+
+def measure() -> tuple[list[str], dict]:
+    import torch
+    import transformers as tf
+
+    from benchmarks.big_models import WORDS
+    from model import generate, load_checkpoint
+
+    torch.set_num_threads(1)
+    text = " ".join(WORDS[(i * 7 + i // 3) % len(WORDS)] for i in range(PROMPT))
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = _folder(Path(tmp))
+        bundle = load_checkpoint(folder)
+        twin = tf.GPT2LMHeadModel.from_pretrained(folder).eval()  # transformers' default (sdpa)
+    ids = list(bundle.tokenizer(text)["input_ids"])
+    assert len(ids) == PROMPT, len(ids)
+    x = torch.tensor([ids])
+
+    def theirs():
+        with torch.inference_mode():
+            out = twin.generate(x, attention_mask=torch.ones_like(x), max_new_tokens=NEW,
+                                do_sample=False, num_beams=1)
+        return [t for t in out[0, PROMPT:].tolist() if t != 3]
+
+    def ours():
+        return generate(bundle, [text], max_new=NEW, record=True)[0]
+
+    def full_forward():
+        seq = list(ids)
+        with torch.inference_mode():
+            for _ in range(FULL_STEPS):
+                logits = bundle.model(input_ids=torch.tensor([seq]), use_cache=False,
+                                      logits_to_keep=1).logits[0, -1]
+                seq.append(int(logits.argmax()))
+        return seq[PROMPT:]
+
+    ours()  # warm-up: first calls allocate
+    theirs()
+    t_ours, t_theirs = [], []
+    for _ in range(REPEAT):
+        t, g = _timed(ours)
+        t_ours.append(t)
+        t, hf_ids = _timed(theirs)
+        t_theirs.append(t)
+    t_full, full_ids = _timed(full_forward)
+    same = g.ids == hf_ids and full_ids == g.ids[:FULL_STEPS]
+    o, h = statistics.median(t_ours), statistics.median(t_theirs)
+    per_full = t_full / FULL_STEPS
+    per_cached = o / max(1, len(g.steps))
+    figures = {"shape": "GPT-2 small (12x12, 768, vocab 50257), random", "prompt": PROMPT,
+               "new": len(g.steps), "threads": 1, "repeat": REPEAT,
+               "ours_s": round(o, 3), "transformers_s": round(h, 3),
+               "ours_over_transformers": round(o / h, 3),
+               "full_forward_ms_per_piece": round(per_full * 1000, 1),
+               "cached_ms_per_piece_prompt_included": round(per_cached * 1000, 1),
+               "full_over_cached_per_piece": round(per_full / per_cached, 2),
+               "same_greedy_output": same, "target": TARGET}
+    lines = [
+        f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}",
+        f"{PROMPT}-piece prompt + {len(g.steps)} new, 1 thread, median of {REPEAT}: cached "
+        f"generation with recording {o:.2f} s, transformers' generate {h:.2f} s "
+        f"({o / h:.2f}x; target <= {TARGET}x), same greedy output: {same}",
+        f"per new piece: full forward {per_full * 1000:.0f} ms, through the cache "
+        f"{per_cached * 1000:.0f} ms, the prompt's forward included ({per_full / per_cached:.1f}x)"]
+    return lines, figures
+
+
+def main(parts: list[str] | None = None) -> Report:
+    lines, figures = measure()
+    return Report(lines, {"gpt2_small_512": figures})
