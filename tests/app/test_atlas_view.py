@@ -96,3 +96,50 @@ def test_mds_placement_and_opening_an_input(by_hand):
     at.button(key="atlas_open_0").click().run(timeout=240)
     assert at.session_state["view"] == "attention"
     assert at.session_state["text"] and "\n" not in at.session_state["text"]
+
+
+BUILTIN = ROOT / "model" / "data" / "sentences_en.txt"
+
+
+@pytest.mark.parametrize("name", ["lm", "minilm"])
+def test_atlas_on_the_other_shipped_models(name):
+    """The language model and the sentence encoder read the built-in English sentences: the
+    drawn first-position weight and entropy per head against captures made here."""
+    folder = ROOT / "checkpoints" / name
+    if not (folder / "model.safetensors").is_file() or not BUILTIN.is_file():
+        skip_or_fail(f"checkpoints/{name} or the built-in sentences are not here")
+    bundle = load_checkpoint(folder)
+    lines = [s.strip() for s in BUILTIN.read_text(encoding="utf-8").splitlines()
+             if s.strip() and not s.startswith("#")][:N]
+    first, ent = [], []
+    for line in lines:
+        tr = capture(bundle, [line], names=["attn"])
+        kind = next(iter(tr.attn))
+        a = tr.attn[kind][:, 0].astype(np.float64)  # (L, H, n, n)
+        seen = (~tr.masks[kind][0]).sum(-1)  # keys each query sees
+        first.append(a[..., seen >= 2, 0].mean(-1))
+        ent.append(-(np.where(a > 0, a * np.log(np.where(a > 0, a, 1)), 0)).sum(-1).mean(-1))
+    first, ent = np.mean(first, 0), np.mean(ent, 0)
+    at = _ready(run_app({"ckpt": name, "view": "atlas", "n": str(N), "place": "metrics",
+                         "x": "sink_first", "y": "entropy"}, timeout=240))
+    figs = [f for f in charts(at) if f["data"] and f["data"][0].get("type") == "scatter"]
+    got = {}
+    for trace in figs[0]["data"]:
+        for (layer, head, _x, _k), x, y in zip(trace["customdata"], array(trace["x"]),
+                                               array(trace["y"])):
+            got[(layer, head)] = (x, y)
+    assert len(got) == first.size
+    for (layer, head), (x, y) in got.items():
+        assert abs(x - first[layer, head]) < 1e-4 and abs(y - ent[layer, head]) < 1e-4
+
+
+def test_bad_link_values_fall_back_to_the_defaults():
+    if not (PAPER / "model.safetensors").is_file():
+        skip_or_fail("checkpoints/paper is not shipped here")
+    at = _ready(run_app({"ckpt": "paper", "view": "atlas", "n": "7", "place": "<b>x</b>",
+                         "colour": "99", "x": "no_such_metric", "y": "__class__"},
+                        timeout=240))
+    state = at.session_state
+    assert (state["atlas_n"], state["atlas_place"], state["atlas_colour"]) == (100, "mds",
+                                                                             "group")
+    assert state["atlas_x"] == "entropy" and state["atlas_y"] == "prev_token"
