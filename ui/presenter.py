@@ -14,6 +14,7 @@ import streamlit as st
 from ui.context import Notes
 from ui.i18n import _
 from ui.text import md
+from viz.common import SCREEN_W, fit_cell_numbers
 
 STATE_KEY = "present"
 ZOOM = 1.5
@@ -30,7 +31,6 @@ _CSS = f"""<style>
 </style>"""
 PLOTLY_FONT = 12  # plotly's default font size; titles are 1.4× the font
 MIN_PX = 18  # no text in a chart smaller than this on a projector (11 px was unreadable)
-CELL_PX = (44, 24)  # a heatmap cell narrower or shorter than this (w, h) loses its number
 MAX_SINGLE_HEIGHT = 600  # one heatmap (a single head) fits a 720-px screen below the header
 PLOT_WIDTH = 1200  # a chart's width at 1280 px, the sidebar collapsed
 TEXT_COLOR = "#262730"  # chart text on a projector: Streamlit's dark text, not its grey
@@ -38,10 +38,12 @@ TICK_PX = {"x": 26, "y": 22}  # room one 18-px tick label needs (x labels are ti
 
 
 def for_screen(fig):
-    """The figure to draw: in presenter mode a copy (as a dict) whose every font is 1.5× and
-    at least MIN_PX, whose heatmap numbers are dropped where a cell is too small for them, and
-    whose single heatmap fits the screen."""
+    """The figure to draw. Numbers on heatmap cells follow one rule in both modes
+    (viz.common.cell_font_px): a fixed size, or dropped where a cell is too small for them
+    (9 px normally, MIN_PX here; the hover keeps them). In presenter mode a copy (as a dict)
+    whose every font is 1.5× and at least MIN_PX and whose single heatmap fits the screen."""
     if not presenting():
+        fit_cell_numbers(fig, SCREEN_W)  # the same result every time: a cached figure is safe
         return fig
     spec = fig.to_dict()  # a copy: cached figures stay as they are
     layout = spec.setdefault("layout", {})
@@ -64,13 +66,7 @@ def for_screen(fig):
         if name[:5] in ("xaxis", "yaxis") and isinstance(axis, dict):
             _thin(axis, name[0], layout)
     _pin_fonts(layout, spec.get("data", []))
-    for trace in heatmaps:
-        if trace.get("texttemplate"):
-            w, h = _cell_px(layout, trace)
-            if w < CELL_PX[0] or h < CELL_PX[1]:
-                trace["texttemplate"] = ""  # too small for a readable number: hover has it
-            else:
-                trace.setdefault("textfont", {}).setdefault("size", MIN_PX)
+    fit_cell_numbers(spec, PLOT_WIDTH, size=MIN_PX, min_px=MIN_PX)
     return spec
 
 
@@ -161,27 +157,6 @@ def _thin(axis: dict, letter: str, layout: dict) -> None:
         axis["tickvals"] = vals[::step]
         if isinstance(text, list) and len(text) == len(vals):
             axis["ticktext"] = text[::step]
-
-
-def _cell_px(layout: dict, trace: dict) -> tuple[float, float]:
-    """A heatmap cell's (width, height) on screen, from the figure's size, the trace's axis
-    domains and its number of rows and columns."""
-    z = trace.get("z")
-    if isinstance(z, dict):  # plotly's binary array: {"dtype", "bdata", "shape"}
-        shape = [int(n) for n in str(z.get("shape", "1,1")).split(",")]
-    else:
-        shape = [len(z or [[0]]), len((z or [[0]])[0]) if z and hasattr(z[0], "__len__") else 1]
-    rows, cols = (shape + [1])[:2]
-
-    def share(axis: str, ref: str) -> float:
-        name = axis + ("" if ref in ("x", "y") else ref[1:])
-        lo, hi = layout.get(name, {}).get("domain", [0.0, 1.0])
-        return hi - lo
-
-    height = (layout.get("height") or 450) - 150  # title, axis titles and tick labels
-    width = (layout.get("width") or PLOT_WIDTH) - 200  # tick labels and the colour bar
-    return (width * share("xaxis", trace.get("xaxis", "x")) / max(cols, 1),
-            height * share("yaxis", trace.get("yaxis", "y")) / max(rows, 1))
 
 
 def presenting() -> bool:

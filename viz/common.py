@@ -11,6 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas  # noqa: F401 - see below
 import PIL.Image  # noqa: F401
+import plotly.colors
 import plotly.graph_objects as go
 import plotly.io as pio
 
@@ -26,13 +27,19 @@ from .i18n import _
 
 # Colour-blind-safe sequential scales for probabilities, a diverging one for signed values.
 SEQUENTIAL = ("Viridis", "Cividis", "Plasma", "Greys")
-DIVERGING = "RdBu"
+# Signed values: blue below 0, white at 0, red above ("red = the model needs the head", "red =
+# promoted"). Sent as explicit colours, never as a name: plotly.js and plotly.py know "RdBu"
+# (and "Greys") in opposite directions, so a name flipped between the normal page (plotly.js
+# reads it) and presenter mode (plotly.py expands it) - issue 59.
+DIVERGING = plotly.colors.get_colorscale("RdBu_r")
 MASK_COLOURS = [[0.0, "#f2f2f2"], [1.0, "#3b3b3b"]]  # False light, True (blocked) dark
 TEXT_MAX = 40  # above this many rows or columns, heatmaps drop per-cell numbers
 HOVER = "query: %{y}<br>key: %{x}<br>value: %{z:.4f}<extra></extra>"  # value_hover() in English
 
 SCREEN_W = 850  # px a chart gets in the wide layout of a 1280 px window, sidebar open
 TEXT_MIN_PX = 18  # numbers are written on cells only from this size up (issue 30)
+CELL_FONT_PX = 12  # a cell's number in normal mode (plotly.js would shrink it to fit: 5 px)
+CELL_FONT_MIN_PX = 9  # below this a number is unreadable: the cell keeps only its hover
 TICK_MIN_PX = 14  # long token axes label every k-th piece so labels are this far apart
 
 PAD_LABEL = "<pad>"
@@ -42,6 +49,86 @@ DOWNLOAD_FORMATS = ("svg", "png")
 def numbers_fit(n_rows: int, n_cols: int, height_px: float, width_px: float) -> bool:
     """True when a cell of an n_rows × n_cols heatmap is at least TEXT_MIN_PX on screen."""
     return min(height_px / max(1, n_rows), width_px / max(1, n_cols)) >= TEXT_MIN_PX
+
+
+def colour_scale(scale: str | list) -> list:
+    """A colour scale as explicit [position, colour] pairs, the one form both modes send:
+    a name is looked up in plotly.py's registry ("Viridis", "Greys", "RdBu_r"...)."""
+    if isinstance(scale, str):
+        return plotly.colors.get_colorscale(scale)
+    return [list(pair) for pair in scale]
+
+
+def cell_font_px(cell_w: float, cell_h: float, text_len: int, *, size: float = CELL_FONT_PX,
+                 min_px: float = CELL_FONT_MIN_PX) -> float | None:
+    """The font size a heatmap cell's number gets: `size`, less where the cell is too small
+    (a character is about 0.6 of the size wide, a line 1.25 high), None when that would be
+    under min_px (the number is then dropped; the hover still has it). The one rule for
+    numbers on cells, in both modes."""
+    fit = min(size, cell_h / 1.25, cell_w / (0.6 * max(1, text_len) + 0.4))
+    return float(np.floor(fit)) if fit >= min_px else None
+
+
+def _shape(z) -> tuple[int, int]:
+    """(rows, cols) of a heatmap's z: an array, nested lists, or plotly's binary dict."""
+    if isinstance(z, dict):  # {"dtype", "bdata", "shape": "r, c"}
+        dims = [int(n) for n in str(z.get("shape", "1,1")).split(",")]
+    else:
+        try:
+            dims = list(np.shape(z)) if z is not None else [1, 1]
+        except ValueError:  # ragged lists: the number of rows and the first row's length
+            dims = [len(z), len(z[0]) if len(z) and hasattr(z[0], "__len__") else 1]
+    dims = (dims + [1, 1])[:2]
+    return max(1, dims[0]), max(1, dims[1])
+
+
+def _get(node, key: str):
+    """node[key] of a plotly object or its dict, None where it is not set."""
+    if isinstance(node, dict):
+        return node.get(key)
+    try:
+        return node[key]
+    except (KeyError, ValueError):
+        return None
+
+
+def fit_cell_numbers(fig, width_px: float, *, size: float = CELL_FONT_PX,
+                     min_px: float = CELL_FONT_MIN_PX) -> None:
+    """cell_font_px on every heatmap of a figure (a go.Figure or its dict), in place: each
+    trace that writes numbers on its cells gets a fixed font size, or no numbers at all.
+
+    A cell's size comes from the figure's height, width_px (the width the page gives the
+    chart), its axes' domains and the trace's rows and columns, less room for titles, tick
+    labels and the colour bar (the same estimate in both modes)."""
+    layout = _get(fig, "layout") or {}
+    height = (_get(layout, "height") or 450) - 150
+    width = (_get(layout, "width") or width_px) - 200
+    for trace in _get(fig, "data") or []:
+        if _get(trace, "type") != "heatmap" or not _get(trace, "texttemplate"):
+            continue
+        rows, cols = _shape(_get(trace, "z"))
+        shares = []
+        for letter in ("x", "y"):
+            ref = _get(trace, letter + "axis") or letter
+            axis = _get(layout, letter + "axis" + ref[1:])
+            lo, hi = (_get(axis, "domain") if axis is not None else None) or (0.0, 1.0)
+            shares.append(hi - lo)
+        text = _get(trace, "text")
+        longest = 5 if text is None else max(
+            (len(str(t)) for t in np.ravel(np.asarray(text, dtype=object))), default=1)
+        px = cell_font_px(width * shares[0] / cols, height * shares[1] / rows, longest,
+                          size=size, min_px=min_px)
+        if px is None:
+            trace["texttemplate"] = ""  # too small to read: the hover keeps the number
+        else:
+            trace["textfont"] = {"size": px}
+
+
+def category_at(labels: Sequence[str], value: str) -> float:
+    """Where a shape or annotation goes on a category axis: the category's index. plotly.js
+    reads a numeric-looking string there ("1800") as a number, far off the axis (issue 59:
+    the training chart's range became -0.5 ... 1802)."""
+    return float(list(labels).index(value))
 
 
 def thin_ticks(labels: Sequence[str], px: float, min_px: float = TICK_MIN_PX) -> dict:
@@ -211,8 +298,9 @@ def heatmap_trace(z: np.ndarray, x: Sequence[str], y: Sequence[str], *,
         hover = value_hover()
     # _validate=False: plotly's per-property validation costs more than the rest of a rerun;
     # the properties here are fixed, and tests validate every view's figures once
-    return go.Heatmap(z=z, x=list(x), y=list(y), colorscale=colorscale, zmin=zmin, zmax=zmax,
-                      zmid=zmid, hovertemplate=hover, showscale=showscale, name=name,
+    return go.Heatmap(z=z, x=list(x), y=list(y), colorscale=colour_scale(colorscale),
+                      zmin=zmin, zmax=zmax, zmid=zmid, hovertemplate=hover,
+                      showscale=showscale, name=name,
                       xgap=0, ygap=0, _validate=False, **kwargs)
 
 

@@ -57,7 +57,7 @@ def heads_figure(c: Contributions, measure: str = "dla") -> go.Figure:
         z = np.asarray(tables[kind], dtype=np.float64)
         fig.add_trace(go.Heatmap(
             z=z, x=np.arange(z.shape[1]), y=np.arange(z.shape[0]), colorscale=DIVERGING,
-            reversescale=True, zmin=-m, zmax=m, zmid=0, showscale=col == len(kinds),
+            zmin=-m, zmax=m, zmid=0, showscale=col == len(kinds),
             colorbar_title=label, texttemplate="%{text}",
             text=fitting_numbers(z, "+.2f", layer_row_px(z.shape[0]),
                                  (SCREEN_W - 150) / len(kinds)),
@@ -94,7 +94,7 @@ def terms_figure(c: Contributions) -> go.Figure:
     m = half_width(np.array(values))
     fig = go.Figure(go.Bar(
         x=values, y=names, orientation="h",
-        marker={"color": values, "colorscale": DIVERGING, "reversescale": True, "cmin": -m,
+        marker={"color": values, "colorscale": DIVERGING, "cmin": -m,
                 "cmax": m, "cmid": 0},
         hovertemplate="%{y}<br>%{x:+.4f}<extra></extra>"))
     title = _("Every term of the logit of {token}: Σ = {total:.4f}, model {logit:.4f}").format(

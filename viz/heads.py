@@ -134,7 +134,7 @@ def importance_figure(scan: dict[str, np.ndarray],
         z = np.asarray(scan[kind], dtype=np.float64)
         fig.add_trace(go.Heatmap(
             z=z, x=np.arange(z.shape[1]), y=np.arange(z.shape[0]), colorscale=SIGNED,
-            reversescale=True, zmin=-m, zmax=m, zmid=0, showscale=col == len(kinds),
+            zmin=-m, zmax=m, zmid=0, showscale=col == len(kinds),
             colorbar_title=_("Δ loss (nats)") if unit == "nats" else "‖Δh‖/‖h‖",
             text=fitting_numbers(z, "+.3f", layer_row_px(z.shape[0]),
                                  (SCREEN_W - 150) / len(kinds)),

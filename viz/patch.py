@@ -56,7 +56,7 @@ def heads_figure(p: Patching) -> go.Figure:
         small = z.size <= 200
         fig.add_trace(go.Heatmap(
             z=z, x=np.arange(z.shape[1]), y=np.arange(z.shape[0]), colorscale=DIVERGING,
-            reversescale=True, zmin=-m, zmax=m, zmid=0, showscale=col == len(kinds),
+            zmin=-m, zmax=m, zmid=0, showscale=col == len(kinds),
             colorbar_title=_("recovered"), text=cell_text(z, ".2f") if small else None,
             texttemplate="%{text}" if small else None, name=kind, hovertemplate=hover),
             row=1, col=col)

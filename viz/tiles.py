@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
-from .common import SCREEN_W, TEMPLATE, block_labels, block_mean
+from .common import SCREEN_W, TEMPLATE, block_labels, block_mean, colour_scale
 from .i18n import _
 
 CELL_MIN_PX = 2  # a panel is pooled until each of its cells is at least this wide
@@ -156,7 +156,8 @@ def tiled_heatmap(panels: Sequence[Sequence[np.ndarray | None]], *, x_cells: Seq
     extra: dict = {}
     if panel_data is not None:
         extra["customdata"] = _customdata(panel_data, t)
-    trace = go.Heatmap(z=t.z, x=t.x, y=t.y, colorscale=colorscale, zmin=zmin, zmax=zmax,
+    trace = go.Heatmap(z=t.z, x=t.x, y=t.y, colorscale=colour_scale(colorscale),
+                       zmin=zmin, zmax=zmax,
                        hovertemplate=hover + "<extra></extra>", hoverongaps=False,
                        xgap=0, ygap=0, _validate=False, **extra)
     xnames = list(col_ticks or col_names or [])

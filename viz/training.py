@@ -10,7 +10,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .common import SEQUENTIAL, base_layout, heatmap
+from .common import SEQUENTIAL, base_layout, category_at, heatmap
 from .i18n import N_, _
 
 SERIES = {"val_loss": N_("held-out loss (probe row)"),
@@ -68,12 +68,14 @@ def heads_steps_figure(h, detector: str, name: str, phase: int | None) -> go.Fig
     """Every head's score of one detector (rows) at every probe (columns), on 0..1."""
     s, n_l, n_h = h.heads[detector].shape
     z = h.heads[detector].reshape(s, n_l * n_h).T  # (L·H, S)
-    fig = heatmap(z, [str(int(x)) for x in h.steps], head_labels(n_l, n_h),
+    steps = [str(int(x)) for x in h.steps]
+    fig = heatmap(z, steps, head_labels(n_l, n_h),
                   title=_("{detector} score of every head over training").format(detector=name),
                   x_title=_("training step"), y_title=_("head"), colorscale=SEQUENTIAL[0],
                   zmin=0.0, zmax=1.0, height=max(320, 160 + 30 * n_l * n_h))
     if phase is not None:  # a category axis: mark the column of the phase change
-        fig.add_vline(x=str(int(h.steps[h.at(phase)])), line_dash="dash", line_color="#d62728")
+        fig.add_vline(x=category_at(steps, steps[h.at(phase)]), line_dash="dash",
+                      line_color="#d62728")
     return fig
 
 
