@@ -66,9 +66,12 @@ def pieces_caption(bundle: Bundle, trace: Trace) -> str:
 
 def pads_sentence(f: Facts) -> str:
     """What the pad slots get as positions."""
-    if f.pad_positions == "counted":
+    if f.pad_positions == "counted" and f.positional in ("learned", "sinusoidal"):
         return _("Pad slots are numbered on like every other slot (this model adds a position "
                  "row to them too); the mask keeps every query from reading them.")
+    if f.pad_positions == "counted":  # rotary: their keys are turned by those positions
+        return _("Pad slots are numbered on like every other slot; the mask keeps every query "
+                 "from reading them.")
     if f.pad_positions == "pad_row":
         return _("Pad slots read the position table's reserved pad row; the mask keeps every "
                  "query from reading them.")
