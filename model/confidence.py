@@ -11,6 +11,10 @@ unknown noun (I like blorvit. -> 저는 blorvit을 좋아해요.) costs nothing:
 The threshold is calibrated per checkpoint on sentences written for that purpose outside the
 training grammar (tests/data/confidence_calibration.tsv) by `python -m
 model.training.calibrate`, which stores it in the checkpoint's card.json under "confidence".
+
+Issue 58 adds a second alarm beside this one: a combination of six signals (round trip,
+agreement with the partner checkpoint, …) in model/confidence_signals.py, whose notice names
+the signal that fired. This measure stays as it is: the notice still rings when it is low.
 """
 
 from __future__ import annotations

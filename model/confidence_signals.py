@@ -16,6 +16,13 @@ They are combined by a logistic regression fitted on a development half of hand-
 sentences outside the grammar (model/training/confidence_fit.py), stored in the checkpoint's
 card under confidence.combined with a calibrated threshold. A signal that cannot be read (no
 partner checkpoint) is set to its fitted mean, so it moves the score neither way.
+
+The notice keeps the old alarm beside the new one: it shows when either the old measure is
+below its threshold (card confidence.threshold) or the combined score is below its own. The
+round trip reads one-way constructions the models learned (좀 → 조금, -는데 → -지만) as
+misses, so the regression alone ranks the newcomer glue set's right outputs lower than the
+old measure did (bench_confidence: seed001 0.816 against 0.974); either alarm loses little
+there and keeps the held-out gain. `margin` is that rule as one number (below 0: the notice).
 """
 
 from __future__ import annotations
@@ -25,7 +32,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 
-from .confidence import uncovered_words
+from .confidence import COVERAGE, uncovered_words
 
 SIGNALS = ("mean_logp", "min_logp", "unknown", "length_gap", "round_trip", "agreement")
 # a signal's good side: +1 when a higher value means a likelier right translation
@@ -114,6 +121,7 @@ class Combination:
     limits: Mapping[str, float]  # per signal: past this value it is named as a reason
     centers: Mapping[str, float]  # per target language: the usual log length ratio
     partner: str | None = None  # the sibling checkpoint folder name for agreement
+    old_threshold: float = 0.0  # the old measure's calibrated threshold (confidence.threshold)
 
     @classmethod
     def from_card(cls, card: Mapping | None) -> Combination | None:
@@ -129,7 +137,8 @@ class Combination:
                        intercept=float(c["intercept"]), threshold=float(c["threshold"]),
                        limits={k: float(v) for k, v in c.get("limits", {}).items()},
                        centers={k: float(v) for k, v in c.get("centers", {}).items()},
-                       partner=c.get("partner"))
+                       partner=c.get("partner"),
+                       old_threshold=float(entry.get("threshold", 0.0)))
         except (KeyError, TypeError, ValueError, AttributeError):
             return None
 
@@ -146,16 +155,34 @@ class Combination:
         logit = self.intercept + sum(self.parts(sig).values())
         return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, logit))))
 
+    @staticmethod
+    def old(sig: Signals) -> float:
+        """The old measure (model/confidence.py): geometric mean times COVERAGE for each
+        uncovered word."""
+        return math.exp(sig.mean_logp) * COVERAGE ** sig.unknown
+
+    def margin(self, sig: Signals) -> float:
+        """The smaller of the two alarms' log margins: the old measure over its threshold,
+        the combined score over its own. Below 0 the notice shows; a higher margin ranks a
+        translation as likelier right."""
+        own = (math.log(max(self.old(sig), 1e-300)) - math.log(self.old_threshold)
+               if self.old_threshold > 0 else math.inf)
+        return min(own, math.log(self.score(sig)) - math.log(self.threshold))
+
     def fired(self, sig: Signals) -> list[str]:
-        """The signals past their own limit, the one pulling the score down most first; when
-        the combined score is low but none is past its limit, the one pulling most."""
+        """The signals past their own limit, the one pulling the score down most first. When
+        the old alarm rang and no uncovered word explains it, the piece probabilities lead;
+        when the notice shows but none is past its limit, the signal pulling most."""
         parts = self.parts(sig)
-        past = [n for n, v in sig.values().items()
-                if v is not None and n in self.limits
-                and SIDE[n] * (v - self.limits[n]) < 0]
-        if not past and self.score(sig) < self.threshold:
+        past = sorted((n for n, v in sig.values().items()
+                       if v is not None and n in self.limits
+                       and SIDE[n] * (v - self.limits[n]) < 0), key=lambda n: parts[n])
+        if (0 < self.old_threshold and self.old(sig) < self.old_threshold
+                and not {"mean_logp", "unknown"} & set(past)):
+            past.insert(0, "mean_logp")
+        if not past and self.margin(sig) < 0:
             past = [min(parts, key=parts.get)]
-        return sorted(past, key=lambda n: parts[n])
+        return past
 
 
 def standardise(rows: Sequence[Signals], names: Sequence[str] = SIGNALS

@@ -85,7 +85,8 @@ def collect(folders: list[Path], rows: dict) -> dict:
     for name, bundle in bundles.items():
         partner = next((p for p in bundles if p != name), None)
         center = centers(Path(folders[list(bundles).index(name)]))
-        result[name] = {"partner": partner, "centers": center, "sets": {}}
+        result[name] = {"partner": partner, "centers": center, "sets": {},
+                        "old_threshold": conf.threshold(bundle.card)}
         for s, rs in rows.items():
             fwd, back = outs[name][s]
             other = outs[partner][s][0] if partner else [None] * len(rs)
@@ -104,7 +105,14 @@ def as_signals(rec: dict) -> cs.Signals:
     return cs.Signals(**keep)
 
 
-def fit(recs: list[dict], partner: str | None, centers_: dict) -> dict:
+def combination(entry: dict) -> cs.Combination:
+    """The Combination of a fitted entry, with the old measure's threshold beside it."""
+    return cs.Combination.from_card({"confidence": {"threshold": entry.get("old_threshold", 0),
+                                                    "combined": entry}})
+
+
+def fit(recs: list[dict], partner: str | None, centers_: dict,
+        old_threshold: float = 0.0) -> dict:
     """The card entry: a logistic regression on standardised signals, the combined threshold
     (conf.calibrate's 5 % rule) and per-signal limits, all from the dev records."""
     from sklearn.linear_model import LogisticRegression
@@ -118,8 +126,8 @@ def fit(recs: list[dict], partner: str | None, centers_: dict) -> dict:
     entry = {"mean": mean, "scale": scale,
              "coef": dict(zip(cs.SIGNALS, map(float, model.coef_[0]), strict=True)),
              "intercept": float(model.intercept_[0]), "threshold": 0.5, "limits": {},
-             "centers": centers_, "partner": partner}
-    comb = cs.Combination.from_card({"confidence": {"combined": entry}})
+             "centers": centers_, "partner": partner, "old_threshold": old_threshold}
+    comb = combination(entry)
     exact = [r["exact"] for r in recs]
     entry["threshold"] = conf.calibrate([comb.score(s) for s in sigs], exact)
     for n in cs.SIGNALS:  # a limit flags at most 5 % of the dev set's exact outputs
@@ -131,12 +139,12 @@ def fit(recs: list[dict], partner: str | None, centers_: dict) -> dict:
 
 
 def aurocs(recs: list[dict], entry: dict) -> dict:
-    """Per-signal, old and combined AUROC (exact against wrong) of a set; None when one side
-    is empty."""
+    """Per-signal, old, combined and either-alarm AUROC (exact against wrong) of a set, and
+    what the notice (either alarm) flags; only the counts when one side is empty."""
     exact = [r["exact"] for r in recs]
     if all(exact) or not any(exact):
         return {"n": len(recs), "exact": sum(exact)}
-    comb = cs.Combination.from_card({"confidence": {"combined": entry}})
+    comb = combination(entry)
     out: dict = {"n": len(recs), "exact": sum(exact)}
     for n in cs.SIGNALS:
         vals = [r[n] if r[n] is not None else entry["mean"][n] for r in recs]
@@ -144,9 +152,10 @@ def aurocs(recs: list[dict], entry: dict) -> dict:
     out["old"] = round(conf.auroc([r["old"] for r in recs], exact), 3)
     scores = [comb.score(as_signals(r)) for r in recs]
     out["combined"] = round(conf.auroc(scores, exact), 3)
-    t = entry["threshold"]
-    out["wrong_flagged"] = sum(s < t for s, e in zip(scores, exact, strict=True) if not e)
-    out["exact_flagged"] = sum(s < t for s, e in zip(scores, exact, strict=True) if e)
+    margins = [comb.margin(as_signals(r)) for r in recs]
+    out["either"] = round(conf.auroc(margins, exact), 3)
+    out["wrong_flagged"] = sum(m < 0 for m, e in zip(margins, exact, strict=True) if not e)
+    out["exact_flagged"] = sum(m < 0 for m, e in zip(margins, exact, strict=True) if e)
     return out
 
 
@@ -154,15 +163,16 @@ def summary(data: dict) -> dict:
     """Fit on dev per checkpoint; AUROCs of every set; both checkpoints' test halves pooled."""
     out = {}
     for name, d in data.items():
-        entry = fit(d["sets"]["dev"], d["partner"], d["centers"])
+        entry = fit(d["sets"]["dev"], d["partner"], d["centers"], d["old_threshold"])
         entry["auroc"] = {s: aurocs(recs, entry) for s, recs in d["sets"].items()}
         out[name] = entry
     pooled = [(r, out[n]) for n, d in data.items() for r in d["sets"]["test"]]
     exact = [r["exact"] for r, _ in pooled]
-    scores = [cs.Combination.from_card({"confidence": {"combined": e}}).score(as_signals(r))
-              for r, e in pooled]
+    scores = [combination(e).score(as_signals(r)) for r, e in pooled]
+    margins = [combination(e).margin(as_signals(r)) for r, e in pooled]
     out["pooled_test"] = {"n": len(pooled), "exact": sum(exact),
                           "combined": round(conf.auroc(scores, exact), 3),
+                          "either": round(conf.auroc(margins, exact), 3),
                           "old": round(conf.auroc([r["old"] for r, _ in pooled], exact), 3)}
     return out
 
@@ -180,7 +190,10 @@ def card_entry(entry: dict) -> dict:
             "threshold": round(entry["threshold"], 4), "limits": rnd(entry["limits"]),
             "centers": rnd(entry["centers"]), "partner": entry["partner"],
             "rule": f"threshold and limits: flag at most {conf.MAX_FALSE_ALARM:.0%} of the dev "
-                    "half's exact outputs", "auroc": entry["auroc"]}
+                    "half's exact outputs",
+            "notice": "shown when the old measure is below confidence.threshold or the "
+                      "combined score below this threshold (auroc.*.either ranks by that rule)",
+            "auroc": entry["auroc"]}
 
 
 def main(argv: list[str] | None = None) -> dict:

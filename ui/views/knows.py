@@ -175,15 +175,15 @@ def confidence_notice(bundle: Bundle, result) -> None:
     combined = combined_signals(bundle, result)
     if combined is not None:
         comb, sig = combined
-        score = comb.score(sig)
-        if score >= comb.threshold:
+        if comb.margin(sig) >= 0:  # neither alarm: the old measure nor the combined score
             return
         # the three signals pulling the score down most, in words
         why = "; ".join(reason_text(n, sig, comb) for n in comb.fired(sig)[:3])
-        st.warning(md(_("The model is unsure of this translation: combined confidence "
-                        "{c:.1%}, below the {t:.1%} its exactly right translations reach on "
-                        "sentences written outside its training. Why: {why}. Read its "
-                        "attention as a guess.").format(c=score, t=comb.threshold, why=why)),
+        st.warning(md(_("The model is unsure of this translation: confidence {c:.0%} where its "
+                        "exactly right translations reach {t:.0%}, and a combined check of "
+                        "{k:.1%} where they reach {kt:.1%}. Why: {why}. Read its attention as "
+                        "a guess.").format(c=result.confidence, t=comb.old_threshold,
+                                           k=comb.score(sig), kt=comb.threshold, why=why)),
                    icon=":material/help:")
         return
     limit = threshold(bundle.card)
