@@ -26,6 +26,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from benchmarks.bench_clark import block as block_clark
 from benchmarks.bench_heap import block as block_heap
 from benchmarks.bench_long import block as block_long
 from benchmarks.bench_tl import block as block_tl
@@ -76,6 +77,7 @@ BLOCKS: dict[str, Callable[[dict], str]] = {
     "tl_composition": block_tl_composition,
     "long": block_long,
     "heap": block_heap,
+    "clark": block_clark,
 }
 
 
