@@ -43,3 +43,35 @@ def test_every_view_draws_without_an_error_box(page, server, name):
         assert not page.locator('[data-testid="stException"]').count(), view
         if view in ("attention", "steps", "positional", "embeddings"):
             page.wait_for_selector(CHART, timeout=120_000)  # plotly's code loads lazily
+
+
+SIMILAR = "A cat sits on the mat.\nA kitten rests on a rug.\nStock markets fell today."
+MATRIX_JS = """() => Array.from(document.querySelectorAll(
+    '[data-testid="stPlotlyChart"] .js-plotly-plot')).map(g => ({
+  title: ((g.layout.title || {}).text || '').replace(/<[^>]+>/g, ''),
+  z: Array.from((g._fullData[0] || {}).z || []).map(r => Array.from(r))}))"""
+
+
+@pytest.mark.parametrize("lang", ["en", "ko"])
+def test_similarity_view_on_minilm(page, server, lang):
+    """The same server lists checkpoints/ (minilm there once `make` installed it): the drawn
+    cosine matrix is model.embed's, the figures are titled in the page's language."""
+    import numpy as np
+
+    from model import embed, load_checkpoint
+    from model.backends import MINILM_FOLDER, minilm_status
+    from tests.conftest import ROOT, skip_or_fail
+
+    folder = ROOT / "checkpoints" / MINILM_FOLDER
+    if minilm_status(folder) is not None:
+        skip_or_fail(f"{folder} is not installed (make run / make test install it)")
+    open_app(page, server, ckpt="minilm", view="similarity", text=SIMILAR, lang_ui=lang)
+    page.wait_for_function(
+        "() => document.querySelectorAll('[data-testid=\"stPlotlyChart\"] .js-plotly-plot')"
+        ".length >= 3", timeout=300_000)
+    assert not page.locator('[data-testid="stAlertContentError"]').count()
+    figs = page.evaluate(MATRIX_JS)
+    v = embed(load_checkpoint(folder), SIMILAR.splitlines())
+    np.testing.assert_allclose(np.array(figs[0]["z"], dtype=float), v @ v.T, atol=1e-4)
+    hangul = [any("\uac00" <= c <= "\ud7a3" for c in f["title"]) for f in figs[:3]]
+    assert hangul == [lang == "ko"] * 3, [f["title"] for f in figs]
