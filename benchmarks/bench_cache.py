@@ -22,6 +22,7 @@ from benchmarks.common import Report
 
 PROMPT, NEW, REPEAT, FULL_STEPS = 512, 64, 3, 8
 TARGET = 1.3  # issue 57: at most 1.3x transformers' generate with its cache
+LM_BUDGETS = (8, 16, 32, 64)  # checkpoints/lm holds 128 positions
 
 
 def _folder(root: Path) -> Path:
@@ -112,6 +113,63 @@ def measure() -> tuple[list[str], dict]:
     return lines, figures
 
 
+def lm_eviction(budgets: tuple[int, ...] = LM_BUDGETS, late: int = 64) -> tuple[list[str], dict]:
+    """checkpoints/lm on its held-out documents (model/training/lm/figures.py's, cut to the
+    model's 128 positions): mean next-piece loss per policy and budget, over every prediction
+    and over those from position `late` on (where every budget here evicts something)."""
+    import numpy as np
+
+    from benchmarks.common import ROOT
+    from model import load_checkpoint
+    from model.analysis.eviction import POLICIES, sweep
+    from model.training.lm.figures import held_out_documents
+
+    bundle = load_checkpoint(ROOT / "checkpoints" / "lm")
+    docs = held_out_documents(bundle)
+    rows_all: dict[str, list] = {p: [] for p in POLICIES}
+    rows_late: dict[str, list] = {p: [] for p in POLICIES}
+    full_all, full_late = [], []
+    for doc in docs:
+        ids = list(bundle.tokenizer(doc)["input_ids"])[: bundle.config.max_len]
+        every = sweep(bundle, ids, (*budgets, len(ids)), 0)  # the last budget: the whole text
+        after = sweep(bundle, ids, (*budgets, len(ids)), late)
+        for p in POLICIES:
+            rows_all[p].append(every[p][:-1])
+            rows_late[p].append(after[p][:-1])
+        full_all.append(every["window"][-1])  # a window of the whole text is the full cache
+        full_late.append(after["window"][-1])
+
+    def mean(rows: list) -> list:
+        a = np.array([[np.nan if v is None else v for v in r] for r in rows], float)
+        return [None if np.isnan(c).all() else round(float(np.nanmean(c)), 4) for c in a.T]
+
+    figures = {"documents": len(docs), "positions": bundle.config.max_len,
+               "budgets": list(budgets), "late_from": late,
+               "full_all": round(float(np.mean(full_all)), 4),
+               "full_late": round(float(np.mean(full_late)), 4),
+               "all": {p: mean(rows_all[p]) for p in POLICIES},
+               "late": {p: mean(rows_late[p]) for p in POLICIES}}
+    lines = [f"checkpoints/lm, {len(docs)} held-out documents of {bundle.config.max_len} pieces: "
+             f"full cache {figures['full_all']:.3f} nats (from position {late}: "
+             f"{figures['full_late']:.3f})"]
+    for p in POLICIES:
+        cells = ", ".join(f"{b}: {a} / {z}" for b, a, z in zip(budgets, figures["all"][p],
+                                                             figures["late"][p]))
+        lines.append(f"  {p:8s} budget: all / late  {cells}")
+    return lines, figures
+
+
+PARTS = {"gpt2_small_512": measure, "lm_eviction": lm_eviction}
+
+
 def main(parts: list[str] | None = None) -> Report:
-    lines, figures = measure()
-    return Report(lines, {"gpt2_small_512": figures})
+    """Every part, or those named (python -m benchmarks bench_cache:lm_eviction)."""
+    unknown = sorted(set(parts or ()) - set(PARTS))
+    if unknown:
+        raise SystemExit(f"bench_cache has no part {unknown}; it has {', '.join(PARTS)}")
+    report = Report([])
+    for name in parts or PARTS:
+        lines, figures = PARTS[name]()
+        report.lines += lines
+        report.figures[name] = figures
+    return report
