@@ -56,3 +56,15 @@ def test_training_view_in_korean_and_generation(page, streamlit_server):
     page.locator("code").filter(has_text="Ravonel: I eat fish. ⟶").first.wait_for(timeout=60_000)
     assert len(charts_drawn(page, 2)) == 2  # the step's top-k bar and top-k over steps
     assert page.locator(ERROR_BOX).count() == 0
+
+
+def test_cache_view_draws_the_reads_and_the_budget_chart(page, streamlit_server):
+    """view=cache (issue 57) from a link with its policy and budget, in Korean."""
+    open_app(page, streamlit_server, ckpt="lm", view="cache", text="Ravonel: I eat fish.",
+             policy="window", budget="8", lang_ui="ko")
+    page.locator("code").filter(has_text="Ravonel: I eat fish. ⟶").first.wait_for(timeout=60_000)
+    titles = [f["title"] for f in charts_drawn(page, 4)]
+    assert any(t.startswith("새 조각마다 캐시에서 읽은 것") for t in titles), titles
+    assert "캐시 예산에 따른 이어 쓰기의 평균 손실" in titles
+    assert "평균 손실, 창" in page.locator('[data-testid="stMain"]').inner_text()
+    assert page.locator(ERROR_BOX).count() == 0
