@@ -46,10 +46,15 @@ ENGLISH_PRESETS = {
 
 
 def presets_for(bundle: Bundle | None) -> dict[str, str]:
-    """The examples offered for this model: Korean ones only where its vocabulary has Korean."""
+    """The examples offered for this model: its card's own first ("examples": label -> text,
+    chosen for it, e.g. the language model's repeated line), then Korean ones only where its
+    vocabulary has Korean."""
+    own = (bundle.card or {}).get("examples") if bundle is not None else None
+    own = own if isinstance(own, dict) and all(
+        isinstance(k, str) and isinstance(v, str) for k, v in own.items()) else {}
     if bundle is not None and "ko" not in facts(bundle).languages:
-        return ENGLISH_PRESETS
-    return PRESETS
+        return {**own, **ENGLISH_PRESETS}
+    return {**own, **PRESETS}
 LANGS = Labels(auto=N_("auto (Korean → English, otherwise → Korean)"), ko=N_("Korean"),
                en=N_("English"))
 

@@ -58,6 +58,11 @@ def head_state(bundle: Bundle, url: dict[str, str], notes: Notes) -> None:
     kinds = bundle.kinds
     if "kind" not in state:
         state["kind"], state["layer"], state["head"] = kinds[0] if kinds else "", 0, 0
+        first = (bundle.card or {}).get("default_head")  # the card's own pick (its "why")
+        if isinstance(first, dict) and first.get("kind") in kinds and all(
+                isinstance(first.get(k), int) for k in ("layer", "head")):
+            state["kind"], state["layer"], state["head"] = (first["kind"], first["layer"],
+                                                            first["head"])
         if "kind" in url:
             if url["kind"] in kinds:
                 state["kind"] = url["kind"]

@@ -217,7 +217,7 @@ def pad_mask(w: Where) -> None:
     mask = w.t.masks[w.kind][w.b]
     if w.encoder:
         k = int(mask.all(axis=0).sum())
-        text = _("The pad mask (패딩 마스크): `attn_mask = inputs.eq({pad})`, True where the key "
+        text = _("The pad mask: `attn_mask = inputs.eq({pad})`, True where the key "
                  "is a pad piece, the same for every query row.").format(pad=w.t.pad_id)
         if k:
             text += " " + _("Sentence {b} has {k} pad slot(s), so its last {k} column(s) are "

@@ -1,4 +1,5 @@
-"""The attention view's long mode: one long text (pasted or a .txt file), up to 32,768 pieces.
+"""The attention view's long mode: one long text (pasted or a .txt file), up to 32,768 pieces
+or the model's own position limit, whichever is less (long_cap; said before the paste).
 
 The attention view calls `render_if_long(ctx)` first; it offers the long text's box and, when
 a text above LONG_FROM pieces is given, draws the long mode (and the view stops there): the
@@ -17,7 +18,7 @@ import numpy as np
 import streamlit as st
 
 from model import LONG_CAP, LONG_FROM, LongTrace, capture_long
-from model.backends import capabilities
+from model.backends import capabilities, facts
 from model.dispatch import encode, estimate_long, long_pieces
 from ui.admission import admitted, or_warning, server_gate
 from ui.common import chart
@@ -47,9 +48,15 @@ def read_upload(data: bytes) -> str | None:
         return None
 
 
-def _given_text() -> str:
+def long_cap(bundle) -> int:
+    """The most pieces long mode reads for this model: its own position limit (a text past it
+    would be cut, and the distance bins beyond it would mean nothing), at most LONG_CAP."""
+    return min(LONG_CAP, int(facts(bundle).max_positions or LONG_CAP))
+
+
+def _given_text(cap: int) -> str:
     """The long text from the box or the uploaded file (the file wins), '' when none."""
-    with st.expander(_("Long text: paste or upload up to {cap:,} pieces").format(cap=LONG_CAP),
+    with st.expander(_("Long text: paste or upload up to {cap:,} pieces").format(cap=cap),
                      expanded=bool(st.session_state.get("long_text"))):
         st.text_area(_("Long text"), key="long_text", height=120)
         upload = st.file_uploader(_("or a .txt file"), type=["txt"], key="long_file",
@@ -79,9 +86,10 @@ def _capture(ctx: Ctx, text: str) -> LongTrace | None:
         held[2]()
     batch = encode(ctx.bundle, [text])
     n = long_pieces(batch)
-    if n > LONG_CAP:
+    cap = long_cap(ctx.bundle)
+    if n > cap:
         st.warning(_("This text has {n:,} pieces; long mode takes at most {cap:,}. Use a "
-                     "shorter text.").format(n=n, cap=LONG_CAP))
+                     "shorter text.").format(n=n, cap=cap))
         return None
     if n <= LONG_FROM:
         st.info(_("This text has {n:,} pieces: short enough for the ordinary view below. Long "
@@ -114,7 +122,12 @@ def render_if_long(ctx: Ctx) -> bool:
     """Draw the long mode when a long text is given; False: the ordinary view goes on."""
     if not capabilities(ctx.bundle).long_context:
         return False
-    text = _given_text()
+    cap = long_cap(ctx.bundle)
+    if cap <= LONG_FROM:  # said here, before anyone pastes a long text
+        st.caption(_("Long mode reads texts above {start:,} pieces; this model's positions end "
+                     "at {cap:,}, so it has none.").format(start=LONG_FROM, cap=cap))
+        return False
+    text = _given_text(cap)
     if not text.strip():
         return False
     trace = _capture(ctx, text)

@@ -111,7 +111,7 @@ def render(ctx: Ctx) -> None:
         found = _admitted_run(ctx, clean, corrupted, method, key)
         if found is None:
             return
-    _show(ctx, *found)
+    _show(ctx, *found, inputs=key[:-1])
 
 
 def _admitted_run(ctx: Ctx, clean: str, corrupted: str, method: str, key: tuple):
@@ -221,8 +221,7 @@ def _parts(ctx: Ctx, method: str) -> tuple[str, ...]:
     return PARTS if 2 * layers * n <= 4 * layers * bundle.config.n_heads else ("heads",)
 
 
-def _show(ctx: Ctx, p, seconds: float) -> None:
-    caps = capabilities(ctx.bundle)
+def _show(ctx: Ctx, p, seconds: float, inputs: tuple = ()) -> None:
     if p.outputs != ("", ""):
         left, right = st.columns(2)
         left.markdown(_("**Clean output:** {text}").format(text=md(p.outputs[0])))
@@ -249,7 +248,7 @@ def _show(ctx: Ctx, p, seconds: float) -> None:
     # a click on a cell opens that head (of that map's kind) in the attention view
     head_chart(kind_maps(viz_patch.heads_figure(p), list(p.heads)), ctx, key="patch_heads",
                kind=next(iter(p.heads)))
-    _picker(ctx, p, caps.kinds)
+    _picker(ctx, p, inputs)
     if not p.resid:
         st.caption(_("Exact patching of this input patches heads only (one run per layer and "
                      "position would take many times longer); attribution draws the residual "
@@ -265,15 +264,22 @@ def _show(ctx: Ctx, p, seconds: float) -> None:
                        on_click="ignore")
 
 
-def _picker(ctx: Ctx, p, kinds: tuple[str, ...]) -> None:
-    """The strongest heads; the chosen one opens in the attention view."""
+def _picker(ctx: Ctx, p, inputs: tuple) -> None:
+    """The strongest heads; the chosen one opens in the attention view. A new pair of inputs
+    (a preset clicked, a sentence typed) opens on its own strongest head: the choice made
+    under the last pair never carries over (issue 59 showed L5 H5 at +0.037 under a new
+    result whose top head was L5 H11 at 0.49). Another method on the same pair keeps it."""
     ranked = sorted(((float(v), kind, layer, head) for kind, grid in p.heads.items()
                      for (layer, head), v in _cells(grid)), key=lambda t: -abs(t[0]))[:TOP]
     if not ranked:
         return
     options = [(kind, layer, head) for _v, kind, layer, head in ranked]
     values = {(k, la, h): v for v, k, la, h in ranked}
-    if st.session_state.get("patch_pick") in values:
+    state = st.session_state
+    if state.get("patch_pick_inputs") != inputs:
+        state["patch_pick_inputs"] = inputs
+        state["patch_pick"] = options[0]
+    elif state.get("patch_pick") in values:
         # written back so the page shows its number under this result: the browser keeps a
         # keyed selectbox's old label (the other method's value) while the value still fits
         st.session_state["patch_pick"] = st.session_state["patch_pick"]

@@ -67,6 +67,20 @@ def _measured(ctx: Ctx, key: str, fallback: float) -> float:
     return float(value) if isinstance(value, (int, float)) else float(fallback)
 
 
+def _card_best(ctx: Ctx, detector: str) -> tuple[int, int, float] | None:
+    """(layer, head, score) of the card's best head for a detector (figures.detectors, the
+    numbers the heads view and the README give), None when the card has none."""
+    grid = ctx.bundle.card.get("figures", {}).get("detectors", {}).get(detector)
+    try:
+        rows = [[float(v) for v in row] for row in grid]
+    except (TypeError, ValueError):
+        return None
+    if not rows or not rows[0]:
+        return None
+    score, layer, head = max((v, i, j) for i, row in enumerate(rows) for j, v in enumerate(row))
+    return layer, head, score
+
+
 def render(ctx: Ctx) -> None:
     got = _history(ctx)
     if got is None:
@@ -87,6 +101,15 @@ def render(ctx: Ctx) -> None:
                                                                 h.series["val_loss"][last]),
                         icl=_measured(ctx, "icl", h.series["icl"][last]), layer=layer, head=head,
                         score=float(best.max())))
+    source = _card_best(ctx, "induction")
+    if source is not None and (source[:2] != (layer, head)
+                               or round(source[2], 2) != round(float(best.max()), 2)):
+        st.caption(_("Where the figures differ: this page reads the training log's probe rows "
+                     "at step {step:,}; the heads view and the model card measure layer "
+                     "{layer}, head {head} at {score:.3f} on {docs} held-out documents with the "
+                     "shipped weights.").format(
+            step=int(h.steps[last]), layer=source[0], head=source[1], score=source[2],
+            docs=ctx.bundle.card.get("figures", {}).get("held_out_documents", "?")))
     if phase is not None:
         st.markdown(_("**Phase change at step {step}**: the best induction score rises most "
                       "between two probes there (dashed red line).").format(step=phase))
