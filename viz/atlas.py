@@ -122,10 +122,35 @@ def spread_figure(values: np.ndarray, texts: Sequence[str], title: str, x_title:
     return fig
 
 
-def table_rows(rows: Sequence[dict], groups: dict[tuple[str, int, int], str]) -> list[dict]:
-    """Atlas.table rows for the page, labelled in the installed language, with each head's
-    group."""
-    return [{_("attention"): kind_name(r["kind"]), _("layer"): r["layer"],
-             _("head"): r["head"], _("metric"): metric_name(r["metric"]),
-             _("mean"): round(r["mean"], 4), _("std"): round(r["std"], 4), _("inputs"): r["n"],
-             _("group"): groups.get((r["kind"], r["layer"], r["head"]), "")} for r in rows]
+
+def motion_figure(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray],
+                  layers: np.ndarray, heads: np.ndarray, kind: str, names: tuple[str, str],
+                  x_title: str, y_title: str, title: str) -> go.Figure:
+    """Every head of two models (or two snapshots) of one shape in one scatter: a hollow point
+    where it is in the first, a filled one in the second and a line between, so a head that
+    changes role moves. a, b: (x (N,), y (N,)) layer-major; customdata (layer, head, x, kind)."""
+    (xa, ya), (xb, yb) = a, b
+    n = len(layers)
+    seg_x = np.column_stack([xa, xb, np.full(n, np.nan)]).ravel()
+    seg_y = np.column_stack([ya, yb, np.full(n, np.nan)]).ravel()
+    fig = go.Figure(go.Scatter(x=[None if np.isnan(v) else float(v) for v in seg_x],
+                               y=[None if np.isnan(v) else float(v) for v in seg_y],
+                               mode="lines", line={"color": "#999999", "width": 1},
+                               hoverinfo="skip", showlegend=False))
+    for (x, y), name, filled, colour in (((xa, ya), names[0], False, GROUP_COLOURS[1]),
+                                         ((xb, yb), names[1], True, GROUP_COLOURS[0])):
+        hovers = [f"<b>{head_label(int(la), int(h))}</b> · {plotly_text(name)}<br>"
+                  f"{x_title}: {xa[i]:.3f} → {xb[i]:.3f}<br>{y_title}: {ya[i]:.3f} → {yb[i]:.3f}"
+                  for i, (la, h) in enumerate(zip(layers, heads))]
+        fig.add_trace(go.Scatter(
+            x=np.asarray(x, float).tolist(), y=np.asarray(y, float).tolist(),
+            mode="markers+text" if filled else "markers", name=plotly_text(name),
+            text=[f"{int(la)}.{int(h)}" for la, h in zip(layers, heads)],
+            textposition="top center", textfont={"size": 11},
+            customdata=[[int(la), int(h), float(v), kind] for la, h, v in zip(layers, heads, x)],
+            hovertext=hovers, hovertemplate="%{hovertext}<extra></extra>",
+            marker={"size": 12, "color": colour if filled else "rgba(0,0,0,0)",
+                    "line": {"width": 2, "color": colour}}))
+    style(fig, title, x_title, y_title, height=520)
+    fig.update_layout(hovermode="closest", clickmode="event+select")
+    return fig

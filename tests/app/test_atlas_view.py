@@ -29,13 +29,11 @@ def _ready(at):
     return at
 
 
-@pytest.fixture(scope="module")
-def by_hand():
-    """{kind: (entropy (L, H), prev_token (L, H))} over the first N validation pairs, half of
-    them each way, teacher-forced: one capture per pair, each row by plain numpy."""
-    if not (PAPER / "model.safetensors").is_file():
-        skip_or_fail("checkpoints/paper is not shipped here")
-    bundle = load_checkpoint(PAPER)
+def means_by_hand(folder: Path) -> dict:
+    """{kind: (entropy (L, H), prev_token (L, H))} over the first N validation pairs of the
+    paper checkpoint, half of them each way, teacher-forced: one capture per pair, each row by
+    plain numpy."""
+    bundle = load_checkpoint(folder)
     pairs = read_pairs_file(Path(PAPER) / "val_pairs.tsv")[:N]
     sums: dict[str, list] = {}
     for i, p in enumerate(pairs):
@@ -49,6 +47,13 @@ def by_hand():
             sums.setdefault(kind, []).append((ent, prev))
     return {k: tuple(np.mean([v[j] for v in rows], axis=0) for j in range(2))
             for k, rows in sums.items()}
+
+
+@pytest.fixture(scope="module")
+def by_hand():
+    if not (PAPER / "model.safetensors").is_file():
+        skip_or_fail("checkpoints/paper is not shipped here")
+    return means_by_hand(PAPER)
 
 
 def test_atlas_points_are_each_heads_mean_over_the_validation_pairs(by_hand):
@@ -143,3 +148,52 @@ def test_bad_link_values_fall_back_to_the_defaults():
     assert (state["atlas_n"], state["atlas_place"], state["atlas_colour"]) == (100, "mds",
                                                                              "group")
     assert state["atlas_x"] == "entropy" and state["atlas_y"] == "prev_token"
+
+
+def test_beside_another_checkpoint_each_head_moves_between_their_means(by_hand):
+    """paper beside seed001 over paper's validation pairs: the hollow points are paper's
+    means, the filled ones seed001's, both computed here."""
+    other = ROOT / "checkpoints" / "seed001"
+    if not (other / "model.safetensors").is_file():
+        skip_or_fail("checkpoints/seed001 is not shipped here")
+    theirs = means_by_hand(other)
+    at = _ready(run_app({"ckpt": "paper", "view": "atlas", "n": str(N), "place": "metrics",
+                         "x": "entropy", "y": "prev_token"}, timeout=240))
+    label = next(o for o in at.selectbox(key="atlas_vs").options if "seed001" in o)
+    at.selectbox(key="atlas_vs").set_value(label).run(timeout=240)
+    if any(b.key == "atlas_vs_go" for b in at.button):
+        at.button(key="atlas_vs_go").click().run(timeout=240)
+    assert not at.exception and not at.error, [e.value for e in (*at.exception, *at.error)]
+    kind = at.session_state["atlas_kind"]
+    fig = next(f for f in charts(at) if len(f["data"]) == 3 and f["data"][0].get("mode") ==
+               "lines")
+    for trace, want in ((fig["data"][1], by_hand[kind]), (fig["data"][2], theirs[kind])):
+        xs, ys = array(trace["x"]), array(trace["y"])
+        for (layer, head, _x, _k), x, y in zip(trace["customdata"], xs, ys):
+            assert abs(x - want[0][layer, head]) < 1e-4 and abs(y - want[1][layer, head]) < 1e-4
+
+
+def test_lm_beside_its_first_snapshot_shows_the_induction_heads_forming():
+    """The phase change as motion: from the language model's step-0 snapshot to its shipped
+    weights, the layer-1 heads the card names induction heads move up the induction axis."""
+    folder = ROOT / "checkpoints" / "lm"
+    if not (folder / "snapshots" / "step_000000.safetensors").is_file():
+        skip_or_fail("checkpoints/lm and its snapshots are not here")
+    card = load_checkpoint(folder).card["figures"]
+    named = [tuple(int(x) for x in h[1:].split(" H")) for h in card["induction_heads"]]
+    at = _ready(run_app({"ckpt": "lm", "view": "atlas", "n": str(N), "place": "metrics",
+                         "x": "induction", "y": "prev_token"}, timeout=240))
+    label = next(o for o in at.selectbox(key="atlas_vs").options if o.endswith(" 0"))
+    at.selectbox(key="atlas_vs").set_value(label).run(timeout=240)
+    if any(b.key == "atlas_vs_go" for b in at.button):
+        at.button(key="atlas_vs_go").click().run(timeout=240)
+    assert not at.exception and not at.error, [e.value for e in (*at.exception, *at.error)]
+    fig = next(f for f in charts(at) if len(f["data"]) == 3 and f["data"][0].get("mode") ==
+               "lines")
+    now = {tuple(c[:2]): x for c, x in zip(fig["data"][1]["customdata"],
+                                            array(fig["data"][1]["x"]))}
+    then = {tuple(c[:2]): x for c, x in zip(fig["data"][2]["customdata"],
+                                             array(fig["data"][2]["x"]))}
+    assert len(now) == len(then) == 12
+    rose = [h for h in named if now[h] - then[h] > 0.3]
+    assert len(rose) >= len(named) - 1, (named, now, then)

@@ -15,26 +15,18 @@ import json
 
 import numpy as np
 import streamlit as st
-import torch
 
-from model.analysis.atlas import (
-    DEFAULT_INPUTS,
-    JS_SECONDS_PER_CELL,
-    corpus_inputs,
-    estimate_atlas,
-    head_atlas,
-)
+from model.analysis.atlas import DEFAULT_INPUTS
 from model.backends import is_translator
-from ui.admission import admitted, or_warning
-from ui.common import goto
+from ui.common import chart, goto
 from ui.context import Ctx
-from ui.cost import asks_first, seconds
 from ui.i18n import N_, Labels, _
 from ui.pick import head_chart
-from ui.runtime import result_get, result_put, val_split
+from ui.runtime import val_split
 from ui.state import seed, sticky, url_value
-from ui.sweep import Sweep, stopped
 from ui.text import KIND_LABELS, md
+from ui.views.atlas_build import build_atlas
+from ui.views.atlas_compare import compare
 from viz import atlas as viz_atlas
 
 SIZES = (50, 100, 200, DEFAULT_INPUTS)
@@ -64,36 +56,17 @@ def _open_input(line: str, head: tuple[str, int, int]) -> None:
     goto("attention", head)
 
 
-def _build(ctx: Ctx, corpus: str, n: int):
-    """The atlas from the shared results, or built now (estimate, button, gate, bar); None
-    while it waits for its button or was refused."""
-    lines = list(ctx.lines) if corpus == "typed" else None
-    key = ("atlas", ctx.key, corpus, n, tuple(lines or ()))
-    found = result_get(key)
-    if found is not None:
-        return found
-    pairs = val_split(ctx.bundle, ctx.key) if corpus == "model" and is_translator(ctx.bundle) \
+def _pairs(ctx: Ctx, corpus: str) -> list | None:
+    """A translator's validation pairs when the corpus is the model's own, else None."""
+    return val_split(ctx.bundle, ctx.key) if corpus == "model" and is_translator(ctx.bundle) \
         else None
-    inputs, _where = corpus_inputs(ctx.bundle, lines, pairs, n)
-    est, dims, cells = estimate_atlas(ctx.bundle, inputs)
-    secs = sum(seconds(d) for d in dims) + cells * JS_SECONDS_PER_CELL / max(
-        1, torch.get_num_threads())
-    stopped("atlas")
-    if asks_first(secs) and not st.button(
-            _("Build the atlas over {n} inputs (about {s:.0f} s, {mb:.0f} MB at most)")
-            .format(n=len(inputs), s=secs, mb=est.mb), key="atlas_go"):
-        st.caption(_("The atlas runs the model on every input once and compares every pair "
-                     "of heads; it is kept for every session afterwards."))
-        return None
 
-    def run():
-        with Sweep("atlas", _("Measuring every head over {n} inputs…")
-                   .format(n=len(inputs))) as sweep:
-            atlas = head_atlas(ctx.bundle, lines, pairs=pairs, n=n, progress=sweep.report)
-        result_put(key, atlas)
-        return atlas
 
-    return or_warning(lambda: admitted(est, lambda: result_get(key), run))
+def _build(ctx: Ctx, corpus: str, n: int, pairs: list | None):
+    """The atlas of the page's model over the chosen corpus (atlas_build.build_atlas)."""
+    lines = list(ctx.lines) if corpus == "typed" else None
+    return build_atlas(ctx.bundle, ("atlas", ctx.key, corpus, n, tuple(lines or ())), lines,
+                       pairs, n, "atlas")
 
 
 def _points(atlas, kind: str, place: str, mx: str, my: str) -> tuple[np.ndarray, np.ndarray]:
@@ -113,7 +86,8 @@ def render(ctx: Ctx) -> None:
     n = sticky(c2.select_slider, "atlas_n", _("Inputs from the corpus"), options=list(SIZES),
                disabled=corpus == "typed")
     try:
-        atlas = _build(ctx, corpus, n)
+        pairs = _pairs(ctx, corpus)
+        atlas = _build(ctx, corpus, n, pairs)
     except ValueError as exc:
         st.info(_("No atlas for this corpus: {reason}").format(reason=md(exc)))
         return
@@ -141,12 +115,16 @@ def render(ctx: Ctx) -> None:
         if st.session_state[key] not in metrics:
             st.session_state[key] = metrics[0]
     mx = sticky(c3.selectbox, "atlas_x", _("x metric"), options=metrics,
-                format_func=viz_atlas.metric_name, disabled=place == "mds")
+                format_func=viz_atlas.metric_name)
     my = sticky(c4.selectbox, "atlas_y", _("y metric"), options=metrics,
-                format_func=viz_atlas.metric_name, disabled=place == "mds")
+                format_func=viz_atlas.metric_name)
     _scatter(ctx, atlas, kind, place, colour, mx, my, metrics)
-    _groups(atlas, kind)
-    _head(atlas, kind, metrics)
+    _groups(ctx, atlas, kind)
+    _head(ctx, atlas, kind, metrics)
+    try:
+        compare(ctx, atlas, kind, corpus, n, pairs, mx, my)
+    except ValueError as exc:
+        st.info(_("No comparison: {reason}").format(reason=md(exc)))
     c1, c2 = st.columns(2)
     c1.download_button(_("Download the table (CSV)"), atlas.to_csv(), "head-atlas.csv",
                        "text/csv", key="atlas_csv")
@@ -193,7 +171,7 @@ def _scatter(ctx: Ctx, atlas, kind: str, place: str, colour: str, mx: str, my: s
                  "view."))
 
 
-def _groups(atlas, kind: str) -> None:
+def _groups(ctx: Ctx, atlas, kind: str) -> None:
     groups = atlas.groups[kind]
     names = _group_names(atlas, kind)
     score = groups[0].silhouette if groups else float("nan")
@@ -215,13 +193,13 @@ def _groups(atlas, kind: str) -> None:
                 continue
             title = _("Mean attention of the group's {n} heads on input {i}").format(
                 n=len(g.members), i=example.index + 1)
-            st.plotly_chart(viz_atlas.group_pattern(example.attn, g.members, example.q_pieces,
-                                                    example.k_pieces, title),
-                            key=f"atlas_group_{kind}_{gi}")
+            chart(viz_atlas.group_pattern(example.attn, g.members, example.q_pieces,
+                                          example.k_pieces, title), ctx,
+                  key=f"atlas_group_{kind}_{gi}")
             st.caption(md(atlas.inputs[example.index].source))
 
 
-def _head(atlas, kind: str, metrics: list[str]) -> None:
+def _head(ctx: Ctx, atlas, kind: str, metrics: list[str]) -> None:
     n_l, n_h = atlas.layers[kind], atlas.n_heads
     st.markdown(_("**One head over the inputs**: how reliably it does what it does"))
     heads = [(la, h) for la in range(n_l) for h in range(n_h)]
@@ -244,10 +222,10 @@ def _head(atlas, kind: str, metrics: list[str]) -> None:
     values = atlas.values[kind][metric][:, layer, head]
     texts = atlas.lines if metric != "induction" else [
         _("repeated random sequence {i}").format(i=i + 1) for i in range(len(values))]
-    st.plotly_chart(viz_atlas.spread_figure(
+    chart(viz_atlas.spread_figure(
         values, texts, _("{head}: {metric} = {mean:.3f} ± {std:.3f} over {n} inputs").format(
             head=viz_atlas.head_label(layer, head), metric=viz_atlas.metric_name(metric),
-            mean=mean, std=std, n=int(n)), viz_atlas.metric_name(metric)), key="atlas_spread")
+            mean=mean, std=std, n=int(n)), viz_atlas.metric_name(metric)), ctx, key="atlas_spread")
     far = atlas.departures(kind, metric, layer, head, top=3)
     if far:
         st.markdown(_("Inputs where it departs most from its mean:"))
