@@ -1,4 +1,5 @@
-"""Shared test setup: repository root, and the skip-or-fail rule for missing system tools."""
+"""Shared test setup: repository root, and the skip-or-fail rule for missing system tools and
+shipped files (`needs`)."""
 
 import os
 from pathlib import Path
@@ -17,6 +18,22 @@ def skip_or_fail(reason: str) -> None:
     if in_ci():
         pytest.fail(f"{reason} (CI=true, so this is a failure, not a skip)", pytrace=False)
     pytest.skip(reason)
+
+
+def needs(ok: object, reason: str) -> pytest.MarkDecorator:
+    """A mark for a test that needs something a checkout may lack (a shipped checkpoint):
+    when ok is false the test goes through skip_or_fail, never a silent skipif."""
+    return pytest.mark.needs(bool(ok), reason=reason)
+
+
+def pytest_configure(config) -> None:
+    config.addinivalue_line("markers", "needs(ok, reason): see tests/conftest.needs")
+
+
+def pytest_runtest_setup(item) -> None:
+    for mark in item.iter_markers("needs"):
+        if not mark.args[0]:
+            skip_or_fail(mark.kwargs["reason"])
 
 
 @pytest.fixture(scope="session", autouse=True)

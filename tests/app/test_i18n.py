@@ -10,7 +10,7 @@ import string
 import pytest
 
 from tests.app.conftest import run_app
-from tests.conftest import ROOT
+from tests.conftest import ROOT, needs
 from tests.unit.test_i18n import catalogue
 from ui.tour import STEPS
 from ui.views import VIEWS
@@ -19,8 +19,7 @@ TEXT = "겨울은 추워요.\nThe big dog eats the fish."
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
 SKIP_FIELDS = {"spec", "body", "srcdoc", "url", "id", "form_id", "type", "css_class",
                "script", "widget_id", "key"}  # chart JSON, HTML pages, identifiers
-pytestmark = pytest.mark.skipif(
-    not (ROOT / "checkpoints" / "paper" / "config.json").is_file(),
+pytestmark = needs((ROOT / "checkpoints" / "paper" / "config.json").is_file(),
     reason="the shipped paper checkpoint is not here")
 
 

@@ -9,12 +9,11 @@ import pytest
 
 from model import Bundle
 from tests.app.conftest import run_app
-from tests.conftest import ROOT
+from tests.conftest import ROOT, needs
 from tests.hostile.inputs import CASES
 from ui.views import VIEWS, knows
 
-pytestmark = pytest.mark.skipif(
-    not (ROOT / "checkpoints" / "paper" / "corpus_words.txt").is_file(),
+pytestmark = needs((ROOT / "checkpoints" / "paper" / "corpus_words.txt").is_file(),
     reason="the shipped paper checkpoint (with its corpus word list) is not here")
 
 NOTICE = "Never seen in training"

@@ -11,10 +11,10 @@ import pytest
 
 from tests.app.conftest import run_app
 from tests.app.test_views import ok
-from tests.conftest import ROOT
+from tests.conftest import ROOT, needs
 from viz.click import TARGET
 
-pytestmark = pytest.mark.skipif(not (ROOT / "checkpoints" / "paper" / "config.json").is_file(),
+pytestmark = needs((ROOT / "checkpoints" / "paper" / "config.json").is_file(),
                                 reason="needs checkpoints/paper")
 TEXT = "The cat eats fish."
 

@@ -17,16 +17,15 @@ import tracemalloc
 import weakref
 
 import numpy as np
-import pytest
 
 from model import load_checkpoint
 from model.capture import trace_arrays
 from tests.app.conftest import run_app
-from tests.conftest import ROOT
+from tests.conftest import ROOT, needs
 from ui.views import VIEWS
 
 PAPER = ROOT / "checkpoints" / "paper"
-pytestmark = pytest.mark.skipif(not (PAPER / "config.json").is_file(),
+pytestmark = needs((PAPER / "config.json").is_file(),
                                 reason="uses the shipped paper checkpoint")
 TEXT = "The cat sees a dog.\n저는 학생이에요."
 

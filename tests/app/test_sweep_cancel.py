@@ -14,11 +14,11 @@ import threading
 import time
 from pathlib import Path
 
-import pytest
 from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 
 from model import load_checkpoint
 from model.patching import patch
+from tests.conftest import needs
 from tests.stress import hook_census, tiny_llama
 from ui import runtime, sweep
 from ui.admission import server_gate
@@ -70,7 +70,7 @@ def run_and_cancel(work, check: Canceller, after_checks: int = 2) -> tuple[float
     return out["t_end"] - check.t_cancel, out["value"]
 
 
-@pytest.mark.skipif(not (PAPER / "config.json").is_file(), reason="needs checkpoints/paper")
+@needs((PAPER / "config.json").is_file(), reason="needs checkpoints/paper")
 def test_cancel_stops_the_contributions_sweep_and_keeps_nothing(monkeypatch):
     bundle = load_checkpoint(PAPER)
     hooks, threads = hook_census(bundle.model), set(threading.enumerate())

@@ -7,15 +7,14 @@ second call (after the first batch of pairs), which is what Cancel, or any rerun
 
 from __future__ import annotations
 
-import pytest
 from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 
 from tests.app.conftest import run_app
 from tests.app.test_views import ok, texts
-from tests.conftest import ROOT
+from tests.conftest import ROOT, needs
 from ui import sweep
 
-pytestmark = pytest.mark.skipif(not (ROOT / "checkpoints" / "paper" / "config.json").is_file(),
+pytestmark = needs((ROOT / "checkpoints" / "paper" / "config.json").is_file(),
                                 reason="needs checkpoints/paper")
 
 

@@ -14,7 +14,7 @@ import pytest
 from model import capture, load_checkpoint
 from tests.app.conftest import run_app
 from tests.app.test_views import array
-from tests.conftest import ROOT
+from tests.conftest import ROOT, needs
 from ui.tour import STEPS
 from viz.tour import trace_walk
 
@@ -51,7 +51,7 @@ def gpt2(tmp_path_factory):
         yield root / "tiny-gpt2"
 
 
-@pytest.mark.skipif(not SHIPPED, reason="the shipped checkpoints are not here")
+@needs(SHIPPED, reason="the shipped checkpoints are not here")
 @pytest.mark.parametrize("ckpt", SHIPPED)
 def test_every_step_on_a_shipped_checkpoint(ckpt):
     at = run_app({"view": "tour", "ckpt": ckpt, "text": TEXT})
@@ -258,7 +258,7 @@ def _checks(bundle, t) -> dict:
             "next": next_layer, "subsequent": subsequent, "cross": cross, "output": output}
 
 
-@pytest.mark.skipif("paper" not in SHIPPED, reason="the shipped paper checkpoint is not here")
+@needs("paper" in SHIPPED, reason="the shipped paper checkpoint is not here")
 def test_every_steps_numbers_are_the_traces(paper_trace):
     """All 19 steps on `paper`, head 1: each number the page says and each chart's values,
     against a Trace captured here (and, where a step shows a computation, that computation

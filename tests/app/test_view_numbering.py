@@ -9,7 +9,7 @@ import json
 import pytest
 
 from tests.app.conftest import run_app
-from tests.conftest import ROOT
+from tests.conftest import ROOT, needs
 
 TEXT = "the cat eats fish every day .\nwinter is cold"
 PAPER = (ROOT / "checkpoints" / "paper" / "config.json").is_file()
@@ -32,7 +32,7 @@ def titles(at) -> list[str]:
             for c in at.get("plotly_chart")]
 
 
-@pytest.mark.skipif(not PAPER, reason="the shipped paper checkpoint is not here")
+@needs(PAPER, reason="the shipped paper checkpoint is not here")
 @pytest.mark.parametrize("view", ["positional", "embeddings"])
 def test_charts_number_sentences_from_one(view):
     at = run_app({"view": view, "ckpt": "paper", "text": TEXT}, timeout=300)

@@ -23,7 +23,7 @@ from streamlit.testing.v1 import AppTest
 
 from model.inputs import clean_lines
 from tests.app.conftest import APP
-from tests.conftest import ROOT
+from tests.conftest import ROOT, needs
 from tests.hostile.families import ALL_FOLDERS, FAMILIES, POSITIONS
 from tests.hostile.inputs import CASES, NORMAL, ZERO_TOKEN_NAMES, Hostile
 from tests.hostile.test_app_hostile import (
@@ -160,7 +160,7 @@ def shipped_env():
         yield
 
 
-@pytest.mark.skipif(not SHIPPED, reason="no shipped checkpoints in checkpoints/")
+@needs(SHIPPED, reason="no shipped checkpoints in checkpoints/")
 @pytest.mark.parametrize("case", VIEW_CASES, ids=str)
 @pytest.mark.parametrize("name", SHIPPED)
 def test_views_on_shipped_checkpoint(shipped_env, name, case):

@@ -17,7 +17,7 @@ import sys
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, needs
 
 SHIPPED = all((ROOT / "checkpoints" / n / "config.json").is_file() for n in ("paper", "seed001"))
 ARGS = ["--inputs", "200", "--every", "20", "--sessions", "6", "--churn", "10",
@@ -40,7 +40,7 @@ def soak() -> dict:
     return result
 
 
-pytestmark = pytest.mark.skipif(not SHIPPED, reason="the soak uses both shipped checkpoints")
+pytestmark = needs(SHIPPED, reason="the soak uses both shipped checkpoints")
 
 
 def test_memory_levels_off(soak):

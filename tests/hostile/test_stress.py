@@ -11,12 +11,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 import torch
 
 from model import load_checkpoint
 from model.heap import return_freed_memory
-from tests.conftest import ROOT
+from tests.conftest import ROOT, needs
 from tests.hostile.families import build_folder
 from tests.stress import hook_census, operations, stress, tiny_llama
 
@@ -33,7 +32,7 @@ TEXTS = {"paper": ("The cat eats fish.", "The dog eats fish.", "ko"),
 # setting and 439-469 with MALLOC_ARENA_MAX=2; Python's own allocations stayed at 0.4 MB.
 GROWTH_MB = 60
 
-pytestmark = pytest.mark.skipif(not (PAPER / "config.json").is_file(),
+pytestmark = needs((PAPER / "config.json").is_file(),
                                 reason="the stress test shares the shipped paper checkpoint")
 
 

@@ -12,12 +12,12 @@ import shutil
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, needs
 from tests.hostile.inputs import EVERY_VIEW, NORMAL
 from tests.hostile.test_app_hostile import TRACEBACK_SIGNS, check_page, fresh, messages
 
 LM = ROOT / "checkpoints" / "lm"
-pytestmark = pytest.mark.skipif(not (LM / "training" / "log.jsonl").is_file(),
+pytestmark = needs((LM / "training" / "log.jsonl").is_file(),
                                 reason="needs the shipped language model's training log")
 NAME = "lmcopy"
 BAD_LINES = ['{"step": "<script>alert(1)</script>", "induction": [[1]]}', "not json at all",

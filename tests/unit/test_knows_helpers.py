@@ -3,10 +3,8 @@ against model.training.knowledge.unknown_words (the training engineer's rule) as
 
 from __future__ import annotations
 
-import pytest
-
 from model.training.knowledge import unknown_flags, unknown_list
-from tests.conftest import ROOT
+from tests.conftest import ROOT, needs
 from tests.hostile.inputs import CASES
 from ui.views.knows import filter_knowledge, marked_chips_html, marked_line_html, piece_words
 
@@ -35,7 +33,7 @@ def test_unknown_flags_hand_worked():
     assert unknown_flags("", known) == []
 
 
-@pytest.mark.skipif(not (PAPER / "corpus_words.txt").is_file(), reason="no shipped checkpoint")
+@needs((PAPER / "corpus_words.txt").is_file(), reason="no shipped checkpoint")
 def test_unknown_words_on_the_shipped_corpus():
     """Hand-picked sentences: everyday words the new grammar covers are known, a zoo word is
     not; hostile lines never crash and only ever name words that were typed."""

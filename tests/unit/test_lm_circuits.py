@@ -15,11 +15,12 @@ import pytest
 
 from model import capture, load_checkpoint
 from model.analysis import composition_scores, detect_heads, qk_components
+from tests.conftest import needs
 
 LM = Path(__file__).resolve().parents[2] / "checkpoints" / "lm"
 REPEATED = "river mill barn hill sky lamp river mill barn hill sky lamp"
 
-pytestmark = pytest.mark.skipif(not (LM / "model.safetensors").is_file(),
+pytestmark = needs((LM / "model.safetensors").is_file(),
                                 reason="checkpoints/lm is not shipped yet")
 
 

@@ -22,6 +22,7 @@ from model.backends import capabilities  # noqa: E402
 from model.long.reduce import LOCAL, MIDDLE, REACH, bin_starts  # noqa: E402
 from model.tokenizer import is_special  # noqa: E402
 from tests import word_models  # noqa: E402
+from tests.conftest import needs
 from tests.unit.conftest import make_bundle  # noqa: E402
 from tests.unit.test_hf import WORDS, make_tokenizer  # noqa: E402
 
@@ -178,7 +179,7 @@ def test_the_labs_encoder_decoder_equals_a_full_capture(tokenizer):
     check(bundle, line, "enc_self", pixels=50)
 
 
-@pytest.mark.skipif(not (LM / "config.json").is_file(), reason="checkpoints/lm not shipped")
+@needs((LM / "config.json").is_file(), reason="checkpoints/lm not shipped")
 def test_the_trained_language_model_equals_a_full_capture():
     bundle = load_checkpoint(LM)
     check(bundle, "The cat sat on the mat. " * 40, "dec_self", pixels=48)
