@@ -108,27 +108,37 @@ def input_metrics(attn: np.ndarray, blocked: np.ndarray, q_pieces: Sequence[str]
     return out
 
 
+ROW_BLOCK = 16  # query rows per block of the JS loop (each block reads only the keys it sees)
+
+
 def js_rows(attn: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, int]:
     """(Σ over the counted rows of JS(head i's row, head j's row) as (N, N), rows counted).
 
     attn (N, Q, K) for one input; rows bool (Q,), the queries counted (the atlas counts queries
-    with at least two keys: with one there is no choice, and every head agrees). Float32
-    throughout: a JS divergence is off by about 1e-7, so a distance under ~1e-3 reads as 0."""
+    with at least two keys: with one there is no choice, and every head agrees). Rows go in
+    blocks of ROW_BLOCK, each over the keys up to the last one any head of the block weighs (a
+    causal block skips the future: about half the work at 64 pieces). Float32 throughout: a
+    JS divergence is off by about 1e-7, so a distance under ~1e-3 reads as 0."""
     a = torch.as_tensor(np.ascontiguousarray(attn[:, rows]), dtype=torch.float32)  # (N, R, K)
     n, r = a.shape[:2]
     out = np.zeros((n, n))
     if n < 2 or r == 0:
         return out, int(r)
+    ln2 = float(np.log(2.0))
+    used = (a != 0).any(0)  # (R, K) keys any head weighs
     with torch.no_grad():
-        # JSD = ½ (Σ p log p + Σ q log q − Σ s log s) + ln 2 with s = p + q (Σ s = 2)
-        plogp = torch.special.xlogy(a, a).sum(-1)  # (N, R)
-        for i in range(n - 1):
-            s = a[i] + a[i + 1:]  # (N − i − 1, R, K)
-            jsd = 0.5 * (plogp[i] + plogp[i + 1:] - torch.special.xlogy(s, s).sum(-1)) \
-                + float(np.log(2.0))
-            d = jsd.clamp_(0.0, float(np.log(2.0))).sqrt_().sum(-1).double().numpy()
-            out[i, i + 1:] = d
-            out[i + 1:, i] = d
+        for start in range(0, r, ROW_BLOCK):
+            block = used[start:start + ROW_BLOCK].any(0).nonzero()
+            width = int(block.max()) + 1 if len(block) else 1
+            b = a[:, start:start + ROW_BLOCK, :width].contiguous()  # (N, R', K')
+            # JSD = ½ (Σ p log p + Σ q log q − Σ s log s) + ln 2 with s = p + q (Σ s = 2)
+            plogp = torch.special.xlogy(b, b).sum(-1)  # (N, R')
+            for i in range(n - 1):
+                s = b[i] + b[i + 1:]  # (N − i − 1, R', K')
+                jsd = 0.5 * (plogp[i] + plogp[i + 1:] - torch.special.xlogy(s, s).sum(-1)) + ln2
+                d = jsd.clamp_(0.0, ln2).sqrt_().sum(-1).double().numpy()
+                out[i, i + 1:] += d
+                out[i + 1:, i] += d
     return out, int(r)
 
 
