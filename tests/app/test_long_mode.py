@@ -6,6 +6,7 @@ word is one piece) built once for the module; the long text goes in the view's o
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 from streamlit import config
@@ -16,6 +17,7 @@ from model import LONG_CAP
 from tests.app.conftest import APP
 from tests.app.test_hf_views import no_errors
 from tests.app.test_views import charts, texts
+from tests.chartdata import array
 from ui.admission import server_gate
 from ui.views.long_attention import read_upload
 
@@ -52,15 +54,36 @@ def with_long_text(text: str, lang: str = "en"):
     return at.run(timeout=180)
 
 
-def test_long_mode_draws_pooled_maps_exact_cells_and_detectors():
-    at = with_long_text(words(N - 1))
+def pooled_by_hand(folder, text: str, layer: int, head: int, pixels: int) -> np.ndarray:
+    """(P, P) mean attention per pixel of one head, from plain transformers' dense eager
+    attention (1,500² cells: 9 MB) pooled with numpy; pixel i starts at ⌈i·n/P⌉."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    ids = AutoTokenizer.from_pretrained(folder)(text)["input_ids"]
+    lm = AutoModelForCausalLM.from_pretrained(folder, attn_implementation="eager")
+    with torch.no_grad():
+        att = lm(torch.tensor([ids]), output_attentions=True).attentions[layer][0, head]
+    a = att.double().numpy()  # (n, n), zeros above the diagonal
+    n = len(ids)
+    starts = -(-np.arange(pixels) * n // pixels)
+    sums = np.add.reduceat(np.add.reduceat(a, starts, axis=0), starts, axis=1)
+    size = np.diff(np.append(starts, n))
+    return sums / np.outer(size, size)
+
+
+def test_long_mode_draws_pooled_maps_exact_cells_and_detectors(long_model):
+    text = words(N - 1)
+    at = with_long_text(text)
     no_errors(at)
     shown = texts(at.info)
     assert "Long mode: 1,500 pieces" in shown, shown
     specs = charts(at)
     assert len(specs) == 5  # one head, exact block, grid, distance bands, head distances
     head, block = specs[0]["data"][0], specs[1]["data"][0]
-    assert len(head["z"]) == 512 if isinstance(head["z"], list) else True
+    z = array(head["z"])
+    assert z.shape == (512, 512)
+    np.testing.assert_allclose(z, pooled_by_hand(long_model / "tinylong", text, 0, 0, 512),
+                               atol=2e-6)  # every pixel, the last row and column included
     assert "queries 988–1499, keys 988–1499" in specs[1]["layout"]["title"]["text"]
     assert block["type"] == "heatmap"
     assert at.dataframe, "the detectors' table"

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import torch
 
 from model import load_checkpoint
 from model.patching import patch
@@ -78,6 +79,57 @@ def _messages() -> list[str]:
     return found
 
 
+def patched_heads_by_hand(folder, clean: str, corrupt: str) -> np.ndarray:
+    """(L, H) activation patching of a GPT-2 folder with plain transformers and this test's
+    own hooks: in the corrupted run, one head's context (its slice of the input to the
+    block's c_proj, every position) is taken from the clean run; the metric is the logit of
+    the clean run's top token minus the corrupted run's top token (its runner-up when they
+    agree) after the text, normalised to 0 = corrupted, 1 = clean. float64; the L·H patched
+    runs go as one batch, row r patching head r % H of block r // H."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(folder)
+    lm = AutoModelForCausalLM.from_pretrained(folder, attn_implementation="eager",
+                                              dtype=torch.float64).eval()
+    blocks, n_h = lm.transformer.h, lm.config.n_head
+    dh = lm.config.n_embd // n_h
+    ctx: dict[int, torch.Tensor] = {}  # block -> the clean run's contexts (1, T, H·Dh)
+
+    def run(text: str, rows: int, mode: str) -> torch.Tensor:
+        def pre(_mod, args, i):
+            x = args[0]  # (rows, T, H·Dh): the heads' contexts side by side
+            if mode == "record":
+                ctx[i] = x.clone()
+                return None
+            x = x.clone()
+            for h in range(n_h):  # row i·H + h takes head h's context from the clean run
+                cut = slice(h * dh, (h + 1) * dh)
+                x[i * n_h + h, :, cut] = ctx[i][0, :, cut]
+            return (x,)
+        hooks = [blk.attn.c_proj.register_forward_pre_hook(
+            lambda m, a, i=i: pre(m, a, i)) for i, blk in enumerate(blocks)
+            if mode != "plain"]
+        try:
+            with torch.no_grad():
+                ids = torch.tensor([tok(text)["input_ids"]] * rows)
+                hidden = lm.transformer(ids).last_hidden_state[:, -1]  # (rows, D)
+                return lm.lm_head(hidden)  # (rows, V)
+        finally:
+            for hk in hooks:
+                hk.remove()
+
+    clean_out = run(clean, 1, "record")[0]
+    corr_out = run(corrupt, 1, "plain")[0]
+    a = int(clean_out.argmax())
+    runner = corr_out.clone()
+    if int(runner.argmax()) == a:
+        runner[a] = -torch.inf
+    w = int(runner.argmax())
+    m_c, m_r = float(clean_out[a] - clean_out[w]), float(corr_out[a] - corr_out[w])
+    x = run(corrupt, len(blocks) * n_h, "patch")
+    return ((x[:, a] - x[:, w]).numpy() - m_r).reshape(len(blocks), n_h) / (m_c - m_r)
+
+
 def test_hugging_face_decoder_only(tmp_path, monkeypatch):
     """A 12 × 12 GPT-2-shaped model listed through ATTN_MODELS: the next token each run
     predicts, one 12 × 12 heat map of dec_self heads, the residual stream of the decoder."""
@@ -98,5 +150,12 @@ def test_hugging_face_decoder_only(tmp_path, monkeypatch):
     assert "the next token after the text" in texts(at.markdown)
     figs = charts(at)
     assert [t["name"] for t in figs[0]["data"] if t["type"] == "heatmap"] == ["dec_self"]
-    assert array(figs[0]["data"][0]["z"]).shape == (12, 12)
+    z = array(figs[0]["data"][0]["z"])
+    assert z.shape == (12, 12)
+    want = patched_heads_by_hand(tmp_path / "gpt2-12", "the cat eats fish every day .",
+                                 "the dog eats fish every day .")
+    # the two runs differ by a few thousandths of a logit, so float32 noise in the lab's run
+    # is a few thousandths of the normalised effect; a wrong head or layer moves it far more
+    np.testing.assert_allclose(z, want, atol=5e-3)  # measured: 1.5e-4
+    assert np.abs(want).max() > 0.2  # some head matters: the comparison is not all zeros
     assert sum("Residual" in f["layout"]["title"]["text"] for f in figs) == 1

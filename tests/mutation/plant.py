@@ -131,7 +131,9 @@ def pytest_configure(config) -> None:
         config.stash[PLANTED] = name
 
 
-def pytest_report_header(config) -> str | None:
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
+    """One line naming the plant, shown even under -q (test_mutations reads it)."""
     name = config.stash.get(PLANTED, None)
-    return f"planted error: {name}" if name else None
+    if name:
+        terminalreporter.write_line(f"planted error: {name}")
 
