@@ -40,11 +40,17 @@ POLICIES = ("window", "sinks", "heavy", "no_sink")
 SINKS = 4  # StreamingLLM's four initial tokens
 
 
+def least_budget(policy: str) -> int:
+    """The smallest budget a policy can keep: a window of one, the sinks and one more, one
+    recent key and one heavy hitter; no_sink has no budget."""
+    return {"window": 1, "sinks": SINKS + 1, "heavy": 2, "no_sink": 0}[policy]
+
+
 def _check(policy: str, budget: int) -> None:
     if policy not in POLICIES:
         raise ValueError(f"unknown eviction policy {policy!r}; the policies are "
                          f"{', '.join(POLICIES)}")
-    least = {"window": 1, "sinks": SINKS + 1, "heavy": 2, "no_sink": 0}[policy]
+    least = least_budget(policy)
     if int(budget) < least:
         raise ValueError(f"the {policy} policy needs a budget of at least {least} positions "
                          f"(got {budget})")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from model.analysis.eviction import POLICIES, SINKS
+from model.analysis.eviction import POLICIES, SINKS, least_budget
 from ui.common import chart
 from ui.context import Ctx
 from ui.i18n import _
@@ -67,6 +67,10 @@ def _one(ctx: Ctx, g, ids: tuple[int, ...], start: int) -> dict:
                  "hitters: the last {r} and the keys with the most accumulated attention (the "
                  "full cache's), per layer and head; no sink: every position but the first.")
                .format(b=budget, s=SINKS, w=max(0, budget - SINKS), r=max(1, budget // 2)))
+    if budget < least_budget(policy):
+        st.info(_("The {policy} policy keeps at least {n} positions; showing a budget of {n}.")
+                .format(policy=_policy_label(policy), n=least_budget(policy)))
+        budget = least_budget(policy)
     try:
         ev = cached_eviction(ctx.bundle, ctx.key, ids, policy, int(budget), ctx.ablate)
     except ValueError as exc:
