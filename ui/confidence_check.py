@@ -47,7 +47,10 @@ def combined_signals(bundle: Bundle, result) -> tuple[Combination, Signals] | No
 def reason_text(name: str, sig: Signals, comb: Combination) -> str:
     """One fired signal in words, quoting what it saw."""
     if name == "unknown":
-        return _("unknown word: {words}").format(words=", ".join(sig.unknown_words))
+        words = ", ".join(sig.unknown_words)
+        if len(sig.unknown_words) > 1:
+            return _("unknown words: {words}").format(words=words)
+        return _("unknown word: {words}").format(words=words)
     if name == "round_trip":
         return _("the way back reads “{back}”").format(back=sig.back or "")
     if name == "agreement":

@@ -133,9 +133,9 @@ def expected_reasons(lang: str) -> tuple[str, list[str]]:
     words = uncovered_words(GUESS, out.text, paper.known_words)
     quotes = {"round_trip": back.text, "agreement": partner.text, "unknown": ", ".join(words)}
     phrases = {"en": {"round_trip": "the way back reads", "agreement": "the other checkpoint",
-                      "unknown": "unknown word:", "min_logp": "least sure piece",
+                      "unknown": "unknown word", "min_logp": "least sure piece",
                       "mean_logp": "pieces averaged", "length_gap": "times"},
-               "ko": {"round_trip": "거꾸로 다시 번역하면", "agreement": "다른 체크포인트",
+               "ko": {"round_trip": "거꾸로 다시 번역한 결과", "agreement": "다른 체크포인트",
                       "unknown": "본 적 없는 단어", "min_logp": "가장 자신 없는 조각",
                       "mean_logp": "기하 평균", "length_gap": "배"}}[lang]
     return out.text, [phrases[n] for n in fired] + [quotes[n] for n in fired if n in quotes]
