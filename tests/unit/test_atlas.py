@@ -197,10 +197,28 @@ def test_bad_corpora_are_refused_with_a_message(bundle, lines, message):
         head_atlas(bundle, lines)
 
 
-def test_on_lm_the_induction_heads_group_without_the_previous_token_head():
+@pytest.fixture(scope="module")
+def lm():
     if not (LM / "model.safetensors").is_file():
         skip_or_fail("checkpoints/lm is not shipped here")
-    bundle = load_checkpoint(LM)
+    return load_checkpoint(LM)
+
+
+def test_hostile_lines_give_an_atlas_not_a_traceback(lm):
+    lines = ["a", "", "<script>alert(1)</script>", "😀" * 40, "  \t ", "[CLS] </s> <pad>",
+             "x" * 3000]
+    atlas = head_atlas(lm, lines, induction=False)
+    assert atlas.lines == [s for s in lines if s.strip()]
+    d = atlas.distance("dec_self")
+    assert d.shape == (12, 12) and np.isfinite(d).all() and np.all(np.diag(d) == 0)
+    assert sorted(m for g in atlas.groups["dec_self"] for m in g.members) == \
+        [(la, h) for la in range(2) for h in range(6)]
+    assert atlas.embedding("dec_self").shape == (12, 2)
+    assert "induction" not in atlas.metrics("dec_self")
+
+
+def test_on_lm_the_induction_heads_group_without_the_previous_token_head(lm):
+    bundle = lm
     card = bundle.card["figures"]["detectors"]
     induction = np.array(card["induction"])
     previous = np.array(card["previous_token"])
