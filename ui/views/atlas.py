@@ -103,6 +103,9 @@ def render(ctx: Ctx) -> None:
     kind = sticky(st.radio, "atlas_kind", _("Attention"), options=kinds,
                   format_func=KIND_LABELS.get, horizontal=True)
     metrics = atlas.metrics(kind)
+    if not metrics:
+        st.info(_("No input of the corpus had this attention."))
+        return
     c1, c2, c3, c4 = st.columns([3, 2, 2, 2])
     _from_link("atlas_place", "place", list(PLACES), "mds")
     place = sticky(c1.radio, "atlas_place", _("Place heads"), options=list(PLACES),
