@@ -4,13 +4,16 @@ induction head and an earlier previous-token head formed.
 - it opens and generates with transformers alone (a subprocess that imports no project code);
 - induction and previous-token scores computed here, straight from transformers' eager
   attention weights, rank the same heads first as the lab's detectors;
-- the card's figures are what the lab measures on the folder now (figures.measure), and they
-  clear the issue's bars;
+- the card's figures (loss, ICL, repeat gap, knock-outs; three snapshots; the phase change)
+  recomputed with plain transformers, this test's own hooks and the log read with json, and
+  they clear the bars in tests/data/floors.toml; the knock-out claims against a control of
+  the same size (xfail: they do not hold with today's weights);
 - the training history and snapshots read back, and a bad log or snapshot gives a clear error.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import sys
@@ -25,6 +28,7 @@ from model.training.lm import figures
 from model.training.lm.history import read_history, snapshot_bundle
 from model.training.lm.ship import choose
 from tests.conftest import ROOT
+from tests.floors import holds
 
 LM = ROOT / "checkpoints" / "lm"
 REPEAT = 24
@@ -94,42 +98,161 @@ def test_independent_scores_rank_the_same_heads_first_as_the_lab(bundle, card):
     assert best_prev[0] < best_ind[0]
 
 
-def test_the_card_holds_what_the_lab_measures_now(bundle, card):
-    now = figures.measure(bundle)
-    shipped = card["figures"]
-    for key in ("held_out_loss", "icl", "repeat_gap", *(
-            f"{m}_{g}_knocked_out" for m in ("icl", "loss", "repeat_gap")
-            for g in ("induction", "previous_token", "control"))):
-        assert now[key] == pytest.approx(shipped[key], abs=2e-3), key
-    for key in ("induction_heads", "previous_token_heads", "control_heads"):
-        assert now[key] == shipped[key], key
-    assert shipped["induction_heads"] and shipped["previous_token_heads"]
-    # words said twice: the second copy is nearly free, and knocking out the induction heads
-    # takes all of that away; knocking out the previous-token heads that feed them (those over
-    # the threshold) takes most of it (a weaker previous-token head is left in)
-    assert shipped["repeat_gap"] < -5
-    assert abs(shipped["repeat_gap_induction_knocked_out"]) < 0.5
-    assert shipped["repeat_gap_previous_token_knocked_out"] > 0.5 * shipped["repeat_gap"]
+class PlainLM:
+    """checkpoints/lm in plain transformers (eager, float32), with this test's own hooks: a
+    knocked-out head's slice of the input to its layer's o_proj (its context) is zeroed, as
+    the card's knock-outs say. Losses in float64 from the logits."""
+
+    def __init__(self, snapshot: str | None = None):
+        from safetensors.torch import load_file
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        self.tok = AutoTokenizer.from_pretrained(LM)
+        self.lm = AutoModelForCausalLM.from_pretrained(LM, attn_implementation="eager").eval()
+        if snapshot:  # a training snapshot: the same 20 fp16 tensors (lm_head tied)
+            state = {k: v.float() for k, v in load_file(LM / snapshot).items()}
+            missing, extra = self.lm.load_state_dict(state, strict=False)
+            assert not extra and set(missing) <= {"lm_head.weight"}, (missing, extra)
+        self.context = self.lm.config.max_position_embeddings
+        self.dh = self.lm.config.head_dim
+
+    def ids(self, texts: list[str]) -> torch.Tensor:
+        return torch.tensor([self.tok(t)["input_ids"][:self.context] for t in texts])
+
+    def losses(self, ids: torch.Tensor, knocked=()) -> np.ndarray:
+        """(B, T − 1): loss of predicting piece i + 1 at column i."""
+        hooks = []
+        for layer, blk in enumerate(self.lm.model.layers):
+            heads = [h for x, h in knocked if x == layer]
+
+            def zero(_mod, args, heads=heads):
+                x = args[0].clone()  # (B, T, H·Dh)
+                for h in heads:
+                    x[..., h * self.dh:(h + 1) * self.dh] = 0.0
+                return (x,)
+            if heads:
+                hooks.append(blk.self_attn.o_proj.register_forward_pre_hook(zero))
+        try:
+            with torch.no_grad():
+                logp = torch.log_softmax(self.lm(ids).logits.double(), -1)
+        finally:
+            for hk in hooks:
+                hk.remove()
+        return -logp[:, :-1].gather(-1, ids[:, 1:, None])[..., 0].numpy()
+
+    def icl(self, losses: np.ndarray) -> float:
+        """Mean loss on pieces 3/4·T … T−1 minus pieces T/16 … T/8 − 1 (full rows)."""
+        c = self.context
+        return float(losses[:, 3 * c // 4 - 1:c - 1].mean() - losses[:, c // 16 - 1:c // 8 - 1]
+                     .mean())
 
 
-def test_in_context_learning_is_clearly_negative_and_the_induction_heads_carry_it(card):
-    """On held-out story rows later pieces are clearly easier than early ones; knocking out the
-    induction heads takes most of that away, and the score deepened at the phase change."""
-    f, t = card["figures"], card["training"]
-    assert f["icl"] <= -0.3
-    assert f["icl_induction_knocked_out"] - f["icl"] > 0.7 * abs(f["icl"])
-    icl = {int(k): v["icl"] for k, v in t["snapshot_figures"].items()}
-    phase = t["phase_change_step"]
-    before = [v for s, v in icl.items() if 0 < s <= phase - 200]
-    after = [v for s, v in icl.items() if s >= phase + 200]
-    assert before and after
-    assert np.mean(after) < np.mean(before) - 0.3, icl
+def repeat_gap_of(losses: np.ndarray, words: int = 20) -> float:
+    """Rows <s> w₁..w_k w₁..w_k: mean loss on w₂..w_k of the second copy minus the first."""
+    return float(losses[:, words + 1:2 * words].mean() - losses[:, 1:words].mean())
+
+
+def heads_named(names: list[str]) -> list[tuple[int, int]]:
+    return [(int(n.split()[0][1:]), int(n.split()[1][1:])) for n in names]
+
+
+@pytest.fixture(scope="module")
+def texts(bundle):
+    """The card's evaluation texts (48 held-out documents, 24 word lists said twice), drawn by
+    the card's own seeded generators: only the measuring is done afresh here."""
+    return figures.held_out_documents(bundle), figures.repeated_word_lists(bundle)
+
+
+@pytest.fixture(scope="module")
+def plain():
+    return PlainLM()
+
+
+def test_card_figures_recomputed_with_plain_transformers(card, texts, plain):
+    """Loss, ICL, repeat gap and every knock-out of the card, measured here with transformers
+    and this test's hooks (no lab capture, no figures.measure). Tolerance 2e-3 nats: the card
+    rounds to 1e-4 and float32 sums differ by ~1e-5 between CPUs (measured: equal to 1e-4)."""
+    f = card["figures"]
+    docs, repeats = plain.ids(texts[0]), plain.ids(texts[1])
+    assert docs.shape == (f["held_out_documents"], plain.context)
+    groups = {g: heads_named(f[f"{g}_heads"]) for g in ("induction", "previous_token",
+                                                         "control")}
+    for g, knocked in [("", ()), *groups.items()]:
+        doc_losses, rep_losses = plain.losses(docs, knocked), plain.losses(repeats, knocked)
+        tail = f"_{g}_knocked_out" if g else ""
+        got = {"icl": plain.icl(doc_losses), "repeat_gap": repeat_gap_of(rep_losses),
+               "loss" if g else "held_out_loss": float(doc_losses.mean())}
+        for key, value in got.items():
+            name = key + tail if key != "held_out_loss" else key
+            assert value == pytest.approx(f[name], abs=2e-3), name
+    # the card's bars (tests/data/floors.toml)
+    assert holds("lm_repeat_gap", f["repeat_gap"])
+    assert holds("lm_repeat_gap_induction_knocked_out", abs(f["repeat_gap_induction_knocked_out"]))
+    assert holds("lm_repeat_gap_previous_token_knocked_out",
+                 f["repeat_gap_previous_token_knocked_out"])
+    assert holds("lm_icl", f["icl"])
+    assert holds("lm_icl_share_carried_by_induction",
+                 (f["icl_induction_knocked_out"] - f["icl"]) / abs(f["icl"]))
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
+    "not true of today's weights (measured 2026-11-28): the 5 heads outside the circuit (L0 "
+    "H0, H1, H3-H5) knocked out take the repeat gap to +0.45 (loss 7.78), more than any 5 of "
+    "the 6 induction heads (-0.11 to -5.32); and L0 H3 alone takes it to -0.93, more than the "
+    "previous-token head L0 H2 (-2.46). strict: this fails loudly once the claim holds"))
+def test_knock_outs_beat_a_control_of_the_same_size(card, texts, plain):
+    """The card's claims, that the induction heads carry the copying and the previous-token
+    head feeds them, against knock-outs of the same number of heads drawn from outside the
+    circuit. Only 5 heads lie outside it, so the induction claim is tested at size 5 (every 5
+    of the 6 induction heads against the 5 outside ones); the previous-token head against
+    each outside head alone. Copying taken away = repeat gap after − before."""
+    f = card["figures"]
+    repeats = plain.ids(texts[1])
+    base = repeat_gap_of(plain.losses(repeats))
+    circuit = set(heads_named(f["induction_heads"]) + heads_named(f["previous_token_heads"]))
+    outside = [(x, h) for x in range(2) for h in range(6) if (x, h) not in circuit]
+    size = min(len(outside), len(heads_named(f["induction_heads"])))
+
+    def taken(knocked) -> float:
+        return repeat_gap_of(plain.losses(repeats, knocked)) - base
+
+    control = taken(outside[:size])
+    induction = heads_named(f["induction_heads"])
+    weakest = min(taken(sub) for sub in itertools.combinations(induction, size))
+    assert weakest > control, (weakest, control)
+    prev = taken(heads_named(f["previous_token_heads"]))
+    singles = {h: taken([h]) for h in outside}
+    assert all(prev > v for v in singles.values()), (prev, singles)
+
+
+@pytest.mark.parametrize("step", [600, 1800, 3400])
+def test_snapshot_figures_recomputed(card, texts, step):
+    """Three snapshots' held-out loss and ICL (the first trained one, the phase change, the
+    last) from their safetensors files in plain transformers, against the card; 2e-3 nats."""
+    last = max(card["training"]["snapshots"])  # its weights are the folder's own file
+    plain = PlainLM("model.safetensors" if step == last else f"snapshots/step_{step:06d}"
+                    ".safetensors")
+    losses = plain.losses(plain.ids(texts[0]))
+    want = card["training"]["snapshot_figures"][str(step)]
+    assert float(losses.mean()) == pytest.approx(want["held_out_loss"], abs=2e-3)
+    assert plain.icl(losses) == pytest.approx(want["icl"], abs=2e-3)
+
+
+def test_phase_change_recomputed_from_the_log(card):
+    """The card's phase change: the probe after the largest rise of the best head's induction
+    score, from training/log.jsonl read with json here."""
+    rows = sorted((json.loads(x) for x in (LM / "training" / "log.jsonl").read_text()
+                   .splitlines() if x.strip()), key=lambda r: r["step"])
+    best = np.array([np.max(r["induction"]) for r in rows])
+    rise = np.diff(best)
+    i = int(np.argmax(rise))
+    assert rows[i + 1]["step"] == card["training"]["phase_change_step"]
+    assert rise[i] > 0.05  # today 0.407, narrowly ahead of step 1,700's 0.369
 
 
 def test_history_and_snapshots_read_back(bundle, card):
     h = read_history(LM)
     assert len(h.snapshots) >= 16 and h.skipped == 0
-    assert h.phase_change() == card["training"]["phase_change_step"]
     first, last = min(h.snapshots), max(h.snapshots)
     early = snapshot_bundle(bundle, h.snapshots[first], first)
     late = snapshot_bundle(bundle, h.snapshots[last], last)
