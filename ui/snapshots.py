@@ -60,6 +60,6 @@ def cached_eviction(_bundle: Bundle, key: str, ids: tuple[int, ...], policy: str
 
 @st.cache_data(max_entries=32, max_size="1MB", show_spinner=False)
 def cached_sweep(_bundle: Bundle, key: str, ids: tuple[int, ...], budgets: tuple[int, ...],
-                 start: int, ablate: str) -> dict:
+                 start: int, ablate: str, policies: tuple[str, ...]) -> dict:
     """Mean continuation loss per policy and budget (view=cache's budget chart)."""
-    return sweep(_bundle, list(ids), budgets, start, ablate=ablate)
+    return sweep(_bundle, list(ids), budgets, start, policies, ablate=ablate)

@@ -165,14 +165,22 @@ def pieces_of(bundle: Bundle, text: str) -> list[int]:
     return list(batch.src_lists[0])
 
 
-def full_run(bundle: Bundle, ids: Sequence[int], ablate: Iterable[Head] | str = ()) -> FullRun:
-    """The full cache's loss, top-1 and attention (the heavy policy's accumulated scores)."""
+def heavy_bytes(bundle: Bundle, n: int) -> int:
+    """What the heavy policy holds beyond the forward for n pieces: the full run's attention
+    (float32) and its keep mask (bool), (L, H, n, n) each."""
+    return bundle.n_layers("dec_self") * bundle.config.n_heads * n * n * 5
+
+
+def full_run(bundle: Bundle, ids: Sequence[int], ablate: Iterable[Head] | str = (),
+             attention: bool = True) -> FullRun:
+    """The full cache's loss, top-1 and, with `attention`, its attention (the heavy policy's
+    accumulated scores; (0, 0, n, n) without)."""
     if not backend_for(bundle).caps.generates:
         raise ValueError("cache eviction applies to decoder-only models, which keep a "
                          "key/value cache while they generate")
     if len(ids) < 2:
         raise ValueError("the text needs at least two pieces to score one")
-    layers = bundle.n_layers("dec_self")
+    layers = bundle.n_layers("dec_self") if attention else 0
     got: dict[int, np.ndarray] = {}
 
     def keep(layer: int):
@@ -182,15 +190,17 @@ def full_run(bundle: Bundle, ids: Sequence[int], ablate: Iterable[Head] | str = 
 
     fns = {f"{attn_prefix('dec_self', i)}.hook_probs": keep(i) for i in range(layers)}
     loss, top1 = _forward(bundle, ids, fns, checked_heads(bundle, ablate))
-    return FullRun(list(ids), loss, top1, np.stack([got[i] for i in range(layers)]))
+    attn = (np.stack([got[i] for i in range(layers)]) if layers
+            else np.zeros((0, 0, len(ids), len(ids)), np.float32))
+    return FullRun(list(ids), loss, top1, attn)
 
 
 def rescore(bundle: Bundle, full: FullRun, policy: str, budget: int,
             ablate: Iterable[Head] | str = ()) -> Eviction:
     """The text of `full` re-scored with each query reading only what the policy keeps."""
     n = len(full.ids)
-    keep = policy_mask(policy, n, int(budget), full.attn)
-    layers = full.attn.shape[0]
+    keep = policy_mask(policy, n, int(budget), full.attn if full.attn.size else None)
+    layers = bundle.n_layers("dec_self")
     device = next(bundle.model.parameters()).device
     per_layer = [torch.from_numpy(keep[i] if keep.ndim == 4 else keep).to(device)
                  for i in range(layers)]  # (H, n, n) or (n, n)
@@ -211,7 +221,8 @@ def eviction(bundle: Bundle, text: str | Sequence[int], policy: str, budget: int
     query seeing only what `policy` keeps within `budget` positions; with the full cache's."""
     _check(policy, budget)
     ids = pieces_of(bundle, text) if isinstance(text, str) else list(text)
-    return rescore(bundle, full_run(bundle, ids, ablate), policy, budget, ablate)
+    full = full_run(bundle, ids, ablate, attention=policy == "heavy")
+    return rescore(bundle, full, policy, budget, ablate)
 
 
 def sweep(bundle: Bundle, ids: Sequence[int], budgets: Sequence[int], start: int = 0,
@@ -219,7 +230,7 @@ def sweep(bundle: Bundle, ids: Sequence[int], budgets: Sequence[int], start: int
           ) -> dict[str, list[float | None]]:
     """Mean loss over predictions start … n − 2 per policy and budget (None where the budget
     is too small for the policy); one full run shared by all."""
-    full = full_run(bundle, ids, ablate)
+    full = full_run(bundle, ids, ablate, attention="heavy" in policies)
     out: dict[str, list[float | None]] = {}
     for policy in policies:
         row: list[float | None] = []

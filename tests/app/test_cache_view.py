@@ -100,3 +100,21 @@ def test_the_view_says_why_on_a_translator():
     at = run_app({"ckpt": "paper", "view": "cache", "text": "The cat eats fish."})
     ok(at)
     assert "key/value cache belongs to decoder-only models" in texts(at.info)
+
+
+def test_heavy_hitters_over_the_memory_limit_are_a_note(monkeypatch):
+    from model import load_checkpoint
+    from model.analysis.eviction import heavy_bytes
+    from ui.views import cache_evict
+
+    bundle = load_checkpoint(LM)
+    assert heavy_bytes(bundle, 10) == 2 * 6 * 10 * 10 * 5  # 2 layers × 6 heads, float32 + bool
+    monkeypatch.setattr(cache_evict, "HEAVY_LIMIT", 0)
+    at = run_app({"ckpt": "lm", "view": "cache", "text": PROMPT, "policy": "heavy"},
+                 timeout=180)
+    ok(at)
+    assert "heavy-hitter policy would hold" in texts(at.info)
+    budget = next(f for f in charts(at) if "against the cache budget" in
+                  str(f["layout"]["title"]["text"]))
+    names = {t.get("name") for t in budget["data"]}
+    assert "window" in names and "heavy hitters (H2O)" not in names

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from model.analysis.eviction import POLICIES, SINKS, least_budget
+from model.analysis.eviction import POLICIES, SINKS, heavy_bytes, least_budget
 from ui.common import chart
 from ui.context import Ctx
 from ui.i18n import _
@@ -19,6 +19,7 @@ from viz import cache as viz_cache
 DEFAULT_POLICY = "sinks"
 DEFAULT_BUDGET = 16
 SWEEP_AT_ONCE = 256  # longer texts wait for a button: 4 policies × several budgets of forwards
+HEAVY_LIMIT = 256 << 20  # bytes the heavy policy may hold (the full run's attention and mask)
 
 
 def budgets_for(n: int) -> tuple[int, ...]:
@@ -71,6 +72,11 @@ def _one(ctx: Ctx, g, ids: tuple[int, ...], start: int) -> dict:
         st.info(_("The {policy} policy keeps at least {n} positions; showing a budget of {n}.")
                 .format(policy=_policy_label(policy), n=least_budget(policy)))
         budget = least_budget(policy)
+    if policy == "heavy" and heavy_bytes(ctx.bundle, n) > HEAVY_LIMIT:
+        st.info(_("The heavy-hitter policy would hold {mb:,} MB for this text (every head's "
+                  "attention and its mask); try a shorter text or another policy.").format(
+            mb=heavy_bytes(ctx.bundle, n) >> 20))
+        return {}
     try:
         ev = cached_eviction(ctx.bundle, ctx.key, ids, policy, int(budget), ctx.ablate)
     except ValueError as exc:
@@ -99,7 +105,7 @@ def _one(ctx: Ctx, g, ids: tuple[int, ...], start: int) -> dict:
             else change - start, "agreement": ev.agreement(start)}
 
 
-def _sweep(ctx: Ctx, ids: tuple[int, ...], start: int, full_mean: float) -> dict:
+def _sweep(ctx: Ctx, ids: tuple[int, ...], start: int) -> dict:
     budgets = budgets_for(len(ids))
     if not budgets:
         return {}
@@ -107,7 +113,12 @@ def _sweep(ctx: Ctx, ids: tuple[int, ...], start: int, full_mean: float) -> dict
             _("Compute loss against budget ({n} runs)").format(n=len(budgets) * len(POLICIES)),
             key="cache_sweep"):
         return {}
-    losses = cached_sweep(ctx.bundle, ctx.key, ids, budgets, start, ctx.ablate)
+    policies = tuple(p for p in POLICIES
+                     if p != "heavy" or heavy_bytes(ctx.bundle, len(ids)) <= HEAVY_LIMIT)
+    losses = cached_sweep(ctx.bundle, ctx.key, ids, budgets, start, ctx.ablate, policies)
+    # a window of the whole text is the full cache (the same cached run as the metrics')
+    whole = cached_eviction(ctx.bundle, ctx.key, ids, "window", len(ids), ctx.ablate)
+    full_mean = float(whole.full_loss[start:].mean())
     chart(viz_cache.budget_figure(budgets, losses, full_mean,
                                   _("Mean loss of the continuation against the cache "
                                     "budget")), ctx)
@@ -125,6 +136,5 @@ def render(ctx: Ctx, g) -> dict:
     _seed_from_link(len(ids))
     seed("cache_policy", DEFAULT_POLICY)
     out = _one(ctx, g, ids, start)
-    if out:
-        out.update(_sweep(ctx, ids, start, float(sum(out["full_loss"]) / len(out["full_loss"]))))
+    out.update(_sweep(ctx, ids, start))
     return out
