@@ -173,3 +173,38 @@ def main(parts: list[str] | None = None) -> Report:
         report.lines += lines
         report.figures[name] = figures
     return report
+
+
+def block(results: dict) -> str:
+    """The README's cache block: the lm's loss per eviction policy and budget, and the cached
+    generation's speed beside transformers' generate."""
+    from benchmarks.readme_results import provenance
+
+    got = results.get("bench_cache", {})
+    lm, speed = got.get("lm_eviction"), got.get("gpt2_small_512")
+    if not lm:
+        return "No run recorded yet: `python -m benchmarks bench_cache` measures it.\n"
+    names = {"window": "window", "sinks": "sinks (4) + window", "heavy": "heavy hitters (H2O)",
+             "no_sink": "every position but the first"}
+    rows = ["| policy | " + " | ".join(f"budget {b}" for b in lm["budgets"]) + " |",
+            "|---" * (len(lm["budgets"]) + 1) + "|"]
+    for p in ("window", "sinks", "heavy", "no_sink"):
+        row, late = lm["all"][p], lm["late"][p]
+        cells = " | ".join("–" if a is None else f"{a:.3f} ({z:.3f})" for a, z in zip(row, late))
+        rows.append(f"| {names.get(p, p)} | {cells} |")
+    text = ("\n".join(rows) + f"\n\nMean next-piece loss in nats of `checkpoints/lm` on its "
+            f"{lm['documents']} held-out documents ({lm['positions']} pieces each), every "
+            f"prediction (in brackets: from position {lm['late_from']} on); the full cache "
+            f"{lm['full_all']:.3f} ({lm['full_late']:.3f}); kept keys keep their positions "
+            f"({provenance(results, 'bench_cache.lm_eviction')}).\n")
+    if speed:
+        text += (f"\nGeneration through the cache with recording on, {speed['prompt']}-piece "
+                 f"prompt and {speed['new']} new pieces on a random GPT-2-small shape at one "
+                 f"thread: {speed['ours_s']:.2f} s beside transformers' generate "
+                 f"{speed['transformers_s']:.2f} s ({speed['ours_over_transformers']:.2f}×, "
+                 f"same greedy output: {'yes' if speed['same_greedy_output'] else 'no'}); a "
+                 f"full forward per piece took {speed['full_forward_ms_per_piece']:,.0f} ms "
+                 f"a piece against {speed['cached_ms_per_piece_prompt_included']:,.0f} ms "
+                 f"through the cache, the prompt's forward included "
+                 f"({provenance(results, 'bench_cache.gpt2_small_512')}).\n")
+    return text

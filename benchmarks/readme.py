@@ -26,6 +26,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from benchmarks.bench_cache import block as block_cache
 from benchmarks.bench_clark import block as block_clark
 from benchmarks.bench_heap import block as block_heap
 from benchmarks.bench_long import block as block_long
@@ -78,6 +79,7 @@ BLOCKS: dict[str, Callable[[dict], str]] = {
     "long": block_long,
     "heap": block_heap,
     "clark": block_clark,
+    "cache": block_cache,
 }
 
 
