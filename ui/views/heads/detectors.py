@@ -219,9 +219,7 @@ def render(ctx: Ctx) -> None:
             _("Head (ranked)"), picks, key="det_open_head",
             format_func=lambda h: KIND_LABELS.get(h[0], h[0]) + " · "
             + _("layer {layer}").format(layer=h[1]) + " · " + _("head {head}").format(head=h[2])
-            + f" · {scores[h[0]][h[1], h[2]]:.3f}" + viz_detectors.chance_note(chance.get(h[0]))
-            + (" · " + viz_detectors.place_label(places[h[0]][h[1], h[2]], first.get(h[0], ""))
-               if places and h[0] in places else ""))
+            + f" · {scores[h[0]][h[1], h[2]]:.3f}" + viz_detectors.chance_note(chance.get(h[0])))
         c2.button(_("Open in the attention view"), key="det_open", on_click=goto,
                   args=("attention", head))
         c2.button(_("Why this head attends"), key="det_why", on_click=goto, args=("why", head))
