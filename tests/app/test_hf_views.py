@@ -5,12 +5,14 @@ the real ones that broke the layers × heads grid."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
 from tests import word_models
 from tests.app.conftest import run_app
 from tests.app.test_views import charts, ok, texts
+from tests.chartdata import array, find
 from tests.unit.test_hf import make_tokenizer
 from ui.views import VIEWS
 from ui.views.heads import HEADS_PARTS
@@ -114,3 +116,36 @@ def test_knocking_out_a_head_of_a_hugging_face_model():
     assert any("Loss" in m.label for m in at.metric)
     assert "not supported" not in texts(at.warning)
     assert at.checkbox(key="abl:dec_self:11:3").value
+
+
+def _runs(empty: np.ndarray) -> list[slice]:
+    """The runs of False in a bool vector: the panels between the grid's NaN gaps."""
+    edges = np.flatnonzero(np.diff(np.concatenate([[1], empty.astype(int), [1]])))
+    return [slice(a, b) for a, b in zip(edges[::2], edges[1::2])]
+
+
+def test_attention_head_and_grid_are_transformers_attention(hf_models):
+    """The attention view on the grouped-query rotary Llama: the chosen head's map and every
+    panel of the layers × heads grid against transformers' own eager attention weights."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    line = TEXT.splitlines()[0]
+    at = run_app({"ckpt": "llama-12", "view": "attention", "text": line, "layer": "11",
+                  "head": "11"}, timeout=120)
+    no_errors(at)
+    folder = hf_models / "llama-12"
+    lm = AutoModelForCausalLM.from_pretrained(folder, attn_implementation="eager").eval()
+    ids = torch.tensor([AutoTokenizer.from_pretrained(folder)(line)["input_ids"]])
+    with torch.no_grad():
+        want = torch.stack(lm(ids, output_attentions=True).attentions)[:, 0].numpy()
+    figs = charts(at)  # want: (L, H, T, T)
+    np.testing.assert_allclose(array(find(figs, "· head 11 ·")["data"][0]["z"]), want[11, 11],
+                               atol=1e-5)
+    grid = array(find(figs, "every layer (rows)")["data"][0]["z"])
+    gaps = np.isnan(grid)
+    rows, cols = _runs(gaps.all(1)), _runs(gaps.all(0))
+    assert (len(rows), len(cols)) == want.shape[:2]
+    for layer, r in enumerate(rows):
+        for head, c in enumerate(cols):
+            np.testing.assert_allclose(grid[r, c], want[layer, head], atol=1e-5,
+                                       err_msg=f"layer {layer} head {head}")
