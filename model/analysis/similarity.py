@@ -32,7 +32,11 @@ from ..decode import checked_heads
 from ..dispatch import embed
 from ..hooks import Head, HookFn, ablation_hooks, attn_prefix, hooks
 
-HEADS_PER_FORWARD = 32  # knocked-out copies of the pair run together (2 rows each)
+# Knocked-out copies of the pair run together (2 rows each): fewer, larger forwards, since each
+# forward through the recorder has a fixed cost; at most COPY_CELLS query-key cells per copy
+# and head (n² each), so long lines take several forwards instead of one huge one.
+HEADS_PER_FORWARD = 128  # a 6 x 12 model's 72 heads in one forward
+COPY_CELLS = 1 << 20
 
 
 def sentence_backend(bundle):
@@ -136,8 +140,10 @@ def _zero_rows(picks: list[tuple[int, int]]) -> HookFn:
 
 def _exact(backend, ids, mask, kind: str, todo: list[Head], base_fns) -> dict[Head, float]:
     out: dict[Head, float] = {}
-    for start in range(0, len(todo), HEADS_PER_FORWARD):
-        chunk = todo[start:start + HEADS_PER_FORWARD]
+    n = ids.shape[1]
+    per = max(1, min(HEADS_PER_FORWARD, COPY_CELLS // (n * n)))  # (2R, H, n, n) stays small
+    for start in range(0, len(todo), per):
+        chunk = todo[start:start + per]
         by_layer: dict[int, list[tuple[int, int]]] = {}
         for c, (_, layer, head) in enumerate(chunk):
             by_layer.setdefault(layer, []).extend([(2 * c, head), (2 * c + 1, head)])
@@ -179,6 +185,9 @@ def head_similarity(bundle, line_a: str, line_b: str, ablate: Iterable[Head] | s
     """Each head's effect on cos(embed(a), embed(b)) when knocked out, exact and by
     attribution patching, on top of the heads in `ablate` (already out in both)."""
     backend = sentence_backend(bundle)
+    if not backend.caps.ablates:
+        raise ValueError("this model's attention does not run through the lab's recorder, so "
+                         "its heads cannot be knocked out")
     done = checked_heads(bundle, ablate)
     kind = backend.caps.kinds[0]  # an embedding model is encoder-only: its self-attention
     n_layers, n_heads = bundle.n_layers(kind), bundle.config.n_heads
