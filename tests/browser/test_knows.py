@@ -4,13 +4,10 @@ in both boxes stays text. No error box, no console error, nothing fetched from o
 
 from __future__ import annotations
 
-import pytest
-
 from tests.browser.conftest import open_app, wait_for_app
-from tests.conftest import ROOT
+from tests.conftest import ROOT, needs
 
-pytestmark = pytest.mark.skipif(
-    not (ROOT / "checkpoints" / "paper" / "corpus_words.txt").is_file(),
+pytestmark = needs((ROOT / "checkpoints" / "paper" / "corpus_words.txt").is_file(),
     reason="the shipped paper checkpoint (with its corpus word list) is not here")
 
 EXPANDER = '[data-testid="stMain"] [data-testid="stExpander"]'

@@ -5,12 +5,10 @@ fails a test on a console error, a dialog, an exception box or a request leaving
 
 from __future__ import annotations
 
-import pytest
-
 from tests.browser.conftest import open_app
-from tests.conftest import ROOT
+from tests.conftest import ROOT, needs
 
-pytestmark = pytest.mark.skipif(not (ROOT / "checkpoints" / "paper").is_dir(),
+pytestmark = needs((ROOT / "checkpoints" / "paper").is_dir(),
                                 reason="the shipped paper checkpoint is not here")
 
 MAIN = '[data-testid="stMain"]'
