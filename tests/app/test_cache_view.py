@@ -118,3 +118,15 @@ def test_heavy_hitters_over_the_memory_limit_are_a_note(monkeypatch):
                   str(f["layout"]["title"]["text"]))
     names = {t.get("name") for t in budget["data"]}
     assert "window" in names and "heavy hitters (H2O)" not in names
+
+
+def test_the_korean_page_has_no_untranslated_message():
+    from tests.app.test_i18n import english_in_charts, untranslated
+
+    at = run_app({"ckpt": "lm", "view": "cache", "text": PROMPT, "lang_ui": "ko",
+                  "policy": "heavy", "budget": "4"}, timeout=180)
+    assert not at.exception, [e.value for e in at.exception]
+    assert not untranslated(at), untranslated(at)
+    # chart texts with English words of ours: the pieces of the English text are kept
+    english = [t for t in english_in_charts(at) if not set(t.split()) & {"Ravonel", "fish"}]
+    assert not english, english
