@@ -145,7 +145,7 @@ def test_bad_link_values_fall_back_to_the_defaults():
                          "colour": "99", "x": "no_such_metric", "y": "__class__"},
                         timeout=240))
     state = at.session_state
-    assert (state["atlas_n"], state["atlas_place"], state["atlas_colour"]) == (100, "mds",
+    assert (state["atlas_n"], state["atlas_place"], state["atlas_colour"]) == (50, "mds",
                                                                              "group")
     assert state["atlas_x"] == "entropy" and state["atlas_y"] == "prev_token"
 

@@ -82,7 +82,7 @@ def render(ctx: Ctx) -> None:
     seed("atlas_corpus", "model")
     corpus = sticky(c1.radio, "atlas_corpus", _("Corpus"), options=list(CORPORA),
                     format_func=CORPORA.get, horizontal=True)
-    _from_link("atlas_n", "n", SIZES, 100)
+    _from_link("atlas_n", "n", SIZES, 50)  # the first build quick; more on request
     n = sticky(c2.select_slider, "atlas_n", _("Inputs from the corpus"), options=list(SIZES),
                disabled=corpus == "typed")
     try:
