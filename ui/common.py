@@ -28,8 +28,10 @@ def clean_input(raw: str) -> tuple[list[str], list[str]]:
     return clean_lines(raw, MAX_LINES, MAX_CHARS)  # capped before anything is tokenized
 
 
-def chart(fig, ctx: Ctx, key: str | None = None) -> None:
-    st.plotly_chart(for_screen(fig), config=chart_config(ctx.fmt), key=key)
+def chart(fig, ctx: Ctx, key: str | None = None, share: float = 1.0) -> None:
+    """Draw a figure; share: the part of the row it is given (1/3 in three columns), so that
+    its title and cell numbers are fitted to that width (ui.presenter.for_screen)."""
+    st.plotly_chart(for_screen(fig, share), config=chart_config(ctx.fmt), key=key)
 
 
 def pick_head(kinds: list[str], n_layers: Callable[[str], int], n_heads: int,

@@ -25,10 +25,11 @@ def _open(key: str, kind: str, view: str) -> None:
         goto(view, hit)
 
 
-def head_chart(fig, ctx: Ctx, key: str, kind: str, view: str = "attention") -> None:
+def head_chart(fig, ctx: Ctx, key: str, kind: str, view: str = "attention",
+               share: float = 1.0) -> None:
     """Draw fig (with viz.click targets); a click on a head opens it in `view`, of `kind`
-    unless the clicked marker names its own (one map per kind)."""
-    st.plotly_chart(for_screen(fig), config=chart_config(ctx.fmt), key=key,
+    unless the clicked marker names its own (one map per kind). share: as for_screen's."""
+    st.plotly_chart(for_screen(fig, share), config=chart_config(ctx.fmt), key=key,
                     on_select=partial(_open, key, kind, view), selection_mode="points")
 
 

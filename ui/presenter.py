@@ -14,7 +14,7 @@ import streamlit as st
 from ui.context import Notes
 from ui.i18n import _
 from ui.text import md
-from viz.common import SCREEN_W, fit_cell_numbers
+from viz.common import SCREEN_W, fit_cell_numbers, fit_ticks, fit_title
 
 STATE_KEY = "present"
 ZOOM = 1.5
@@ -37,13 +37,18 @@ TEXT_COLOR = "#262730"  # chart text on a projector: Streamlit's dark text, not 
 TICK_PX = {"x": 26, "y": 22}  # room one 18-px tick label needs (x labels are tilted)
 
 
-def for_screen(fig):
+def for_screen(fig, share: float = 1.0):
     """The figure to draw. Numbers on heatmap cells follow one rule in both modes
     (viz.common.cell_font_px): a fixed size, or dropped where a cell is too small for them
     (9 px normally, MIN_PX here; the hover keeps them). In presenter mode a copy (as a dict)
-    whose every font is 1.5× and at least MIN_PX and whose single heatmap fits the screen."""
+    whose every font is 1.5× and at least MIN_PX and whose single heatmap fits the screen.
+    share: the part of the row the chart is given (0.5 in two columns): titles are broken and
+    numbers sized for that width (viz.common.fit_title)."""
     if not presenting():
-        fit_cell_numbers(fig, SCREEN_W)  # the same result every time: a cached figure is safe
+        # the same result every time for one width: a cached figure may be changed in place
+        fit_cell_numbers(fig, SCREEN_W * share)
+        fit_title(fig, SCREEN_W * share)
+        fit_ticks(fig, SCREEN_W * share)
         return fig
     spec = fig.to_dict()  # a copy: cached figures stay as they are
     layout = spec.setdefault("layout", {})
@@ -53,36 +58,14 @@ def for_screen(fig):
     title = layout.get("title")
     if isinstance(title, dict):  # the title's own size, which the template may also set
         title.setdefault("font", {}).setdefault("size", round(PLOTLY_FONT * 1.4 * ZOOM))
-        if isinstance(title.get("text"), str):  # plotly never wraps a title: cut it in two
-            wrapped = _wrap(title["text"], title["font"]["size"])
-            if wrapped != title["text"]:  # one more line: room for it above the plot
-                margin = layout.setdefault("margin", {})
-                margin["t"] = (margin.get("t") or 80) + round(title["font"]["size"] * 1.3)
-                title["text"] = wrapped
+        fit_title(spec, PLOT_WIDTH * share, title["font"]["size"])  # plotly never wraps one
     heatmaps = [t for t in spec.get("data", []) if t.get("type") == "heatmap"]
     if len(heatmaps) == 1 and len(spec.get("data", [])) == 1:
         layout["height"] = min(layout.get("height") or 450, MAX_SINGLE_HEIGHT)
-    for name, axis in layout.items():
-        if name[:5] in ("xaxis", "yaxis") and isinstance(axis, dict):
-            _thin(axis, name[0], layout)
+    fit_ticks(spec, PLOT_WIDTH * share, (TICK_PX["x"], TICK_PX["y"]))
     _pin_fonts(layout, spec.get("data", []))
-    fit_cell_numbers(spec, PLOT_WIDTH, size=MIN_PX, min_px=MIN_PX)
+    fit_cell_numbers(spec, PLOT_WIDTH * share, size=MIN_PX, min_px=MIN_PX)
     return spec
-
-
-def _wrap(text: str, size: float) -> str:
-    """A one-line title wider than a chart at this font size, broken at the last ' · ', ', '
-    or ': ' that fits (bold text: about 0.6 × size a character)."""
-    first, sep, rest = text.partition("<br>")
-    fits = int(PLOT_WIDTH * 0.9 / (0.6 * size))
-    if len(first) <= fits:
-        return text
-    for mark in (" · ", ", ", ": "):
-        cut = first.rfind(mark, 0, fits)
-        if cut > 0:
-            head, tail = first[:cut + len(mark.rstrip())], first[cut + len(mark):]
-            return head + "<br>" + tail + sep + rest
-    return text
 
 
 def _font(node: dict, key: str) -> None:
@@ -141,22 +124,6 @@ def _scale_fonts(node) -> None:
                 value.get("size"), (int, float)):
             value["size"] = max(MIN_PX, round(value["size"] * ZOOM))
         _scale_fonts(value)
-
-
-def _thin(axis: dict, letter: str, layout: dict) -> None:
-    """An axis that names chosen categories (tickvals) keeps every k-th of them, so 18-px
-    labels stay TICK_PX apart; plotly spaces the ticks of other axes by itself."""
-    vals, text = axis.get("tickvals"), axis.get("ticktext")
-    if not isinstance(vals, list) or len(vals) < 2:
-        return
-    lo, hi = axis.get("domain", [0.0, 1.0])
-    room = ((layout.get("height") or 450) - 160 if letter == "y"
-            else (layout.get("width") or PLOT_WIDTH) - 150) * (hi - lo)
-    step = -(-len(vals) * TICK_PX[letter] // max(int(room), 1))
-    if step > 1:
-        axis["tickvals"] = vals[::step]
-        if isinstance(text, list) and len(text) == len(vals):
-            axis["ticktext"] = text[::step]
 
 
 def presenting() -> bool:

@@ -124,6 +124,77 @@ def fit_cell_numbers(fig, width_px: float, *, size: float = CELL_FONT_PX,
             trace["textfont"] = {"size": px}
 
 
+def _wrap_words(text: str, fits: int) -> list[str]:
+    """text broken at spaces into lines of at most `fits` characters (a longer word stays)."""
+    lines, line = [], ""
+    for word in text.split(" "):
+        if line and len(line) + 1 + len(word) > fits:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}" if line else word
+    return lines + [line]
+
+
+def fit_title(fig, width_px: float, size: float = 16.8) -> None:
+    """Break a figure's title (a go.Figure or its dict), in place, so that every line fits
+    width_px at its font size (bold title lines about 0.6 × size a character, <sup> lines 0.7 of
+    that), and give the extra lines room in the top margin. plotly never wraps a title: a
+    definition under a chart in a half-width column ran off its edge (issue 59)."""
+    layout = _get(fig, "layout")
+    title = _get(layout, "title") if layout is not None else None
+    text = _get(title, "text") if title is not None else None
+    if not isinstance(text, str) or not text:
+        return
+    out, added = [], 0
+    for line in text.split("<br>"):
+        sup = line.startswith("<sup>") and line.endswith("</sup>")
+        inner = line[5:-6] if sup else line
+        chars = int(width_px * 0.95 / (0.6 * size * (0.7 if sup else 1.0)))
+        if "<" in inner or len(inner) <= chars:  # markup inside a line: left as it is
+            out.append(line)
+            continue
+        parts = _wrap_words(inner, max(chars, 10))
+        added += len(parts) - 1
+        out += [f"<sup>{p}</sup>" for p in parts] if sup else parts
+    if added:
+        title["text"] = "<br>".join(out)
+        margin = _get(layout, "margin")
+        top = (_get(margin, "t") if margin is not None else None) or 80
+        layout["margin"] = {**(dict(margin) if isinstance(margin, dict) else
+                               (margin.to_plotly_json() if margin is not None else {})),
+                            "t": top + round(added * size * 1.15)}
+
+
+def fit_ticks(fig, width_px: float, gap: tuple[float, float] = (TICK_MIN_PX, TICK_MIN_PX)
+              ) -> None:
+    """Every axis of a figure (a go.Figure or its dict) that names chosen categories
+    (tickvals, as thin_ticks writes them) keeps every k-th of them, in place, so that its
+    labels stay gap (x, y) pixels apart at width_px: thin_ticks guessed a full-width chart,
+    and a chart in a column is narrower (steps' labels "0" and "3" overlapped). plotly spaces
+    the ticks of other axes by itself."""
+    layout = _get(fig, "layout")
+    if layout is None:
+        return
+    names = layout if isinstance(layout, dict) else layout.to_plotly_json()
+    height = _get(layout, "height") or 450
+    width = _get(layout, "width") or width_px
+    for name in [n for n in names if n[:5] in ("xaxis", "yaxis")]:
+        axis = _get(layout, name)
+        vals = _get(axis, "tickvals") if axis is not None else None
+        if vals is None or len(vals) < 2:
+            continue
+        lo, hi = _get(axis, "domain") or (0.0, 1.0)
+        y = name[0] == "y"
+        room = ((height - 160) if y else (width - 150)) * (hi - lo)
+        step = -(-len(vals) * int(gap[y]) // max(int(room), 1))
+        if step > 1:
+            text = _get(axis, "ticktext")
+            axis["tickvals"] = list(vals)[::step]
+            if text is not None and len(text) == len(vals):
+                axis["ticktext"] = list(text)[::step]
+
+
 def category_at(labels: Sequence[str], value: str) -> float:
     """Where a shape or annotation goes on a category axis: the category's index. plotly.js
     reads a numeric-looking string there ("1800") as a number, far off the axis (issue 59:
@@ -323,8 +394,11 @@ def heatmap(z: np.ndarray, x: Sequence[str], y: Sequence[str], *, title: str, x_
     if square:
         yaxis.update(scaleanchor="x", scaleratio=1, constrain="domain")
     layout = {**base_layout(title, height), "yaxis": yaxis,
-              "xaxis": {"type": "category", "tickangle": -45 if len(x) > 8 else 0,
-                        "title": {"text": x_title}, **thin_ticks(x, SCREEN_W - 150)}}
+              # few labels: no angle, so plotly turns them itself when they would meet (in a
+              # third-width chart)
+              "xaxis": {"type": "category", "title": {"text": x_title},
+                        **({"tickangle": -45} if len(x) > 8 else {}),
+                        **thin_ticks(x, SCREEN_W - 150)}}
     trace = heatmap_trace(z, x, y, colorscale=colorscale, zmin=zmin, zmax=zmax, zmid=zmid,
                           text=text, hover=hover)
     return go.Figure(data=[trace], layout=layout, _validate=False)

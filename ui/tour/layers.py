@@ -124,7 +124,7 @@ def subsequent(w: Where) -> None:
     for col, name in zip(cols, ("decoder subsequent mask", "combined decoder mask")):
         if name in figs:
             with col:
-                chart(figs[name], w.ctx)
+                chart(figs[name], w.ctx, share=0.5)
     chart(viz_attention.head_figure(t, "dec_self", 0, w.b, w.head, numbers=w.ctx.numbers,
                                     colorscale=w.ctx.colorscale), w.ctx)
 

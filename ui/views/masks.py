@@ -23,7 +23,7 @@ def _row(figs: list, ctx: Ctx, across: int) -> None:
             continue
         for col, fig in zip(st.columns(across), figs[i: i + across]):
             with col:
-                chart(fig, ctx)
+                chart(fig, ctx, share=1 / across)
 
 
 def render(ctx: Ctx) -> None:

@@ -283,7 +283,7 @@ def _picker(ctx: Ctx, p, inputs: tuple) -> None:
         # written back so the page shows its number under this result: the browser keeps a
         # keyed selectbox's old label (the other method's value) while the value still fits
         st.session_state["patch_pick"] = st.session_state["patch_pick"]
-    left, right = st.columns([3, 1])
+    left, right = st.columns([2, 1])  # [3, 1] cut the button's label in presenter mode
     chosen = left.selectbox(
         _("Head to open"), options, key="patch_pick",
         format_func=lambda t: _("{kind} layer {layer} head {head}: {value:+.3f}").format(

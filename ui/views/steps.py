@@ -82,7 +82,7 @@ def _show_step(step: viz_steps.Step, ctx: Ctx) -> None:
         st.caption(md(step.formula))
         st.code(step.shape, language=None, wrap_lines=True)
     with right:
-        chart(step.figure, ctx)
+        chart(step.figure, ctx, share=0.75)
 
 
 _HF_SKIP = {"X", "concat", "·W_O"}  # a Hugging Face trace has no block input or W_O output

@@ -204,7 +204,8 @@ def render(ctx: Ctx) -> None:
                  "see would score on the same rows. A score near it says nothing about the "
                  "head."))
     if shown:
-        st.dataframe(shown[:20], hide_index=True, use_container_width=True)
+        # as wide as its columns: stretched, presenter mode's zoom pushed the last ones off
+        st.dataframe(shown[:20], hide_index=True, width="content")
     picks = [r["_head"] for r in rows]
     if st.session_state.get("det_open_head") in picks:
         # written back so the page shows this detector's score: the browser keeps a keyed
@@ -214,7 +215,8 @@ def render(ctx: Ctx) -> None:
         st.session_state["det_open_head"] = picks[0]
     if picks:
         st.markdown(_("**Open a head** in the attention view"))
-        c1, c2 = st.columns([3, 1], vertical_alignment="bottom")
+        # [2, 1]: a quarter of the row cut the buttons' labels in presenter mode
+        c1, c2 = st.columns([2, 1], vertical_alignment="bottom")
         head = c1.selectbox(
             _("Head (ranked)"), picks, key="det_open_head",
             format_func=lambda h: KIND_LABELS.get(h[0], h[0]) + " · "
@@ -233,4 +235,4 @@ def render(ctx: Ctx) -> None:
                                                  (places or {}).get(kind), first.get(kind, ""))
             # a click on a cell opens that head in the attention view, as the picker does
             head_chart(cell_targets(fig, _("click to open this head")), ctx,
-                       key=f"det_map_{kind}", kind=kind)
+                       key=f"det_map_{kind}", kind=kind, share=1 / len(cols))

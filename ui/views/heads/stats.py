@@ -111,7 +111,7 @@ def render(ctx: Ctx) -> None:
         for col, fig in zip(st.columns(2), figs[i:i + 2]):
             with col:  # a click on a cell opens that head in the attention view
                 key = f"hs_map_{fig.layout.meta['metric']}"
-                head_chart(cell_targets(fig, hint), ctx, key=key, kind=kind)
+                head_chart(cell_targets(fig, hint), ctx, key=key, kind=kind, share=0.5)
     n_layers, n_heads = t.n_layers(kind), t.attn[kind].shape[2]
     st.markdown(_("**Open a head** (click a cell of the maps above, or pick it here) in the "
                   "attention view"))
