@@ -127,6 +127,8 @@ def link_params(name: str, inputs: dict, view: str) -> dict[str, str]:
         params["step"] = str(int(state["tour_step"]) + 1)
     if view == "why" and "why_query" in state and "why_key" in state:  # ui/views/why.py
         params["query"], params["key"] = str(state["why_query"]), str(state["why_key"])
+    if view == "similarity" and "sim_a" in state and "sim_b" in state:  # the chosen pair, 1-based
+        params["pair"] = f"{int(state['sim_a']) + 1},{int(state['sim_b']) + 1}"
     if view == "cache" and "cache_policy" in state:  # ui/views/cache_evict.py's what-if
         params["policy"] = str(state["cache_policy"])
         params["budget"] = str(state.get("cache_budget", ""))

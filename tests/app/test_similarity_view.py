@@ -86,3 +86,13 @@ def test_without_the_install_the_page_says_how_to_get_it(tmp_path, monkeypatch):
     assert "not installed" in shown and "make run" in shown, shown
     at = run_app({"ckpt": "paper", "view": "tokens", "text": TEXT}, timeout=120)
     assert not at.exception and not at.error  # everything else works
+
+
+def test_the_pair_comes_from_the_link_and_goes_back_into_it(minilm):
+    at = run_app({"ckpt": "minilm", "view": "similarity", "text": TEXT, "pair": "1,3"},
+                 timeout=240)
+    assert not at.exception, [e.value for e in at.exception]
+    v = embed(minilm, LINES)
+    terms = array(charts(at)[1]["data"][0]["z"]).astype(np.float64)
+    assert abs(terms.sum() - float(v[0] @ v[2])) < 1e-4  # lines 1 and 3, not the default 1, 2
+    assert at.query_params["pair"] in ("1,3", ["1,3"])
