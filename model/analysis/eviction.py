@@ -9,10 +9,9 @@ Row i of a mask is what query i may read; True = kept. Every row keeps its own p
     window   the last `budget` positions up to and including the query
     sinks    the first SINKS (4) positions plus the last budget − 4 (StreamingLLM)
     heavy    H2O (Zhang et al. 2023): the last budget // 2 positions plus the keys with the
-             most accumulated attention, evicted greedily one per step once the cache is full,
-             per layer and query head. The accumulated attention is the full-cache run's (H2O
-             accumulates what it computes under its own eviction); with grouped key/value heads
-             a real cache would have to keep the union over a group's query heads.
+             most accumulated attention, evicted greedily for good, one per step once the
+             cache is full, per layer and query head, scored by what the queries read under
+             the policy itself (model/analysis/heavy.py, stepping through the cache).
     no_sink  every position but the first (the budget plays no part; query 0 keeps itself)
 
 `eviction(bundle, text, policy, budget)` re-scores `text` teacher-forced with every layer's
@@ -35,6 +34,7 @@ from ..backends import backend_for
 from ..checkpoint import Bundle
 from ..decode import checked_heads
 from ..hooks import Head, ablation_hooks, attn_prefix, hooks
+from .heavy import heavy_keep, heavy_mask
 
 POLICIES = ("window", "sinks", "heavy", "no_sink")
 SINKS = 4  # StreamingLLM's four initial tokens
@@ -75,31 +75,10 @@ def no_sink_mask(n: int) -> np.ndarray:
     return keep
 
 
-def heavy_mask(attn: np.ndarray, budget: int) -> np.ndarray:
-    """bool (L, H, n, n) from the full run's attention (L, H, n, n): H2O's greedy eviction,
-    one key per step once `budget` are held, the recent budget // 2 never evicted."""
-    n_l, n_h, n, _ = attn.shape
-    recent = max(1, budget // 2)
-    held = np.zeros((n_l, n_h, n), bool)
-    acc = np.zeros((n_l, n_h, n), np.float64)  # attention each key received so far
-    keep = np.zeros((n_l, n_h, n, n), bool)
-    for i in range(n):
-        held[..., i] = True
-        acc += attn[:, :, i, :]
-        if i + 1 > budget:  # one over: evict the old key with the least accumulated attention
-            old = held.copy()
-            old[..., max(0, i - recent + 1):] = False
-            score = np.where(old, acc, np.inf)
-            drop = score.reshape(-1, n).argmin(axis=1).reshape(n_l, n_h)
-            np.put_along_axis(held, drop[..., None], False, axis=-1)
-        keep[:, :, i, :] = held
-    return keep
-
-
 def policy_mask(policy: str, n: int, budget: int, attn: np.ndarray | None = None
                 ) -> np.ndarray:
-    """The policy's keep mask: bool (n, n), or (L, H, n, n) for `heavy` (which needs the full
-    run's attention (L, H, n, n))."""
+    """The policy's keep mask: bool (n, n); for `heavy` (L, H, n, n) on attention given
+    beforehand (L, H, n, n) (heavy.heavy_mask; a model's own is heavy.heavy_keep)."""
     _check(policy, budget)
     if policy == "window":
         return window_mask(n, budget)
@@ -108,7 +87,7 @@ def policy_mask(policy: str, n: int, budget: int, attn: np.ndarray | None = None
     if policy == "no_sink":
         return no_sink_mask(n)
     if attn is None:
-        raise ValueError("the heavy policy needs the full cache's attention")
+        raise ValueError("the heavy policy needs the attention its queries read")
     return heavy_mask(attn, budget)
 
 
@@ -142,7 +121,6 @@ class FullRun:
     ids: list[int]
     loss: np.ndarray  # float64 (n − 1,)
     top1: np.ndarray  # int64 (n − 1,)
-    attn: np.ndarray  # float32 (L, H, n, n)
 
 
 def _forward(bundle: Bundle, ids: Sequence[int], fns: dict, ablate: frozenset[Head]
@@ -166,40 +144,29 @@ def pieces_of(bundle: Bundle, text: str) -> list[int]:
 
 
 def heavy_bytes(bundle: Bundle, n: int) -> int:
-    """What the heavy policy holds beyond the forward for n pieces: the full run's attention
-    (float32) and its keep mask (bool), (L, H, n, n) each."""
-    return bundle.n_layers("dec_self") * bundle.config.n_heads * n * n * 5
+    """What the heavy policy holds beyond the forward for n pieces: its keep mask, bool
+    (L, H, n, n)."""
+    return bundle.n_layers("dec_self") * bundle.config.n_heads * n * n
 
 
-def full_run(bundle: Bundle, ids: Sequence[int], ablate: Iterable[Head] | str = (),
-             attention: bool = True) -> FullRun:
-    """The full cache's loss, top-1 and, with `attention`, its attention (the heavy policy's
-    accumulated scores; (0, 0, n, n) without)."""
+def full_run(bundle: Bundle, ids: Sequence[int], ablate: Iterable[Head] | str = ()) -> FullRun:
+    """The full cache's loss and top-1 of `ids`."""
     if not backend_for(bundle).caps.generates:
         raise ValueError("cache eviction applies to decoder-only models, which keep a "
                          "key/value cache while they generate")
     if len(ids) < 2:
         raise ValueError("the text needs at least two pieces to score one")
-    layers = bundle.n_layers("dec_self") if attention else 0
-    got: dict[int, np.ndarray] = {}
-
-    def keep(layer: int):
-        def fn(x: torch.Tensor, name: str) -> None:
-            got[layer] = x[0].to("cpu", torch.float32).numpy().copy()  # (H, n, n)
-        return fn
-
-    fns = {f"{attn_prefix('dec_self', i)}.hook_probs": keep(i) for i in range(layers)}
-    loss, top1 = _forward(bundle, ids, fns, checked_heads(bundle, ablate))
-    attn = (np.stack([got[i] for i in range(layers)]) if layers
-            else np.zeros((0, 0, len(ids), len(ids)), np.float32))
-    return FullRun(list(ids), loss, top1, attn)
+    loss, top1 = _forward(bundle, ids, {}, checked_heads(bundle, ablate))
+    return FullRun(list(ids), loss, top1)
 
 
 def rescore(bundle: Bundle, full: FullRun, policy: str, budget: int,
             ablate: Iterable[Head] | str = ()) -> Eviction:
     """The text of `full` re-scored with each query reading only what the policy keeps."""
     n = len(full.ids)
-    keep = policy_mask(policy, n, int(budget), full.attn if full.attn.size else None)
+    _check(policy, budget)
+    keep = (heavy_keep(bundle, full.ids, int(budget), ablate) if policy == "heavy"
+            else policy_mask(policy, n, int(budget)))
     layers = bundle.n_layers("dec_self")
     device = next(bundle.model.parameters()).device
     per_layer = [torch.from_numpy(keep[i] if keep.ndim == 4 else keep).to(device)
@@ -221,8 +188,7 @@ def eviction(bundle: Bundle, text: str | Sequence[int], policy: str, budget: int
     query seeing only what `policy` keeps within `budget` positions; with the full cache's."""
     _check(policy, budget)
     ids = pieces_of(bundle, text) if isinstance(text, str) else list(text)
-    full = full_run(bundle, ids, ablate, attention=policy == "heavy")
-    return rescore(bundle, full, policy, budget, ablate)
+    return rescore(bundle, full_run(bundle, ids, ablate), policy, budget, ablate)
 
 
 def sweep(bundle: Bundle, ids: Sequence[int], budgets: Sequence[int], start: int = 0,
@@ -230,7 +196,7 @@ def sweep(bundle: Bundle, ids: Sequence[int], budgets: Sequence[int], start: int
           ) -> dict[str, list[float | None]]:
     """Mean loss over predictions start … n − 2 per policy and budget (None where the budget
     is too small for the policy); one full run shared by all."""
-    full = full_run(bundle, ids, ablate, attention="heavy" in policies)
+    full = full_run(bundle, ids, ablate)
     out: dict[str, list[float | None]] = {}
     for policy in policies:
         row: list[float | None] = []

@@ -108,7 +108,7 @@ def test_heavy_hitters_over_the_memory_limit_are_a_note(monkeypatch):
     from ui.views import cache_evict
 
     bundle = load_checkpoint(LM)
-    assert heavy_bytes(bundle, 10) == 2 * 6 * 10 * 10 * 5  # 2 layers × 6 heads, float32 + bool
+    assert heavy_bytes(bundle, 10) == 2 * 6 * 10 * 10  # 2 layers × 6 heads, a bool mask
     monkeypatch.setattr(cache_evict, "HEAVY_LIMIT", 0)
     at = run_app({"ckpt": "lm", "view": "cache", "text": PROMPT, "policy": "heavy"},
                  timeout=180)

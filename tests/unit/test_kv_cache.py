@@ -16,14 +16,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from model import generate, load_checkpoint  # noqa: E402
 from model.analysis.cache_reads import first_share, layer_mean, unread  # noqa: E402
-from model.analysis.eviction import (  # noqa: E402
-    SINKS,
-    eviction,
-    full_run,
-    heavy_mask,
-    policy_mask,
-    sweep,
-)
+from model.analysis.eviction import SINKS, eviction, policy_mask, sweep  # noqa: E402
+from model.analysis.heavy import heavy_keep, heavy_mask  # noqa: E402
 from tests import word_models  # noqa: E402
 from tests.unit.test_hf import eager_twin, make_tokenizer  # noqa: E402
 
@@ -208,9 +202,10 @@ def test_budgets_too_small_and_unknown_policies_are_refused():
 
 # ---- re-scored losses against transformers with the same mask ----
 
-def twin_loss(twin, ids, masks) -> np.ndarray:
+def twin_loss(twin, ids, masks, attentions: list | None = None) -> np.ndarray:
     """transformers' eager forward, each layer's attention mask replaced by masks[layer]
-    (bool keep, (n, n) or (H, n, n)) as an additive float mask."""
+    (bool keep, (n, n) or (H, n, n)) as an additive float mask; `attentions` receives each
+    layer's (H, n, n) probabilities."""
     n = len(ids)
     additive = []
     for m in masks:
@@ -228,7 +223,11 @@ def twin_loss(twin, ids, masks) -> np.ndarray:
         handles.append(attn.register_forward_pre_hook(pre, with_kwargs=True))
     try:
         with torch.inference_mode():
-            logits = twin(input_ids=torch.tensor([ids]), use_cache=False).logits[0].double()
+            out = twin(input_ids=torch.tensor([ids]), use_cache=False,
+                       output_attentions=attentions is not None)
+            logits = out.logits[0].double()
+            if attentions is not None:
+                attentions += [a[0].numpy() for a in out.attentions]
     finally:
         for h in handles:
             h.remove()
@@ -244,13 +243,25 @@ def test_rescored_loss_equals_transformers_with_that_mask(models, policy, budget
     ev = eviction(bundle, text, policy, budget)
     ids = ev.ids
     layers = twin.config.num_hidden_layers
-    attn = full_run(bundle, ids).attn
-    keep = policy_mask(policy, len(ids), budget, attn)
+    keep = (heavy_keep(bundle, ids, budget) if policy == "heavy"
+            else policy_mask(policy, len(ids), budget))
     masks = [keep[i] for i in range(layers)] if keep.ndim == 4 else [keep] * layers
     np.testing.assert_allclose(ev.loss, twin_loss(twin, ids, masks), atol=1e-4)
     full = twin_loss(twin, ids, [np.tril(np.ones((len(ids),) * 2, bool))] * layers)
     np.testing.assert_allclose(ev.full_loss, full, atol=1e-4)
     assert np.abs(ev.loss - ev.full_loss).max() > 1e-3  # the policy removed something
+
+
+def test_heavy_hitters_are_scored_by_what_the_policy_let_them_read(models):
+    """The mask found by stepping through the cache is a fixed point: the attention a plain
+    transformers forward computes under it, fed to the rule row by row, gives it back."""
+    bundle, twin = models["llama-gqa"]
+    ids = list(bundle.tokenizer(PROMPT + " " + PROMPT)["input_ids"])
+    keep = heavy_keep(bundle, ids, 6)
+    got: list = []
+    twin_loss(twin, ids, list(keep), got)
+    np.testing.assert_array_equal(heavy_mask(np.stack(got), 6), keep)
+    assert (keep.sum(-1)[..., 6:] == 6).all()  # full from the seventh query on
 
 
 def test_the_sweep_is_each_policys_mean_loss(models):

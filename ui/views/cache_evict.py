@@ -19,7 +19,7 @@ from viz import cache as viz_cache
 DEFAULT_POLICY = "sinks"
 DEFAULT_BUDGET = 16
 SWEEP_AT_ONCE = 256  # longer texts wait for a button: 4 policies × several budgets of forwards
-HEAVY_LIMIT = 256 << 20  # bytes the heavy policy may hold (the full run's attention and mask)
+HEAVY_LIMIT = 256 << 20  # bytes the heavy policy may hold (its (L, H, n, n) keep mask)
 
 
 def budgets_for(n: int) -> tuple[int, ...]:
@@ -65,16 +65,17 @@ def _one(ctx: Ctx, g, ids: tuple[int, ...], start: int) -> dict:
     st.caption(_("Kept positions keep their original positions: the policy is an attention "
                  "mask, each query reading only what the cache would still hold. Window: the "
                  "last {b} positions; sinks + window: the first {s} and the last {w}; heavy "
-                 "hitters: the last {r} and the keys with the most accumulated attention (the "
-                 "full cache's), per layer and head; no sink: every position but the first.")
+                 "hitters: the last {r} and the keys that gathered the most attention so far "
+                 "under the policy itself, per layer and head; no sink: every position but "
+                 "the first.")
                .format(b=budget, s=SINKS, w=max(0, budget - SINKS), r=max(1, budget // 2)))
     if budget < least_budget(policy):
         st.info(_("The {policy} policy keeps at least {n} positions; showing a budget of {n}.")
                 .format(policy=_policy_label(policy), n=least_budget(policy)))
         budget = least_budget(policy)
     if policy == "heavy" and heavy_bytes(ctx.bundle, n) > HEAVY_LIMIT:
-        st.info(_("The heavy-hitter policy would hold {mb:,} MB for this text (every head's "
-                  "attention and its mask); try a shorter text or another policy.").format(
+        st.info(_("The heavy-hitter policy would hold {mb:,} MB for this text (a mask per "
+                  "head); try a shorter text or another policy.").format(
             mb=heavy_bytes(ctx.bundle, n) >> 20))
         return {}
     try:

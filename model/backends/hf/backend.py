@@ -148,6 +148,13 @@ class HFBackend:
 
         return embed_rows(self.bundle, ids, mask, fns, grad=grad)
 
+    def stepped(self, ids: Sequence[int]) -> Any:
+        """(n, V) logits of `ids` fed one piece per forward through the model's own cache,
+        under the caller's hooks (generate.py; the heavy-hitter eviction policy)."""
+        from .generate import stepped_logits
+
+        return stepped_logits(self.bundle, list(ids))
+
     def patch_setup(self, clean: str, corrupted: str, *, target: str | None,
                     step: int | None, target_lang: str | None,
                     ablate: frozenset[Head]) -> Setup:

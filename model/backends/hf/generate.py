@@ -120,3 +120,20 @@ def continue_text(bundle: Bundle, batch: Batch, *, max_new: int = MAX_NEW, top_k
             cache_positions=cache_length(past) if past is not None else 0,
             logits=np.stack(kept) if kept else None, sample=sample, seed=seed))
     return out
+
+
+def stepped_logits(bundle: Bundle, ids: list[int]) -> torch.Tensor:
+    """float32 (n, V): `ids` fed one piece per forward through the model's own cache,
+    teacher-forced, under the caller's hooks (each layer's hook points run once per piece, the
+    query (1, H, 1, Dh) over every position so far): what the cache-eviction analysis steps
+    through when a policy depends on what earlier queries read."""
+    model = bundle.model
+    device = next(model.parameters()).device
+    past, rows = None, []
+    with torch.inference_mode():
+        for t in ids:
+            res = model(input_ids=torch.tensor([[t]], device=device), past_key_values=past,
+                        use_cache=True)
+            past = res.past_key_values
+            rows.append(res.logits[0, -1].float())
+    return torch.stack(rows)
