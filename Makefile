@@ -86,7 +86,7 @@ REPLICAS ?= 3
 CLUSTER_DIR ?= run/cluster
 NGINX ?= on
 
-cluster: $(RUN_STAMP) locales $(if $(filter on,$(NGINX)),nginx)
+cluster: $(RUN_STAMP) models locales $(if $(filter on,$(NGINX)),nginx)
 	$(PY) deploy/cluster.py --replicas $(REPLICAS) --port $(PORT) --dir $(CLUSTER_DIR) \
 		--nginx $(NGINX) $(CLUSTER_ARGS)
 
