@@ -233,3 +233,17 @@ def test_on_lm_the_induction_heads_group_without_the_previous_token_head(lm):
     # and the atlas's own induction score agrees with the card on which heads those are
     mean = atlas.summary("dec_self", "induction")[0]
     assert all(mean[h] > 0.5 for h in strong) and mean[prev_head] < 0.2, mean
+
+
+def test_the_distance_reads_at_most_js_rows_spread_over_the_inputs(bundle, monkeypatch):
+    import model.analysis.atlas as atlas_module
+
+    pairs = generate(6, seed=3)
+    full = head_atlas(bundle, pairs=pairs, n=4, induction=False)
+    monkeypatch.setattr(atlas_module, "JS_ROWS", 8)  # two rows per input
+    capped = head_atlas(bundle, pairs=pairs, n=4, induction=False)
+    assert capped.rows["enc_self"] == 8 < full.rows["enc_self"]
+    # the metrics are not capped, and the capped distance stays near the full one
+    np.testing.assert_array_equal(capped.values["enc_self"]["entropy"],
+                                  full.values["enc_self"]["entropy"])
+    assert np.abs(capped.distance("enc_self") - full.distance("enc_self")).max() < 0.3
