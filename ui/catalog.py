@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from model import Bundle
-from model.backends import listed_models
+from model.backends import MINILM_FOLDER, listed_models, minilm_status
 from model.settings import settings
 from ui.context import folder_key
 from ui.runtime import load_bundle
@@ -20,8 +20,10 @@ def model_folders() -> dict[str, Path]:
     root = settings().checkpoints_dir
     root = root if root.is_absolute() else ROOT / root
     found: dict[str, Path] = {}
-    if root.is_dir():
-        found.update((p.name, p) for p in sorted(root.iterdir()) if (p / "config.json").is_file())
+    if root.is_dir():  # MiniLM only as `make` verified it (an unverified one: the similarity
+        # view says how to get it)
+        found.update((p.name, p) for p in sorted(root.iterdir()) if (p / "config.json").is_file()
+                     and not (p.name == MINILM_FOLDER and minilm_status(p) is not None))
     for name, folder in listed_models().items():
         found.setdefault(name, folder)
     order = sorted(found, key=lambda n: (n != "paper", n))

@@ -96,3 +96,20 @@ def test_the_pair_comes_from_the_link_and_goes_back_into_it(minilm):
     terms = array(charts(at)[1]["data"][0]["z"]).astype(np.float64)
     assert abs(terms.sum() - float(v[0] @ v[2])) < 1e-4  # lines 1 and 3, not the default 1, 2
     assert at.query_params["pair"] in ("1,3", ["1,3"])
+
+
+def test_an_unverified_minilm_is_not_offered(minilm, tmp_path, monkeypatch):
+    """A folder unpacked by hand (no marker from make) is left out of the picker, and the page
+    says how to get the verified one."""
+    (tmp_path / "paper").symlink_to(ROOT / "checkpoints" / "paper")
+    copy = tmp_path / MINILM_FOLDER
+    copy.mkdir()
+    for item in MINILM.iterdir():
+        if not item.name.startswith("."):  # everything but the install marker
+            (copy / item.name).symlink_to(item)
+    monkeypatch.setenv("ATTN_CHECKPOINTS_DIR", str(tmp_path))
+    at = run_app({"ckpt": "minilm", "view": "similarity", "text": TEXT}, timeout=120)
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.query_params["ckpt"] in ("paper", ["paper"])  # the link fell back
+    shown = texts(at.info) + texts(at.warning) + texts(at.markdown) + texts(at.caption)
+    assert "not installed and verified" in shown and "make run" in shown, shown
