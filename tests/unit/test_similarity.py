@@ -108,6 +108,16 @@ def test_a_malformed_pooling_config_names_its_file(base_folder, tmp_path):
         load_checkpoint(folder)
 
 
+def test_a_pooling_path_outside_the_folder_is_refused(base_folder, tmp_path):
+    folder = tmp_path / "escape"
+    shutil.copytree(variant(base_folder, "mean", True), folder)
+    modules = json.loads((folder / "modules.json").read_text())
+    modules[1]["path"] = "../../1_Pooling"
+    (folder / "modules.json").write_text(json.dumps(modules))
+    with pytest.raises(CheckpointError, match="inside the model folder"):
+        sentence_config(folder)
+
+
 @pytest.mark.parametrize("pooling,normalize", [("mean", True), ("cls", False), ("max", True)])
 def test_embed_equals_sentence_transformers_pooling(base_folder, pooling, normalize):
     folder = variant(base_folder, pooling, normalize)

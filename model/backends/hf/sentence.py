@@ -42,6 +42,9 @@ def _pooling(folder: Path, modules: list[dict]) -> str:
     if module is None:
         return "none"
     path = folder / str(module.get("path", "")) / "config.json"
+    if folder.resolve() not in path.resolve().parents:  # "../…" or an absolute path
+        raise CheckpointError(folder / "modules.json", "the Pooling module's path must be a "
+                              "folder inside the model folder")
     raw = read_json(path)
     if not isinstance(raw, dict):
         raise CheckpointError(path, "must be a JSON object")
