@@ -30,6 +30,7 @@ def pytest_configure(config) -> None:
     config.addinivalue_line("markers", "needs(ok, reason): see tests/conftest.needs")
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest's own skip marks (an empty parametrize)
 def pytest_runtest_setup(item) -> None:
     for mark in item.iter_markers("needs"):
         if not mark.args[0]:
