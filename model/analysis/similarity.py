@@ -32,11 +32,10 @@ from ..decode import checked_heads
 from ..dispatch import embed
 from ..hooks import Head, HookFn, ablation_hooks, attn_prefix, hooks
 
-# Knocked-out copies of the pair run together (2 rows each): fewer, larger forwards, since each
-# forward through the recorder has a fixed cost; at most COPY_CELLS query-key cells per copy
-# and head (n² each), so long lines take several forwards instead of one huge one.
-HEADS_PER_FORWARD = 128  # a 6 x 12 model's 72 heads in one forward
-COPY_CELLS = 1 << 20
+# Knocked-out copies run in as few forwards as memory allows (each forward through the
+# recorder has a fixed cost): at most this many query-key cells in one attention call's
+# (rows, H, n, n), 64 MB in float32. minilm's 72 heads on short lines: one forward per line.
+CELLS_PER_FORWARD = 1 << 24
 
 
 def sentence_backend(bundle):
@@ -138,22 +137,50 @@ def _zero_rows(picks: list[tuple[int, int]]) -> HookFn:
     return zero
 
 
+def _growing(backend, ids, mask, kind: str, by_layer: dict[int, list[int]], base_fns
+             ) -> tuple[torch.Tensor, list[tuple[int, int]]]:
+    """One line (a (1, n) row without padding) with each listed head knocked out alone, in one
+    forward whose batch grows: at layer l's input the untouched row 0 is copied once per head
+    of that layer, and those copies have their head zeroed there. Layers below l run once for
+    them (in row 0), not once per head. Returns (R, D) pooled vectors of rows 1.. and their
+    (layer, head)."""
+    order: list[tuple[int, int]] = []
+    fns: dict[str, HookFn] = {}
+    for layer in sorted(by_layer):
+        heads = by_layer[layer]
+        first = 1 + len(order)  # where this layer's copies start
+        order += [(layer, h) for h in heads]
+
+        def grow(x: torch.Tensor, name: str, r: int = len(heads)) -> torch.Tensor:
+            return torch.cat([x, x[:1].expand(r, *x.shape[1:])])  # (R, n, D) -> (R + r, n, D)
+
+        fns[f"encoder.layers.{layer}.hook_resid_pre"] = grow
+        fns[f"{attn_prefix(kind, layer)}.hook_context"] = _zero_rows(
+            [(first + i, h) for i, h in enumerate(heads)])
+    with hooks(base_fns):
+        v = backend.embed_rows(ids, mask, fns)  # (1 + R, D)
+    return v[1:], order
+
+
 def _exact(backend, ids, mask, kind: str, todo: list[Head], base_fns) -> dict[Head, float]:
-    out: dict[Head, float] = {}
+    """cos(a, b) with each head of `todo` knocked out alone: each line in its own forward
+    (one row, no padding, so a mask of one row serves every copy), see _growing."""
     n = ids.shape[1]
-    per = max(1, min(HEADS_PER_FORWARD, COPY_CELLS // (n * n)))  # (2R, H, n, n) stays small
+    per = max(1, CELLS_PER_FORWARD // (backend.bundle.config.n_heads * n * n) - 1)
+    out: dict[Head, float] = {}
     for start in range(0, len(todo), per):
-        chunk = todo[start:start + per]
-        by_layer: dict[int, list[tuple[int, int]]] = {}
-        for c, (_, layer, head) in enumerate(chunk):
-            by_layer.setdefault(layer, []).extend([(2 * c, head), (2 * c + 1, head)])
-        fns = {f"{attn_prefix(kind, layer)}.hook_context": _zero_rows(p)
-               for layer, p in by_layer.items()}
-        rows = len(chunk)
-        with hooks(base_fns):
-            v = backend.embed_rows(ids.repeat(rows, 1), mask.repeat(rows, 1), fns)
-        for head, value in zip(chunk, _cosine(v).tolist()):
-            out[head] = value
+        by_layer: dict[int, list[int]] = {}
+        for _, layer, head in todo[start:start + per]:
+            by_layer.setdefault(layer, []).append(head)
+        pooled = []
+        for row in range(ids.shape[0]):
+            m = int(mask[row].sum())
+            vectors, order = _growing(backend, ids[row:row + 1, :m], mask[row:row + 1, :m],
+                                      kind, by_layer, base_fns)
+            pooled.append(vectors.double())
+        va, vb = pooled
+        cos = (va * vb).sum(-1) / (va.norm(dim=-1) * vb.norm(dim=-1)).clamp(min=1e-12)
+        out.update({(kind, layer, h): value for (layer, h), value in zip(order, cos.tolist())})
     return out
 
 

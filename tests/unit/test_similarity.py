@@ -170,6 +170,17 @@ def test_head_similarity_exact_is_embed_with_that_head_out(base_folder):
     assert np.isfinite(hs.attribution[[0, 0, 1], [0, 1, 1]]).all()
 
 
+def test_head_similarity_in_several_forwards_is_the_same(base_folder, monkeypatch):
+    """Long lines split the knocked-out copies over forwards (memory): same numbers."""
+    from model.analysis import similarity as sim
+
+    bundle = load_checkpoint(variant(base_folder, "mean", True))
+    whole = head_similarity(bundle, LINES[0], LINES[1])
+    monkeypatch.setattr(sim, "CELLS_PER_FORWARD", 2 * 2 * 10 * 10)  # one copy per forward
+    parts = head_similarity(bundle, LINES[0], LINES[1])
+    np.testing.assert_allclose(parts.exact, whole.exact, atol=1e-6)
+
+
 def test_head_similarity_attribution_is_the_first_order_change(base_folder):
     """Scaling a head's output by (1 − ε) changes the cosine by ε × attribution to first
     order: an independent finite difference through a hook of the test's own."""
