@@ -164,13 +164,13 @@ COUNT_JS = """() => {
 
 def charts_ready(page, timeout_s: float = 60) -> None:
     """Wait until every plotly chart the page mounts is drawn: the count of charts and of
-    drawn ones unchanged over 0.6 s, all drawn (streamlit mounts them one by one after the
-    script, plotly draws each later)."""
+    drawn ones unchanged over 1 s (2 s while there is none yet), all drawn (streamlit mounts
+    them one by one after the script, plotly draws each later; a busy machine is slow)."""
     last, same = None, 0
     for _ in range(int(timeout_s / 0.2)):
         now = tuple(page.evaluate(COUNT_JS))
         same = same + 1 if now == last and now[0] == now[1] else 0
-        if same >= 3:
+        if same >= (5 if now[0] else 10):
             return
         last = now
         page.wait_for_timeout(200)
