@@ -121,7 +121,7 @@ def lm_eviction(budgets: tuple[int, ...] = LM_BUDGETS, late: int = 64) -> tuple[
 
     from benchmarks.common import ROOT
     from model import load_checkpoint
-    from model.analysis.eviction import POLICIES, sweep
+    from model.analysis.eviction import POLICIES, full_run, least_budget, rescore
     from model.training.lm.figures import held_out_documents
 
     bundle = load_checkpoint(ROOT / "checkpoints" / "lm")
@@ -131,13 +131,21 @@ def lm_eviction(budgets: tuple[int, ...] = LM_BUDGETS, late: int = 64) -> tuple[
     full_all, full_late = [], []
     for doc in docs:
         ids = list(bundle.tokenizer(doc)["input_ids"])[: bundle.config.max_len]
-        every = sweep(bundle, ids, (*budgets, len(ids)), 0)  # the last budget: the whole text
-        after = sweep(bundle, ids, (*budgets, len(ids)), late)
+        full = full_run(bundle, ids)
+        full_all.append(float(full.loss.mean()))
+        full_late.append(float(full.loss[late:].mean()))
         for p in POLICIES:
-            rows_all[p].append(every[p][:-1])
-            rows_late[p].append(after[p][:-1])
-        full_all.append(every["window"][-1])  # a window of the whole text is the full cache
-        full_late.append(after["window"][-1])
+            every, after = [], []
+            for b in budgets:
+                if b < least_budget(p):
+                    every.append(None)
+                    after.append(None)
+                    continue
+                loss = rescore(bundle, full, p, b).loss  # one run, both means
+                every.append(float(loss.mean()))
+                after.append(float(loss[late:].mean()))
+            rows_all[p].append(every)
+            rows_late[p].append(after)
 
     def mean(rows: list) -> list:
         a = np.array([[np.nan if v is None else v for v in r] for r in rows], float)
