@@ -103,12 +103,28 @@ def history_loss_one_probe_late() -> tuple[object, str, Callable]:
     return history, "read_history", planted
 
 
+def dla_heads_reversed() -> tuple[object, str, Callable]:
+    """Direct logit attribution with each layer's heads in reverse order (same total)."""
+    from model.analysis import contributions
+
+    honest = contributions.head_contributions
+
+    def planted(*args, **kwargs):
+        c = honest(*args, **kwargs)
+        if c.dla:
+            c = replace(c, dla={k: np.ascontiguousarray(v[:, ::-1]) for k, v in c.dla.items()})
+        return c
+
+    return contributions, "head_contributions", planted
+
+
 PLANTS: dict[str, Callable[[], tuple[object, str, Callable]]] = {
     "composition_qk_swapped": composition_qk_swapped,
     "previous_token_q_minus_2": previous_token_q_minus_2,
     "long_last_key_pixel_missing": long_last_key_pixel_missing,
     "patch_layers_flipped": patch_layers_flipped,
     "history_loss_one_probe_late": history_loss_one_probe_late,
+    "dla_heads_reversed": dla_heads_reversed,
 }
 
 

@@ -30,6 +30,8 @@ CATCHES = {  # plant -> the view test that must fail under it
     "patch_layers_flipped": "tests/app/test_patch_view.py::test_hugging_face_decoder_only",
     "history_loss_one_probe_late":
         "tests/app/test_lm_views.py::test_training_view_curves_are_the_log",
+    "dla_heads_reversed":
+        "tests/app/test_detectors_view.py::test_contributions_view_on_a_hugging_face_gpt2",
 }
 TIMEOUT = 600  # seconds for one plant's process, on a loaded machine
 
