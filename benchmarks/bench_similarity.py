@@ -14,9 +14,8 @@ saved beside the figures.
 
 from __future__ import annotations
 
+import importlib
 import time
-
-import torch
 
 from benchmarks.common import ROOT, Report, median_times, share_script_cache
 
@@ -28,11 +27,14 @@ LINES = ["A cat sits on the mat.", "A kitten rests on a rug.", "The dog chases a
 
 
 def main() -> Report:
+    # model first: it sets OMP_WAIT_POLICY before torch loads OpenMP; with torch imported
+    # before it, idle threads spin and this bench ran 5-10x slower on the busy machine
     from model import capture, embed, load_checkpoint
     from model.analysis.similarity import head_similarity, similarity_matrix, similarity_terms
     from model.backends import MINILM_FOLDER, minilm_status
     from viz import similarity as viz
 
+    torch = importlib.import_module("torch")  # after model, as said above
     folder = ROOT / "checkpoints" / MINILM_FOLDER
     note = minilm_status(folder)
     if note is not None:
