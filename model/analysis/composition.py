@@ -42,6 +42,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..backends import backend_for
+from ..norms import blas_threads
 
 SEEDS = 5  # random weight sets averaged for the baseline
 CHUNK = 16  # earlier heads per block of products
@@ -160,6 +161,15 @@ def composition_scores(bundle, *, fold_norms: bool = True, seeds: int = SEEDS) -
     the same scores of random Gaussian matrices of the same shapes (mean over `seeds`); and
     "fold_norms". Every kind the model has is a key.
     """
+    # One BLAS thread, as multiply_adds' time estimate assumes: these are many small products
+    # and QRs (72 heads × (384, 32) on MiniLM), and OpenBLAS's default of one spinning thread
+    # per core (or the server's two) made them 17-46 s instead of 1.1-1.7 s on the busy
+    # 2-core machine, so the why view's 0.9 s estimate let a 46 s run start without its button
+    with blas_threads():
+        return _scores(bundle, fold_norms, seeds)
+
+
+def _scores(bundle, fold_norms: bool, seeds: int) -> dict:
     backend = backend_for(bundle)
     kinds = tuple(backend.caps.kinds)
     weights = {kind: [_fold(backend.circuit_weights(kind, i), fold_norms)

@@ -59,3 +59,31 @@ def test_output_split_estimate(gpt2_12, layer):
     measured = cpu_seconds(lambda: ov_components(bundle, trace, kind, layer, 0, query))
     estimate = ov_seconds(bundle, kind, n_keys, layer)
     assert within(estimate, measured), (estimate, measured)
+
+
+def test_composition_runs_on_one_blas_thread(monkeypatch, bundle):
+    """composition_seconds counts one thread's time; numpy's OpenBLAS, left to the server's two
+    threads, made composition_scores on MiniLM 17-46 s against its 0.9 s estimate on the busy
+    2-core machine (small products and QRs waiting on a descheduled worker). Every block of
+    products must see one BLAS thread, even with the process limit at two."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    from model.analysis import composition
+    from model.norms import limit_blas_threads
+
+    seen: list[set[int]] = []
+    real = composition.pair_scores
+
+    def spy(*args, **kwargs):
+        seen.append({i["num_threads"] for i in threadpoolctl.threadpool_info()
+                     if i["user_api"] == "blas"})
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(composition, "pair_scores", spy)
+    before = {i["num_threads"] for i in threadpoolctl.threadpool_info()
+              if i["user_api"] == "blas"}
+    try:
+        limit_blas_threads(2)
+        composition_scores(bundle)
+    finally:
+        limit_blas_threads(max(before))
+    assert seen and all(s == {1} for s in seen), seen
