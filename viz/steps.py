@@ -63,8 +63,8 @@ class Walk:
     kv_head: int = -1  # the key/value head this query head reads; -1: its own
 
     @property
-    def d_model(self) -> int:
-        return self.x.shape[1]
+    def d_model(self) -> int:  # a walk rebuilt from a trace may have no X but an output
+        return self.x.shape[1] or self.out.shape[1]
 
 
 def walkthrough(trace, weights: dict[str, np.ndarray], kind: str, layer: int, b: int,

@@ -95,6 +95,23 @@ def trace_walk(trace, kind: str, layer: int, b: int, head: int) -> Walk:
                 n_kv_heads=int(trace.k[kind].shape[2]), kv_head=kv)
 
 
+def attention_block(trace, weights: dict, kind: str, layer: int, b: int
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """(concat (n_q, H·Dh), out (n_q, D)) of one layer's attention for sentence b, rebuilt
+    from the recorded weights and values and the layer's W_O and b_O (a backend's
+    circuit_weights: W_O (H, Dh, D), b_O (D,), kv_groups (H,)), for a model whose recorder
+    keeps no W_O input (a Hugging Face model): context_h = probs_h · V_kv(h), side by side,
+    then · W_O + b_O, the block's addition to the residual stream."""
+    probs = trace.attn[kind][layer, b].astype(np.float64)  # (H, n_q, n_k)
+    v = trace.v[kind][layer, b].astype(np.float64)  # (H_kv, n_k, Dh)
+    groups = np.asarray(weights.get("kv_groups", np.arange(probs.shape[0])))
+    context = probs @ v[groups]  # (H, n_q, Dh): each query head reads its key/value head
+    concat = context.transpose(1, 0, 2).reshape(probs.shape[1], -1)  # (n_q, H·Dh)
+    w_o = np.asarray(weights["W_O"], np.float64)  # (H, Dh, D)
+    out = concat @ w_o.reshape(-1, w_o.shape[-1]) + np.asarray(weights["b_O"], np.float64)
+    return concat, out
+
+
 def top_pair(probs: np.ndarray, n_q: int, n_k: int) -> tuple[int, int, float]:
     """(query, key, weight) of the largest weight off the diagonal where one exists."""
     p = np.array(probs[:n_q, :n_k], dtype=np.float64)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
 import streamlit as st
 
 from model.backends import facts
@@ -42,7 +43,7 @@ def residual(w: Where) -> None:
     after = w.act("layers.0.hook_resid_mid")
     out = w.act("layers.0.self_attn.hook_out")
     if after is None or out is None:
-        hf_note()
+        _rebuilt_residual(w, pre)
         return
     m = len(w.tokens)
     mean, std = viz_tour.layer_stats(after[w.b, :m])
@@ -50,6 +51,31 @@ def residual(w: Where) -> None:
                  "deviation {std:.3f} on average.").format(mean=mean, std=std))
     parts = {_("x (layer input)"): w.t.hidden[w.hid][0, w.b, :m],
              _("attention output"): out[w.b, :m], _("after the residual step"): after[w.b, :m]}
+    chart(viz_tour.norms_figure(parts, w.tokens, _("Vector length per piece")), w.ctx)
+
+
+def _rebuilt_residual(w: Where, pre: bool) -> None:
+    """The residual add of layer 0 from the recorded stream and the attention output rebuilt
+    from W_O (Where.walk): x + output, which a pre-norm model keeps as is and a post-norm
+    model normalises next (its γ and β are not among the weights the backend exposes)."""
+    m = len(w.tokens)
+    out = w.walk.out
+    if out.shape[1] == 0:  # the backend could not split this layout per head
+        hf_note()
+        return
+    x = w.t.hidden[w.hid][0, w.b, :m].astype(np.float64)  # (m, D) layer 0's input
+    added = x + out[:m]  # (m, D)
+    mean, std = viz_tour.layer_stats(added)
+    if pre:
+        st.caption(_("After this step the pieces' vectors have mean {mean:.3f} and standard "
+                     "deviation {std:.3f} on average.").format(mean=mean, std=std))
+    else:
+        st.caption(_("Before the norm, x + output has mean {mean:.3f} and standard deviation "
+                     "{std:.3f} on average; the norm brings every piece's vector to mean 0 and "
+                     "standard deviation 1, then scales it by γ and shifts it by β.").format(
+                         mean=mean, std=std))
+    parts = {_("x (layer input)"): x, _("attention output"): out[:m],
+             _("x + attention output"): added}
     chart(viz_tour.norms_figure(parts, w.tokens, _("Vector length per piece")), w.ctx)
 
 

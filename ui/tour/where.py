@@ -8,14 +8,14 @@ norm placement, grouped key/value heads, encoder–decoder, decoder-only or enco
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 import numpy as np
 import streamlit as st
 
 from model import Bundle, Trace
-from model.backends import capabilities
+from model.backends import backend_for, capabilities
 from model.backends import facts as backend_facts
 from ui.common import chart
 from ui.context import Ctx
@@ -233,7 +233,17 @@ class Where:
         if self.facts.raw_hooks and f"{prefix}.hook_in" in self.t.acts:
             weights = cached_weights(self.bundle, self.ctx.key, self.kind, 0)
             return viz_steps.walkthrough(self.t, weights, self.kind, 0, self.b, self.head)
-        return viz_tour.trace_walk(self.t, self.kind, 0, self.b, self.head)
+        walk = viz_tour.trace_walk(self.t, self.kind, 0, self.b, self.head)
+        try:  # the block's output from the recorded attention and the layer's W_O, b_O
+            weights = backend_for(self.bundle).circuit_weights(self.kind, 0)
+        except ValueError:  # a layout the backend cannot split per head: steps 13-14 say so
+            return walk
+        concat, out = viz_tour.attention_block(self.t, weights, self.kind, 0, self.b)
+        # post-norm: layer 0's attention reads the embedding output itself, hidden state 0
+        x = self.t.hidden[self.hid][0, self.b].astype(np.float64) \
+            if self.facts.norm == "post" else walk.x
+        return replace(walk, x=x, x_kv=x if self.facts.norm == "post" else walk.x_kv,
+                       concat=concat, out=out)
 
     @cached_property
     def figures(self) -> dict[str, viz_steps.Step]:
