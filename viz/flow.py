@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from model.analysis.flow import Edge, FlowGraph, Node
+from model.analysis.flow import POOL, Edge, FlowGraph, Node
 
 from .common import base_layout, plotly_text
 from .i18n import N_, _
 
 COLOURS = {"residual": "#9e9e9e", "enc_self": "#1b9e77", "dec_self": "#d95f02",
-           "cross": "#7570b3"}
+           "cross": "#7570b3", POOL: "#e7298a"}
 NAMES = {"residual": N_("residual"), "enc_self": N_("encoder self-attention"),  # _() where shown
-         "dec_self": N_("decoder self-attention"), "cross": N_("cross-attention")}
+         "dec_self": N_("decoder self-attention"), "cross": N_("cross-attention"),
+         POOL: N_("mean pooling")}
 BINS = (0.1, 0.25, 0.5, 1.01)  # edge weights drawn in four line widths
 SIDE_NAMES = {"enc": N_("encoder"), "dec": N_("decoder")}
 LABEL_PX = 22  # vertical room one token label needs (18-px text on a projector, and a gap)
@@ -48,13 +49,24 @@ def _columns(graph: FlowGraph) -> dict[str, float]:
     return {side: 0.0 for side in graph.depths}
 
 
-def _xy(node: Node, cols: dict[str, float]) -> tuple[float, float]:
+def _top(cols: dict[str, float]) -> str:
+    """The stack whose last depth is the output (the rightmost: the decoder where there is one)."""
+    return max(cols, key=lambda s: cols[s])
+
+
+def _xy(node: Node, cols: dict[str, float], graph: FlowGraph) -> tuple[float, float]:
     side, depth, pos = node
+    if side == POOL:  # one column after the top stack's last depth, halfway down its pieces
+        stack = _top(cols)
+        return cols[stack] + depth, (len(graph.tokens.get(stack, [])) - 1) / 2
     return cols[side] + depth, float(pos)
 
 
 def _label(graph: FlowGraph, node: Node) -> str:
     side, depth, pos = node
+    if side == POOL:
+        n = len(graph.tokens.get(_top(_columns(graph)), []))
+        return _("pooled output (mean of {n} pieces)").format(n=n)
     pieces = graph.tokens.get(side, [])
     piece = plotly_text(pieces[pos]) if pos < len(pieces) else "?"
     where = _("{side} depth {depth}").format(side=_(SIDE_NAMES[side]), depth=depth)
@@ -94,7 +106,7 @@ def flow_figure(graph: FlowGraph, title: str | None = None) -> go.Figure:
             xs, ys = [], []
             for e in graph.edges:
                 if e.kind == kind and lo <= e.weight < hi:
-                    (x0, y0), (x1, y1) = _xy(e.src, cols), _xy(e.dst, cols)
+                    (x0, y0), (x1, y1) = _xy(e.src, cols, graph), _xy(e.dst, cols, graph)
                     xs += [x0, x1, None]
                     ys += [y0, y1, None]
             if xs:
@@ -106,9 +118,9 @@ def flow_figure(graph: FlowGraph, title: str | None = None) -> go.Figure:
                     line={"color": colour, "width": 1.2 * width ** 1.5},
                     opacity=0.35 + 0.15 * width))
             lo = hi
-    mids = [((_xy(e.src, cols)[0] + _xy(e.dst, cols)[0]) / 2,
-             (_xy(e.src, cols)[1] + _xy(e.dst, cols)[1]) / 2, _edge_text(graph, e))
-            for e in graph.edges]
+    mids = [((_xy(e.src, cols, graph)[0] + _xy(e.dst, cols, graph)[0]) / 2,
+             (_xy(e.src, cols, graph)[1] + _xy(e.dst, cols, graph)[1]) / 2,
+             _edge_text(graph, e)) for e in graph.edges]
     if mids:
         traces.append(go.Scatter(
             x=[m[0] for m in mids], y=[m[1] for m in mids], mode="markers",
@@ -116,7 +128,7 @@ def flow_figure(graph: FlowGraph, title: str | None = None) -> go.Figure:
             hovertemplate="%{text}<extra></extra>", showlegend=False))
     nodes = sorted(graph.nodes)
     traces.append(go.Scatter(
-        x=[_xy(n, cols)[0] for n in nodes], y=[_xy(n, cols)[1] for n in nodes],
+        x=[_xy(n, cols, graph)[0] for n in nodes], y=[_xy(n, cols, graph)[1] for n in nodes],
         mode="markers", text=[_label(graph, n) for n in nodes],
         marker={"size": [13 if n == graph.target else 8 for n in nodes],
                 "color": ["#c62828" if n == graph.target else "#263238" for n in nodes]},
@@ -125,6 +137,8 @@ def flow_figure(graph: FlowGraph, title: str | None = None) -> go.Figure:
     # other one (the last layer went unlabelled)
     ticks = [(cols[s] + d, _(SIDE_NAMES[s]) + "<br>" + (_("emb") if d == 0 else f"L{d - 1}"))
              for s in graph.depths for d in range(graph.depths[s] + 1)]
+    if graph.target[0] == POOL:
+        ticks.append((_xy(graph.target, cols, graph)[0], _("pooled")))
     head = title or _("Information flow into {node} (edges ≥ {threshold:.2f} of a node's "
                       "input)").format(node=_label(graph, graph.target),
                                        threshold=graph.threshold)

@@ -319,3 +319,18 @@ def compare_figure(a: np.ndarray, b: np.ndarray, q_a: Sequence[str], k_a: Sequen
     fig.update_yaxes(title_text="", row=1, col=2)  # "query" once: the left panel's axis
     fig.update_layout(margin={"t": 110}, **layout)  # subtitle above the subplot titles
     return fig
+
+
+def pooled_bars(shares: np.ndarray, tokens: Sequence[str], title: str) -> go.Figure:
+    """A pooled sentence vector's rollout (model.analysis.rollout.pooled_rollout) as bars over
+    the input tokens."""
+    shares = np.asarray(shares, dtype=np.float64)
+    if shares.shape != (len(tokens),):
+        raise ValueError(f"{shares.shape} shares for {len(tokens)} tokens")
+    fig = go.Figure(go.Bar(
+        x=token_labels(tokens, numbered=True), y=shares,
+        marker={"color": shares, "colorscale": SCALE, "cmin": 0.0, "cmax": 1.0},
+        hovertemplate="%{x}<br>" + _("share") + " %{y:.3f}<extra></extra>"))
+    style(fig, plotly_text(title), _("input token (key)"), _("share (sums to 1)"))
+    fig.update_xaxes(type="category")
+    return fig

@@ -8,10 +8,16 @@ decoder, cross-attention from the encoder's last depth. Each part's share of the
 incoming total, with the sizes ‖x_i‖ and ‖α_ij f_h(x_j)‖ (Trace.norms), is an edge's weight;
 heads into the same key add up, and the edge remembers its largest head.
 
-Routes: from the chosen token at the top depth, keep every edge whose weight is at least
-`threshold` and walk on from the nodes it starts at, down to the embeddings. The sizes are a
-norm-based proxy (Kobayashi et al. 2020) for the paper's proximity measure, and a node's
-self- and cross-attention shares are taken side by side although they run one after the other.
+A model whose sentence vector is the mean of its last vectors (sentence-transformers' mean
+pooling) gets one more node, ("pool", top depth + 1, 0), the pooled output: into it flows each
+real piece's top-depth vector, weighted 1/n in the mean, with the share ‖x_i‖ / Σ_j ‖x_j‖ (the
+same norm-based proxy), edges of kind "pool".
+
+Routes: from the chosen token at the top depth (or the pooled output), keep every edge whose
+weight is at least `threshold` and walk on from the nodes it starts at, down to the embeddings.
+The sizes are a norm-based proxy (Kobayashi et al. 2020) for the paper's proximity measure, and
+a node's self- and cross-attention shares are taken side by side although they run one after
+the other.
 """
 
 from __future__ import annotations
@@ -22,7 +28,8 @@ import numpy as np
 
 from ..capture import Trace
 
-Node = tuple[str, int, int]  # (side "enc"/"dec", depth, position)
+Node = tuple[str, int, int]  # (side "enc"/"dec", depth, position); ("pool", depth, 0) pooled
+POOL = "pool"
 _SELF = {"enc": "enc_self", "dec": "dec_self"}
 
 
@@ -33,7 +40,7 @@ class Edge:
     src: Node
     dst: Node
     weight: float  # share of dst's incoming total, 0..1
-    kind: str  # "residual", "enc_self", "dec_self" or "cross"
+    kind: str  # "residual", "enc_self", "dec_self", "cross" or "pool" (into the pooled output)
     head: int = -1  # the head moving most of it; -1 for the residual
 
 
@@ -68,6 +75,8 @@ def incoming(trace: Trace, b: int, node: Node, threshold: float = 0.0) -> list[E
     """Edges into `node` (depth ≥ 1) with their share of the node's incoming total, those
     with a share ≥ threshold."""
     side, depth, i = node
+    if side == POOL:
+        return _pooled_edges(trace, b, depth - 1, threshold)
     if depth < 1:
         return []
     layer = depth - 1
@@ -95,14 +104,30 @@ def incoming(trace: Trace, b: int, node: Node, threshold: float = 0.0) -> list[E
     return edges
 
 
+def _pooled_edges(trace: Trace, b: int, top: int, threshold: float) -> list[Edge]:
+    """Edges from every real piece's top-depth vector into the mean-pooled output: share
+    ‖x_i‖ / Σ_j ‖x_j‖ (each x_i enters the mean as x_i / n)."""
+    side = _side_of(trace)
+    n = trace.length(side, b)
+    sizes = np.linalg.norm(trace.hidden[side][top, b, :n].astype(np.float64), axis=-1)  # (n,)
+    total = float(sizes.sum())
+    if total <= 0:
+        return []
+    target: Node = (POOL, top + 1, 0)
+    return [Edge((side, top, int(i)), target, float(sizes[i] / total), POOL)
+            for i in np.flatnonzero(sizes / total >= threshold)]
+
+
 def flow_routes(trace: Trace, b: int = 0, position: int | None = None,
                 threshold: float = 0.05, side: str | None = None,
-                max_edges: int | None = None) -> FlowGraph:
+                max_edges: int | None = None, pooled: bool = False) -> FlowGraph:
     """Routes into token `position` (default: the last) of the top depth of `side` (default:
     the decoder if there is one), keeping edges with weight ≥ threshold. With max_edges, the
-    walk stops once more edges than that are kept (graph.truncated)."""
+    walk stops once more edges than that are kept (graph.truncated). pooled=True: routes into
+    the mean-pooled output of the top stack instead (the module docstring; position and side
+    are then not used)."""
     _check(trace)
-    side = side or _side_of(trace)
+    side = _side_of(trace) if pooled or side is None else side
     if side not in ("enc", "dec") or _SELF[side] not in trace.norms:
         raise ValueError(f"this trace has no {side!r} stack with norms")
     if not 0 <= b < len(trace.src_tokens):
@@ -117,7 +142,7 @@ def flow_routes(trace: Trace, b: int = 0, position: int | None = None,
         raise ValueError("threshold must be between 0 and 1")
     depths = {s: trace.hidden[s].shape[0] - 1 for s in ("enc", "dec")
               if s in trace.hidden and _SELF[s] in trace.norms}
-    target: Node = (side, depths[side], position)
+    target: Node = (POOL, depths[side] + 1, 0) if pooled else (side, depths[side], position)
     graph = FlowGraph(target=target, threshold=threshold, nodes={target}, depths=depths,
                       tokens={s: list(trace.tokens(s)[b])
                               for s in depths})

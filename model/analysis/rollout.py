@@ -75,3 +75,21 @@ def cross_rollout(trace: Trace, b: int, residual: bool = True) -> np.ndarray:
         c = _rows_to_one(_mean_heads(trace, "cross", layer, b, n_t, n_s))
         d, x = keep * d, keep * x + (1.0 - keep) * (c @ r_enc)
     return _rows_to_one(x)
+
+
+def pooled_rollout(r: np.ndarray, pooling: str) -> np.ndarray | None:
+    """Where a pooled sentence vector's information comes from: (n,), sums to 1; None for a
+    model that pools nothing (or pools in a way rollout cannot follow, such as "max").
+
+    r is rollout()'s (n, n) map over the unpadded pieces. Mean pooling averages every real
+    piece's last vector, and a mean is linear, so the pooled vector is made of the rows'
+    mean (each piece weighted 1/n); "cls" pooling takes the first piece's vector, row 0.
+    """
+    r = np.asarray(r, dtype=np.float64)
+    if r.ndim != 2 or r.shape[0] == 0:
+        raise ValueError(f"a rollout map of shape {r.shape} has no rows to pool")
+    if pooling == "mean":
+        return r.mean(axis=0)
+    if pooling == "cls":
+        return r[0].copy()
+    return None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from model.analysis.rollout import cross_rollout, rollout
+from model.analysis.rollout import cross_rollout, pooled_rollout, rollout
 from model.backends import facts
 from ui.common import chart, side_tokens
 from ui.context import Ctx
@@ -29,9 +29,13 @@ def render(ctx: Ctx) -> None:
     pooling = facts(ctx.bundle).pooling
     if pooling == "mean":  # its sentence vector: every real piece's last vector, averaged
         st.caption(_("This model's sentence vector is the mean of every real piece's "
-                     "last-layer vector, so no single row stands for the sentence (not the "
-                     "first piece's either): read the rows together, or pick the query "
-                     "token below."))
+                     "last-layer vector ({n} pieces here), so rollout's target is that mean: "
+                     "the first chart averages the map's rows, each piece weighted 1/{n}.")
+                   .format(n=len(tokens)))
+        chart(viz_heads.pooled_bars(pooled_rollout(r, pooling), tokens,
+                                    _("Rollout for the pooled sentence vector, sentence {b}: "
+                                      "where its information comes from").format(b=b + 1)),
+              ctx, key="ro_pooled")
     elif pooling == "cls":
         st.caption(_("This model's sentence vector is the first piece's last-layer vector: "
                      "row 1 says where it comes from."))

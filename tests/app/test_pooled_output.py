@@ -1,0 +1,73 @@
+"""Rollout and flow aim at the pooled sentence vector on a mean-pooling model (issue 54, item
+4): on all-MiniLM-L6-v2 (checkpoints/minilm), the rollout view's pooled chart against a rollout
+run here the other way round (a row vector carried from the top layer down), and the flow
+graph's pooled-output node against the last hidden states' own sizes."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+
+from model import capture, load_checkpoint
+from model.backends import facts
+from tests.app.conftest import run_app
+from tests.app.test_views import array
+from tests.conftest import ROOT, skip_or_fail
+
+MINILM = ROOT / "checkpoints" / "minilm"
+LINES = ["The cat sat on the mat.", "Winter is cold."]
+
+
+@pytest.fixture(scope="module")
+def trace():
+    if not (MINILM / "config.json").is_file():
+        skip_or_fail("checkpoints/minilm is not installed (make run or make test installs it)")
+    bundle = load_checkpoint(MINILM)
+    assert facts(bundle).pooling == "mean"  # what the views key on
+    return capture(bundle, LINES)
+
+
+def _charts(at) -> list[dict]:
+    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+
+
+def _pooled_by_hand(trace, b: int) -> np.ndarray:
+    """p = (1/n)·1 at the output, then p ← p·A'_l from the last layer to the first, with
+    A'_l = 0.5·mean_h A_l + 0.5·I, rows renormalised: the same product read the other way."""
+    n = len(trace.src_tokens[b])
+    p = np.full(n, 1.0 / n)
+    for layer in reversed(range(trace.attn["enc_self"].shape[0])):
+        a = trace.attn["enc_self"][layer, b, :, :n, :n].astype(np.float64).mean(0)
+        a = 0.5 * a + 0.5 * np.eye(n)
+        p = p @ (a / a.sum(-1, keepdims=True))
+    return p
+
+
+def test_rollout_targets_the_pooled_vector(trace):
+    at = run_app({"ckpt": "minilm", "text": "\n".join(LINES), "view": "heads"}, timeout=240)
+    at.radio(key="_w_heads_part").set_value("rollout").run(timeout=240)
+    assert not at.exception, [e.value for e in at.exception]
+    pooled = [c for c in _charts(at) if "pooled sentence vector" in
+              json.dumps(c["layout"].get("title", ""))]
+    assert len(pooled) == 1, [c["layout"].get("title") for c in _charts(at)]
+    got = np.asarray(array(pooled[0]["data"][0]["y"]), np.float64)
+    np.testing.assert_allclose(got, _pooled_by_hand(trace, 0), atol=1e-6)
+    assert got.sum() == pytest.approx(1.0, abs=1e-6)
+
+
+def test_flow_graph_ends_in_the_pooled_output(trace):
+    at = run_app({"ckpt": "minilm", "text": "\n".join(LINES), "view": "flow"}, timeout=240)
+    assert not at.exception, [e.value for e in at.exception]
+    spec = next(c for c in _charts(at) if "pooled output" in json.dumps(c))
+    hover = [t for tr in spec["data"] for t in (tr.get("text") or [])
+             if isinstance(t, str) and t.startswith("mean pooling:")]
+    top = trace.hidden["enc"][-1, 0, :len(trace.src_tokens[0])].astype(np.float64)
+    sizes = np.linalg.norm(top, axis=-1)
+    shares = sizes / sizes.sum()  # ‖x_i‖ / Σ‖x_j‖: each piece's part of the mean
+    kept = sorted(round(float(s), 3) for s in shares if s >= 0.05)  # the default threshold
+    said = sorted(float(re.match(r"mean pooling: ([\d.]+)", t).group(1)) for t in hover)
+    assert kept and said == kept, (said, kept)
+    assert all("pooled output (mean of" in t for t in hover)
