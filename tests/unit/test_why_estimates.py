@@ -87,3 +87,35 @@ def test_composition_runs_on_one_blas_thread(monkeypatch, bundle):
     finally:
         limit_blas_threads(max(before))
     assert seen and all(s == {1} for s in seen), seen
+
+
+@pytest.fixture(scope="module")
+def bert_big_vocab(tmp_path_factory):
+    """A small BERT with MiniLM's vocabulary size (30,522 rows): the key streams read one
+    embedding row per key, and converting the whole table each time made ov_components on
+    MiniLM 12-18 s at 62 keys against a 0.1-0.4 s estimate."""
+    from transformers import BertConfig, BertModel
+
+    from tests.unit.test_hf import make_tokenizer
+
+    torch.manual_seed(0)
+    model = BertModel(BertConfig(vocab_size=30522, hidden_size=96, num_hidden_layers=2,
+                                 num_attention_heads=4, intermediate_size=192,
+                                 max_position_embeddings=128, pad_token_id=0))
+    folder = tmp_path_factory.mktemp("bert_vocab") / "bert"
+    model.save_pretrained(folder, safe_serialization=True)
+    make_tokenizer("[CLS] $A [SEP]").save_pretrained(folder)
+    bundle = load_checkpoint(folder)
+    return bundle, capture(bundle, [" ".join(["the cat eats fish every day ."] * 8)])
+
+
+@pytest.mark.parametrize("layer", [0, 1])
+def test_output_split_estimate_on_a_large_vocabulary(bert_big_vocab, layer):
+    """One-sided: a run far longer than its estimate starts without its button (on a model
+    this small the estimate's fixed part may well overshoot, which only asks too early)."""
+    bundle, trace = bert_big_vocab
+    kind, query = "enc_self", 3
+    n_keys = int((trace.attn[kind][layer, 0, 0, query] > 0).sum())
+    measured = cpu_seconds(lambda: ov_components(bundle, trace, kind, layer, 0, query))
+    estimate = ov_seconds(bundle, kind, n_keys, layer)
+    assert measured <= FACTOR * estimate, (estimate, measured)

@@ -124,8 +124,9 @@ def _bert_stream(run: _Run, model, paths: list[str], layer: int, p: int) -> Part
                and hasattr(m, "position_embeddings"))
     ids = run.rec.src_ids[run.row]
 
-    def row(table, i: int) -> np.ndarray:
-        return table.weight.detach().double().cpu().numpy()[i]
+    def row(table, i: int) -> np.ndarray:  # one row in float64, not the whole table: MiniLM's
+        # 30,522 × 384 word table converted per key made ov_components 12-18 s at 62 keys
+        return table.weight[int(i)].detach().double().cpu().numpy()
 
     tok = row(emb.word_embeddings, ids[p])
     if getattr(emb, "token_type_embeddings", None) is not None:
