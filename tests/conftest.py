@@ -4,7 +4,12 @@ shipped files (`needs`)."""
 import os
 from pathlib import Path
 
-import pytest
+# before any test module imports torch (tests/unit/conftest.py does, ahead of model): set
+# only by model/__init__.py it comes after OpenMP has started, whose idle threads then spin
+# on the shared cores (measured: 64-row translations 5-13x slower at load ~7)
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import pytest  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
