@@ -12,6 +12,7 @@ import pytest
 
 from model import capture, load_checkpoint, translate
 from model.training.knowledge import unknown_words
+from tests import chrf
 from tests.conftest import ROOT, needs
 from tests.floors import holds
 
@@ -148,61 +149,50 @@ def test_textbook_sets_are_outside_the_training_corpus(shipped, drawn):
 
 
 def test_shipped_textbook_figures(shipped):
-    """chrF >= 85 each way on the textbook sentences, recomputed live and equal to the card."""
-    from model.training.textbook_eval import DIRECTIONS, evaluate, read_sets
+    """chrF >= 85 each way on the textbook sentences, recomputed live (translated here, scored
+    by this module's own exact match and chrF, not by textbook_eval, which wrote the card) and
+    equal to the card: the same whole set, so only the card's rounding to 0.01 separates them.
+    Each direction goes to translate in one call, as textbook_eval does: decoding's step budget
+    depends on the rows of a call (model.decode.default_max_steps)."""
+    from model.training.testsets import DIRECTIONS, read_sets
 
     _, _, bundle, card = shipped
-    result = evaluate(bundle, read_sets(TEXTBOOK))
-    assert result["directions"] == card["textbook"]["directions"]
-    for direction in DIRECTIONS:
-        assert result["directions"][direction]["chrf"] >= 85, result["directions"]
+    rows = read_sets(TEXTBOOK)
+    for direction, lang in DIRECTIONS.items():
+        mine = [r for r in rows if r.direction == direction]
+        hyps = [t.text for t in translate(bundle, [r.source for r in mine], lang)]
+        refs = [r.reference for r in mine]
+        exact, measured = chrf.exact(hyps, refs), chrf.chrf(hyps, refs)
+        stored = card["textbook"]["directions"][direction]
+        assert (stored["n"], stored["exact"]) == (len(mine), exact), (direction, stored, exact)
+        assert stored["exact_match"] == round(100 * exact / len(mine), 2), direction
+        assert abs(stored["chrf"] - measured) <= 0.005 + 1e-9, (direction, stored, measured)
+        assert measured >= 85, (direction, measured)
 
 
 def test_shipped_issue_sentences(shipped):
     """The seven sentences the issue quotes come out right both checkpoints (배가 고파요. read
     as "The ship is hungry." until the feeling and body_ache constructions gave 배 its other
-    senses). The card holds the same outputs."""
-    from model.training.textbook_eval import issue_sentences
+    senses). Translated here one at a time; the card holds the same outputs."""
+    from model.training.textbook_eval import ISSUE_SENTENCES
 
     _, _, bundle, card = shipped
-    found = issue_sentences(bundle)
-    assert found == card["textbook"]["issue_sentences"]
-    assert len(found) == 7
-    wrong = [(s["source"], s["output"]) for s in found if not s["exact"]]
-    assert not wrong, wrong
+    stored = card["textbook"]["issue_sentences"]
+    assert len(stored) == len(ISSUE_SENTENCES) == 7
+    for (lang, source, reference), entry in zip(ISSUE_SENTENCES, stored, strict=True):
+        output = translate(bundle, [source], lang)[0].text
+        assert (entry["source"], entry["reference"]) == (source, reference)
+        assert entry["output"] == output and entry["exact"] == (output == reference), entry
+        assert output == reference, (source, output)
 
 
 # --- the card's test-split figures recomputed (issue 60): not re-read, and not through
-# model.training.evaluate, the code that wrote them. Exact match and chrF are computed below
-# from their definitions (chrF: character 1..6-grams, spaces removed, precision and recall each
-# averaged over the orders, recall weighted by beta = 2, over the whole corpus at once).
-CHRF_ORDERS, CHRF_BETA = 6, 2.0
+# model.training.evaluate, the code that wrote them; exact match and chrF from tests/chrf.py
 SAMPLE = 512  # test pairs per direction: 8 batches of 64, 2-4 s a direction on 2 loaded cores
 CARD_BATCH = 64  # the batch evaluate_bundle translated in; decoding's step budget depends on
 # the rows of a call (model.decode.default_max_steps: 32 steps for 64 rows, 11 for 500), so a
 # recomputation that batched otherwise would measure another decoding budget
 TAIL = 1e-5  # chance, per check, that a card which is right fails on an unlucky sample
-
-
-def _chrf_counts(hyp: str, ref: str) -> np.ndarray:
-    """(3, orders): matched, hypothesis and reference character n-grams of one sentence."""
-    hyp, ref = hyp.replace(" ", ""), ref.replace(" ", "")
-    out = np.zeros((3, CHRF_ORDERS))
-    for n in range(1, CHRF_ORDERS + 1):
-        h = Counter(hyp[i:i + n] for i in range(len(hyp) - n + 1))
-        r = Counter(ref[i:i + n] for i in range(len(ref) - n + 1))
-        out[:, n - 1] = sum(min(c, r[g]) for g, c in h.items()), sum(h.values()), sum(r.values())
-    return out
-
-
-def _chrf_from(counts: np.ndarray) -> float:
-    """Corpus chrF (0-100) from summed (3, orders) counts."""
-    hit, hyp, ref = counts
-    prec = float(np.mean([m / h if h else 0.0 for m, h in zip(hit, hyp, strict=True)]))
-    rec = float(np.mean([m / r if r else 0.0 for m, r in zip(hit, ref, strict=True)]))
-    if prec + rec == 0:
-        return 0.0
-    return 100 * (1 + CHRF_BETA**2) * prec * rec / (CHRF_BETA**2 * prec + rec)
 
 
 def _hypergeometric_tails(population: int, good: int, drawn: int, seen: int) -> tuple[float,
@@ -249,20 +239,20 @@ def test_shipped_card_test_split_figures_recomputed(shipped, drawn):
         hyps = [t.text for start in range(0, SAMPLE, CARD_BATCH) for t in translate(
             bundle, [getattr(p, src_of) for p in pairs[start:start + CARD_BATCH]], lang)]
         refs = [getattr(p, tgt_of) for p in pairs]
-        exact = sum(h.strip() == r.strip() for h, r in zip(hyps, refs, strict=True))
+        exact = chrf.exact(hyps, refs)
         good = round(stored["exact_match"] * population / 100)
         low, high = _hypergeometric_tails(population, good, SAMPLE, exact)
         assert min(low, high) >= TAIL, (
             f"{name} {key}: {exact}/{SAMPLE} exact ({100 * exact / SAMPLE:.2f} %) is not a "
             f"plausible sample of the card's {stored['exact_match']} % (tails {low:.2g}, "
             f"{high:.2g})")
-        counts = np.stack([_chrf_counts(h, r) for h, r in zip(hyps, refs, strict=True)])
+        counts = np.stack([chrf.counts(h, r) for h, r in zip(hyps, refs, strict=True)])
         whole = counts.sum(axis=0)
-        chrf = _chrf_from(whole)
-        leave_one = np.array([_chrf_from(whole - row) for row in counts])
+        measured = chrf.from_counts(whole)
+        leave_one = np.array([chrf.from_counts(whole - row) for row in counts])
         spread = math.sqrt((SAMPLE - 1) / SAMPLE * ((leave_one - leave_one.mean()) ** 2).sum())
         spread *= math.sqrt(1 - SAMPLE / population)
         assert 5 * spread < 2.5, (name, key, spread)  # a bound with teeth, not a free pass
-        assert abs(chrf - stored["chrf"]) <= 5 * spread + 0.005, (
-            f"{name} {key}: chrF {chrf:.2f} on the sample against the card's {stored['chrf']} "
+        assert abs(measured - stored["chrf"]) <= 5 * spread + 0.005, (
+            f"{name} {key}: chrF {measured:.2f} on the sample against the card's {stored['chrf']} "
             f"(standard error {spread:.3f})")
