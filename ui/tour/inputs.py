@@ -7,6 +7,7 @@ import re
 import numpy as np
 import streamlit as st
 
+from model.analysis.embedding_rows import token_rows
 from model.backends import backend_for
 from model.backends import facts as backend_facts
 from ui.common import chart
@@ -74,19 +75,21 @@ def padding(w: Where) -> None:
 def embedding(w: Where) -> None:
     bs, n, d, _h = w.dims
     tok = w.act("hook_tok")
+    # (n, D) this sentence's rows; not recorded (a Hugging Face model): read from the table
+    rows = tok[w.b] if tok is not None else token_rows(w.bundle, w.ids[w.b])
     names = w.names
     text = _("`nn.Embedding({vocab}, {width})` looks up one row of {d} numbers per id: the "
              "piece's vector.").format(vocab=names.vocab, width=names.width, d=d)
     if w.facts.raw_hooks:
         text += " " + _("This model multiplies it by √{width} = {s:.1f}, as the paper "
                         "does.").format(width=names.width, s=np.sqrt(d))
-    if tok is not None and w.pads and not np.any(tok[w.b, len(w.tokens):]):
+    if rows is not None and w.pads and not np.any(rows[len(w.tokens):]):
         text += " " + _("The pad id's row is all zeros.")
     say(text, f"input_embs: (bs, {w.seq}, {names.width}) = ({bs}, {n}, {d})")
-    if tok is None:
+    if rows is None:
         hf_note()
         return
-    chart(viz_tour.matrix_figure(tok[w.b], padded(w), _("input_embs of sentence {b}: one row "
+    chart(viz_tour.matrix_figure(rows, padded(w), _("input_embs of sentence {b}: one row "
                                                         "per piece").format(b=w.b + 1),
                                  _("dimension")), w.ctx)
 
