@@ -37,6 +37,9 @@ TIMEOUT = 600  # seconds for one plant's process, on a loaded machine
 
 
 AT_ONCE = 2  # processes at a time: the machine's two cores (more made AppTests time out)
+# make test runs this in its `alone` phase, after the other workers are done: its processes
+# take both cores, and beside the other worker their AppTests crept towards their limits
+pytestmark = pytest.mark.alone
 
 
 def _run(name: str) -> subprocess.CompletedProcess:
