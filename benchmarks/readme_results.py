@@ -37,6 +37,12 @@ def provenance(results: dict, key: str) -> str:
     return f"`{key}`, {when}, {p.get('cpu_cores', '?')} cores, {how}"
 
 
+def flag(value: float, bound: float) -> str:
+    """A measured figure against its upper target in the soak blocks' words: "within it" or
+    "OVER it" (a missed target stands out in the README, it is not left to the reader)."""
+    return "within it" if value <= bound else "OVER it"
+
+
 def with_source(row: str, results: dict, key: str) -> str:
     """A table row '| what | measured | target |' with the run named in the measured cell."""
     head, _, target = row.rstrip().removesuffix("|").rstrip().rpartition(" | ")

@@ -5,7 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from benchmarks.readme_results import MissingResult, part, provenance, sourced_rows, with_source
+from benchmarks.readme_results import (
+    MissingResult,
+    flag,
+    part,
+    provenance,
+    sourced_rows,
+    with_source,
+)
 
 rows_bertviz = sourced_rows(
     "bench_bertviz.pages",
@@ -83,7 +90,9 @@ def rows_rerun(results: dict) -> list[str]:
         f = r[name]
         rows.append(
             f"| default view rerun, {what} (≤ {f['source_pieces']} pieces) | "
-            f"{f['new_input_s'] * 1000:.0f} ms new input, {f['cached_s'] * 1000:.0f} ms cached "
+            f"{f['new_input_s'] * 1000:.0f} ms new input "
+            f"({flag(f['new_input_s'], r['target_s'])}), "
+            f"{f['cached_s'] * 1000:.0f} ms cached "
             f"(plain forward {f['plain_forward_s'] * 1000:.1f} ms; "
             f"{r.get('torch_threads', '?')} torch thread(s)) ({provenance(results, key)}) "
             f"| ≤ {r['target_s'] * 1000:.0f} ms |")
@@ -94,7 +103,8 @@ def rows_scan(results: dict) -> list[str]:
     """The importance scan over every head of one short sentence (bench_heads.scan)."""
     key = "bench_heads.scan"
     s = part(results, key)
-    return [f"| importance scan, {s['heads']} heads, one short sentence | {s['scan_s']:.3f} s, "
+    return [f"| importance scan, {s['heads']} heads, one short sentence | {s['scan_s']:.3f} s "
+            f"({flag(s['scan_s'], 3.0)}), "
             f"{s['scan_s'] / s['plain_forward_s']:.0f}× one plain forward, median of "
             f"{s['repeat']} ({provenance(results, key)}) | ≤ 3 s |"]
 
@@ -105,11 +115,14 @@ def rows_hf(results: dict) -> list[str]:
     return [
         f"| GPT-2-small shape (12 × 12, 768 wide, random), {speed['tokens']} tokens: capture ÷ "
         f"plain forward | full {speed['capture_over_plain']:.2f}×, attention only "
-        f"{speed['attn_only_over_plain']:.2f}× (plain {speed['plain_ms']:.0f} ms, transformers' "
+        f"{speed['attn_only_over_plain']:.2f}× (full {flag(speed['capture_over_plain'], 2.0)}; "
+        f"plain {speed['plain_ms']:.0f} ms, transformers' "
         f"sdpa {speed['sdpa_ms']:.0f} ms) ({provenance(results, 'bench_hf.speed')}) | ≤ 2× |",
         f"| same: peak RSS of a process that loads it and captures everything; attention view "
-        f"in AppTest | {rss['peak_mib']:,} MiB (after loading {rss['loaded_mib']:,}); view first "
-        f"run {view['first_s']:.2f} s, rerun {view['rerun_s']:.2f} s "
+        f"in AppTest | {rss['peak_mib']:,} MiB ({flag(rss['peak_mib'], 2048)}; after loading "
+        f"{rss['loaded_mib']:,}); view first run {view['first_s']:.2f} s "
+        f"({flag(view['first_s'], 3.0)}), rerun {view['rerun_s']:.2f} s "
+        f"({flag(view['rerun_s'], 3.0)}) "
         f"({provenance(results, 'bench_hf.view')}) | ≤ 2,048 MiB, ≤ 3 s |",
     ]
 
@@ -123,11 +136,14 @@ def rows_patch(results: dict) -> list[str]:
            for n in ("paper", "seed001")}
     return [
         f"| activation patching, GPT-2-small shape (random), {g['tokens']} tokens: exact, every "
-        f"head ({g['heads']}) | {g['exact_heads_s']:.0f} s ({provenance(results, key)}) "
+        f"head ({g['heads']}) | {g['exact_heads_s']:.0f} s "
+        f"({flag(g['exact_heads_s'], g['exact_target_s'])}; {provenance(results, key)}) "
         f"| ≤ {g['exact_target_s']:.0f} s |",
         f"| same: attribution patching (every head, attention output and residual position; two "
         f"forwards and one backward) ÷ one plain forward (logits at every position) "
-        f"| {g['attribution_over_forward']:.2f}× ({provenance(results, key)}) "
+        f"| {g['attribution_over_forward']:.2f}× "
+        f"({flag(g['attribution_over_forward'], g['attribution_target'])}; "
+        f"{provenance(results, key)}) "
         f"| ≤ {g['attribution_target']:.0f}× |",
         f"| attribution vs exact patching: correlation over heads, `The cat/dog eats fish.` on "
         f"the checkpoints | GPT-2 shape {g['agreement']['all_heads']:.4f}, paper "
@@ -164,8 +180,10 @@ def rows_native_capture(results: dict) -> list[str]:
     """The lab's own model: capture ÷ its plain forward (bench_capture.native)."""
     key = "bench_capture.native"
     n = part(results, key)
-    cells = "; ".join(f"{size}: full {f['full_over_plain']:.2f}×, attention only "
-                      f"{f['attn_over_plain']:.2f}× (plain {f['plain_ms']:.1f} ms)"
+    cells = "; ".join(f"{size}: full {f['full_over_plain']:.2f}× "
+                      f"({flag(f['full_over_plain'], 1.2)}), attention only "
+                      f"{f['attn_over_plain']:.2f}× ({flag(f['attn_over_plain'], 1.0)}; "
+                      f"plain {f['plain_ms']:.1f} ms)"
                       for size, f in n["sizes"].items())
     return [f"| capture cost, the lab's `{n['model'].rsplit('/', 1)[-1]}` (batch × source / "
             f"target pieces) | {cells} ({provenance(results, key)}) | ≤ 1.2×, ≤ 1.0× |"]
@@ -187,7 +205,8 @@ def rows_detectors(results: dict) -> list[str]:
     key = "bench_detectors.gpt2_512"
     d = part(results, key)
     return [f"| head detectors, GPT-2-small shape, {d['tokens']} tokens: first table after the "
-            f"capture; all five (two run the model) | {d['first_table_ms']:.0f} ms; "
+            f"capture; all five (two run the model) | {d['first_table_ms']:.0f} ms "
+            f"({flag(d['first_table_ms'] / 1000, d['target_s'])}); "
             f"{d['all_detectors_ms'] / 1000:.1f} s = {d['all_detectors_over_plain']:.2f}× one "
             f"plain forward ({provenance(results, key)}) | ≤ {d['target_s']:.0f} s |"]
 

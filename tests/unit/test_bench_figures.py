@@ -59,3 +59,23 @@ def test_load_row_gives_the_sessions_latencies_and_the_servers_cpu():
     assert "| p50 41.0 s / p95 53.0 s Ctrl+Enter → last chart, all done after 60 s; the " \
            "server used 7.5 s of CPU, peaked at 1,234 MiB" in row
     assert "load average 12.3 before the browsers started (`bench_load.sessions_20`" in row
+
+
+def test_blocks_with_a_target_flag_a_missed_one_as_the_soak_block_does():
+    """The long block and the table rows say "OVER it" beside a figure past its target and
+    "within it" at or under it, from the figures (issue 60)."""
+    from benchmarks import bench_long
+
+    run = {"tokens": 2048, "threads": 1, "sdpa_s": 10.0, "long_s": 15.0, "reduce_s": 2.0,
+           "weights_gb": 0.3, "long_extra_gb": 2.0, "long_peak_rss_gb": 2.5,
+           "sdpa_peak_rss_gb": 2.0, "qk_dtype": "float32", **RUN}
+    text = bench_long.block({"bench_long": {
+        "a": {**run, "ratio": 1.5}, "b@8192": {**run, "tokens": 8192, "ratio": 1.51,
+                                                "long_extra_gb": 2.01}}})
+    assert "15.0 s (1.50×, within it; 1.50)" in text and "(1.51×, OVER it; 1.51)" in text
+    assert "0.30 + 2.00 GB (within it)" in text and "0.30 + 2.01 GB (OVER it)" in text
+    assert "(1 of 2 runs OVER it)" in text and "beyond the weights (1 of 2 OVER it)" in text
+    scan = {"heads": 36, "plain_forward_s": 0.01, "repeat": 5, **RUN}
+    for seconds, said in ((3.0, "3.000 s (within it)"), (3.01, "3.010 s (OVER it)")):
+        (row,) = readme_table.rows_scan({"bench_heads": {"scan": {**scan, "scan_s": seconds}}})
+        assert said in row, row
