@@ -186,14 +186,18 @@ def main(parts: list[str] | None = None) -> Report:
 
 def readme_rows(section: dict) -> list[str]:
     """The README's rows for the Hugging Face capture cost, from this module's results."""
+    from benchmarks.readme_results import flag
+
     rows = []
     for shape in SHAPES:
         if shape not in section:
             continue
         s = section[shape]
         rows.append(f"| capture cost, {s['shape']}, {s['tokens']} tokens, 1 thread | full "
-                    f"capture {s['full_over_sdpa']:.2f}x, attention only "
-                    f"{s['attn_over_sdpa']:.2f}x transformers' sdpa forward ({s['sdpa_ms']:.0f} "
+                    f"capture {s['full_over_sdpa']:.2f}x ({flag(s['full_over_sdpa'], FULL_TARGET)}"
+                    f"), attention only {s['attn_over_sdpa']:.2f}x "
+                    f"({flag(s['attn_over_sdpa'], ATTN_TARGET)}) transformers' sdpa forward "
+                    f"({s['sdpa_ms']:.0f} "
                     f"ms; median of {s['repeat']}) | ≤ {FULL_TARGET}x, ≤ {ATTN_TARGET}x |")
     mem = section.get("memory", {})
     if mem:
