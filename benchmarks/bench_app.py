@@ -196,10 +196,14 @@ def readme_rows(section: dict) -> list[str]:
     s, same = a["as_sent"], a["like_for_like"]
     n = a["n_source"]
     heads = sum(a["layers"].values()) * a["heads"]
+    from benchmarks.readme_results import flag
+
     return [
         f"| attention view, {n} pieces, as sent: {s['what']} | first show {s['first_run_s']:.2f} s"
-        f" (capture included), another head {s['another_head_s']:.2f} s (median of "
-        f"{a['repeat']}), {s['chart_json_bytes'] / 1e6:.2f} MB of chart data (bertviz "
+        f" (capture included; {flag(s['first_run_s'], 2.0)}), another head "
+        f"{s['another_head_s']:.2f} s (median of {a['repeat']}), "
+        f"{s['chart_json_bytes'] / 1e6:.2f} MB of chart data "
+        f"({flag(s['chart_json_bytes'] / 1e6, 20.0)}; bertviz "
         f"`head_view` of every head, full floats: {s['bertviz_default_s']:.2f} s, "
         f"{s['bertviz_default_bytes'] / 1e6:.0f} MB) | ≤ 2 s, ≤ 20 MB |",
         f"| same attention, like for like: all {heads} heads (encoder, decoder, cross) at full "
