@@ -234,9 +234,14 @@ class Where:
             weights = cached_weights(self.bundle, self.ctx.key, self.kind, 0)
             return viz_steps.walkthrough(self.t, weights, self.kind, 0, self.b, self.head)
         walk = viz_tour.trace_walk(self.t, self.kind, 0, self.b, self.head)
-        try:  # the block's output from the recorded attention and the layer's W_O, b_O
-            weights = backend_for(self.bundle).circuit_weights(self.kind, 0)
-        except ValueError:  # a layout the backend cannot split per head: steps 13-14 say so
+        # the block's output from the recorded attention and the layer's W_O, b_O; a backend
+        # without per-head weights (none, or a layout it cannot split): steps 13-14 say so
+        read = getattr(backend_for(self.bundle), "circuit_weights", None)
+        if read is None:
+            return walk
+        try:
+            weights = read(self.kind, 0)
+        except ValueError:
             return walk
         concat, out = viz_tour.attention_block(self.t, weights, self.kind, 0, self.b)
         # post-norm: layer 0's attention reads the embedding output itself, hidden state 0
