@@ -201,8 +201,11 @@ def readme_rows(section: dict) -> list[str]:
                     f"ms; median of {s['repeat']}) | ≤ {FULL_TARGET}x, ≤ {ATTN_TARGET}x |")
     mem = section.get("memory", {})
     if mem:
+        # within ±30 %: an estimate / peak ratio from 0.7 to 1.3
         cells = "; ".join(f"{shape} {cap} {r['estimate_mib']:.0f} / {r['peak_mib']:.0f} MiB "
-                          f"({r['ratio']:.2f})" for shape in SHAPES if shape in mem
+                          f"({r['ratio']:.2f}, "
+                          f"{'within it' if 0.7 <= r['ratio'] <= 1.3 else 'OVER it'})"
+                          for shape in SHAPES if shape in mem
                           for cap, r in mem[shape].items())
         rows.append(f"| capture memory estimate / measured peak, {N_TOKENS} tokens | {cells} | "
                     "within ±30 % |")

@@ -196,7 +196,9 @@ def rows_needs(results: dict) -> list[str]:
     return [f"| attention view records only its needs ({', '.join(n['needs'])}), GPT-2-small "
             f"shape, {n['tokens']} tokens | {n['view_mb']:.0f} MB at {n['view_over_sdpa']:.2f}× "
             f"the sdpa forward, against {n['everything_mb']:.0f} MB at "
-            f"{n['everything_over_sdpa']:.2f}× for everything ({provenance(results, key)}) "
+            f"{n['everything_over_sdpa']:.2f}× for everything ("
+            f"{'within it' if n['view_mb'] < n['everything_mb'] else 'OVER it'}; "
+            f"{provenance(results, key)}) "
             f"| less than everything |"]
 
 
