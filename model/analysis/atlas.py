@@ -112,8 +112,8 @@ class Atlas:
         return self.dists[kind].copy()
 
     def embedding(self, kind: str) -> np.ndarray:
-        """(N, 2), layer-major: the heads placed by MDS of distance(kind) (fixed seed), made
-        once per atlas (two sessions asking at once make the same points)."""
+        """(N, 2), layer-major: the heads placed by classical MDS of distance(kind) (no random
+        start), made once per atlas (two sessions asking at once make the same points)."""
         if kind not in self.xy:
             self.xy[kind] = mds_xy(self.distance(kind))
         return self.xy[kind]

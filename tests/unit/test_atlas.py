@@ -13,7 +13,7 @@ from scipy.spatial.distance import jensenshannon
 
 from model import capture, load_checkpoint
 from model.analysis.atlas import head_atlas
-from model.analysis.atlas_groups import choose_groups, group_heads, name_group
+from model.analysis.atlas_groups import choose_groups, group_heads, mds_xy, name_group, silhouette
 from model.analysis.atlas_metrics import JS_MAX, input_metrics, js_rows
 from model.training.corpus import generate
 from tests.conftest import skip_or_fail
@@ -135,6 +135,59 @@ def test_alike_heads_are_one_group():
     assert list(found) == [0] * 5 and np.isnan(score)
 
 
+def test_silhouette_against_scikit_learn():
+    # the app computes it in numpy (importing scikit-learn costs a server ~80 MB); the test
+    # may import it: random distances, groups with a singleton, and a zero-distance pair
+    from sklearn.metrics import silhouette_score
+
+    rng = np.random.default_rng(5)
+    pts = rng.normal(size=(12, 3))
+    dist = np.sqrt(((pts[:, None] - pts[None]) ** 2).sum(-1))
+    for labels in (np.array([0] * 5 + [1] * 6 + [2]), rng.integers(0, 4, 12),
+                   np.array([3, 3, 1, 1, 1, 7, 7, 7, 7, 1, 3, 9])):
+        if len(np.unique(labels)) < 2:
+            continue
+        want = silhouette_score(dist, labels, metric="precomputed")
+        assert abs(silhouette(dist, labels) - want) < 1e-12, labels
+    dist[0, 1] = dist[1, 0] = 0.0
+    labels = np.array([0, 0] + [1] * 10)
+    assert abs(silhouette(dist, labels)
+               - silhouette_score(dist, labels, metric="precomputed")) < 1e-12
+
+
+def test_tied_distances_that_fcluster_cannot_split_are_one_group():
+    # every pair 0.5 apart: average linkage merges all at one height, so fcluster gives one
+    # cluster for every k; that is one group without a silhouette, not an error
+    dist = np.full((6, 6), 0.5)
+    np.fill_diagonal(dist, 0.0)
+    found, score = choose_groups(dist)
+    assert list(found) == [0] * 6 and np.isnan(score)
+
+
+def test_classical_mds_recovers_planted_distances():
+    from scipy.stats import spearmanr
+
+    rng = np.random.default_rng(2)
+    # planar points: their distances are exactly Euclidean in 2-D, so MDS must reproduce them
+    pts = rng.normal(size=(9, 2)) * [3.0, 1.0]
+    dist = np.sqrt(((pts[:, None] - pts[None]) ** 2).sum(-1))
+    xy = mds_xy(dist)
+    got = np.sqrt(((xy[:, None] - xy[None]) ** 2).sum(-1))
+    assert np.abs(got - dist).max() < 1e-9
+    # deterministic, and each axis's largest |coordinate| is positive
+    assert np.array_equal(xy, mds_xy(dist.copy()))
+    assert all(xy[np.argmax(np.abs(xy[:, j])), j] > 0 for j in range(2))
+    # points in 5-D: the 2-D picture keeps the order of the distances and a small stress
+    pts = rng.normal(size=(15, 5)) * [4.0, 2.5, 0.3, 0.2, 0.1]
+    dist = np.sqrt(((pts[:, None] - pts[None]) ** 2).sum(-1))
+    xy = mds_xy(dist)
+    got = np.sqrt(((xy[:, None] - xy[None]) ** 2).sum(-1))
+    upper = np.triu_indices(15, 1)
+    assert spearmanr(got[upper], dist[upper])[0] > 0.95
+    stress = np.sqrt(((got - dist)[upper] ** 2).sum() / (dist[upper] ** 2).sum())
+    assert stress < 0.1, stress
+
+
 @pytest.fixture(scope="module")
 def tiny_atlas(bundle):
     # teacher-forced pairs, both ways (a random translator's greedy decode runs to max_len)
@@ -247,3 +300,20 @@ def test_the_distance_reads_at_most_js_rows_spread_over_the_inputs(bundle, monke
     np.testing.assert_array_equal(capped.values["enc_self"]["entropy"],
                                   full.values["enc_self"]["entropy"])
     assert np.abs(capped.distance("enc_self") - full.distance("enc_self")).max() < 0.3
+
+
+def test_grouping_and_placement_do_not_import_scikit_learn():
+    # its first import costs a server ~80 MB, over the soak's memory bound
+    import subprocess
+    import sys
+
+    code = ("import sys, numpy as np\n"
+            "from model.analysis.atlas_groups import choose_groups, mds_xy\n"
+            "d = np.abs(np.subtract.outer(np.arange(8.0), np.arange(8.0)))\n"
+            "choose_groups(d); mds_xy(d)\n"
+            "print(sorted({m.split('.')[0] for m in sys.modules} & {'sklearn'}))\n")
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]", out.stdout
