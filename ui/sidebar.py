@@ -55,7 +55,7 @@ def presets_for(bundle: Bundle | None) -> dict[str, str]:
     if bundle is not None and "ko" not in facts(bundle).languages:
         return {**own, **ENGLISH_PRESETS}
     return {**own, **PRESETS}
-LANGS = Labels(auto=N_("auto (Korean → English, otherwise → Korean)"), ko=N_("Korean"),
+LANGS = Labels(auto=N_("auto (Korean ↔ English)"), ko=N_("Korean"),
                en=N_("English"))
 
 

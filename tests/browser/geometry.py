@@ -4,6 +4,7 @@ page does every check, so each view costs one round trip.
     problems(page, min_px) -> list[str]     every failed check, each naming its chart/element
     diverging_tops(page)   -> {chart: colour}  the top colour of every signed (zmid 0) heatmap
     charts_ready(page)     waits until every plotly chart on the page is drawn
+    cut_selects(page)      -> list[str]     select boxes (sidebar too) whose chosen text is cut
 
 Checks (sizes are CSS pixels as rendered, zoom included: presenter mode zooms the page 1.5×):
   * every heatmap's image fills >= 80 % of its plot area and lies inside it (the axis ranges
@@ -185,3 +186,16 @@ def problems(page, min_px: float) -> list[str]:
 def diverging_tops(page) -> dict[str, str]:
     """The top colour of every signed heatmap on the page, by chart title and trace."""
     return page.evaluate(TOPS_JS)
+
+
+SELECTS_JS = r"""() => [...document.querySelectorAll('[data-testid="stSelectbox"]')]
+  .map((s) => [s.querySelector('label'), s.querySelector('input')])
+  .filter(([label, input]) => input && input.scrollWidth > input.clientWidth)
+  .map(([label, input]) => `select "${label ? label.innerText : '?'}": "${input.value}" is `
+    + `${input.scrollWidth} px wide in a ${input.clientWidth} px box`)"""
+
+
+def cut_selects(page) -> list[str]:
+    """Every select box, sidebar included, whose chosen option is wider than the box that
+    shows it (Streamlit clips it mid-glyph, with no ellipsis): label, value and both widths."""
+    return page.evaluate(SELECTS_JS)

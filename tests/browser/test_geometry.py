@@ -14,7 +14,7 @@ from __future__ import annotations
 import pytest
 
 from tests.browser.conftest import open_app, wait_for_app
-from tests.browser.geometry import charts_ready, diverging_tops, problems
+from tests.browser.geometry import charts_ready, cut_selects, diverging_tops, problems
 
 MODES = {"normal": ({"width": 1280, "height": 800}, 9.0, {}),
          "presenter": ({"width": 1280, "height": 720}, 16.0, {"present": "1"})}
@@ -111,3 +111,16 @@ def test_lm_is_legible_in_both_modes(page, streamlit_server):
 def test_gpt2_small_is_legible_in_both_modes(page, gpt2_small):
     found, tops = visit(page, gpt2_small, "gpt2-small")
     assert not found + same_tops(tops), "\n".join(found + same_tops(tops))
+
+
+def test_sidebar_selects_show_their_whole_choice_in_both_languages(page, streamlit_server):
+    """The translator's "Translate into" box at the sidebar's default width: its auto option
+    was cut mid-glyph in Korean (245 px of text in a 206 px box) and in English (273 px)."""
+    found = []
+    for lang in ("ko", "en"):
+        open_app(page, streamlit_server, ckpt="paper", view="attention", lang_ui=lang)
+        labels = page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"] label')
+        if labels.count() < 2:  # the check must see the sidebar's select boxes
+            found.append(f"{lang}: only {labels.count()} select boxes in the sidebar")
+        found += [f"{lang}: {p}" for p in cut_selects(page)]
+    assert not found, "\n".join(found)
