@@ -395,8 +395,10 @@ def heatmap(z: np.ndarray, x: Sequence[str], y: Sequence[str], *, title: str, x_
         yaxis.update(scaleanchor="x", scaleratio=1, constrain="domain")
     layout = {**base_layout(title, height), "yaxis": yaxis,
               # few labels: no angle, so plotly turns them itself when they would meet (in a
-              # third-width chart)
+              # third-width chart); square cells shrink the wider side's domain, not widen its
+              # range (a 2 × 2 similarity matrix filled 23 % of its plot area, issue 59)
               "xaxis": {"type": "category", "title": {"text": x_title},
+                        **({"constrain": "domain"} if square else {}),
                         **({"tickangle": -45} if len(x) > 8 else {}),
                         **thin_ticks(x, SCREEN_W - 150)}}
     trace = heatmap_trace(z, x, y, colorscale=colorscale, zmin=zmin, zmax=zmax, zmid=zmid,

@@ -1,20 +1,24 @@
-"""What the page draws, as Chromium renders it (issue 59): on the views of `paper`, `lm` and a
-GPT-2-small-shaped random folder, at 1280 × 800 and in presenter mode at 1280 × 720, every
-heatmap fills its plot, no text is under 9 px (16 px presenting), nothing is cut by its
-container, tick labels do not overlap (tests/browser/geometry.py does the measuring), and a
+"""What the page draws, as Chromium renders it (issue 59): on the views of `paper`, `lm`, a
+GPT-2-small-shaped random folder and the real BERT (checkpoints/minilm, on the session
+server), at 1280 × 800 and in presenter mode at 1280 × 720, every heatmap fills its plot, no
+text is under 9 px (16 px presenting), nothing is cut by its container, tick labels do not
+overlap (tests/browser/geometry.py does the measuring), and a
 signed heatmap's top colour is the same in both modes.
 
 Cost: one server per model (paper and lm share the default one), each view opened once per
 mode; the views are sampled so that every figure builder the app has is drawn at least once
 (the tour's steps reuse the views' builders: 6, 7 and 17 are among those issue 59 found;
-the patch page's residual chart is drawn on lm)."""
+the patch page's residual chart is drawn on lm). minilm adds about 27 s (six views); the
+sidebar's select boxes about 10 s."""
 
 from __future__ import annotations
 
 import pytest
 
+from model.backends import MINILM_FOLDER, minilm_status
 from tests.browser.conftest import open_app, wait_for_app
 from tests.browser.geometry import charts_ready, cut_selects, diverging_tops, problems
+from tests.conftest import ROOT, needs
 
 MODES = {"normal": ({"width": 1280, "height": 800}, 9.0, {}),
          "presenter": ({"width": 1280, "height": 720}, 16.0, {"present": "1"})}
@@ -40,6 +44,9 @@ SAMPLE = {
            "presenter": views("training", "patch")},
     "gpt2-small": {"normal": views("attention", "heads", "steps"),
                    "presenter": views("heads")},
+    # the real pretrained BERT (checkpoints/minilm), on the session server that lists it
+    "minilm": {"normal": views("tokens", "attention", "similarity", "heads"),
+               "presenter": views("attention", "similarity")},
 }
 
 
@@ -110,6 +117,13 @@ def test_lm_is_legible_in_both_modes(page, streamlit_server):
 
 def test_gpt2_small_is_legible_in_both_modes(page, gpt2_small):
     found, tops = visit(page, gpt2_small, "gpt2-small")
+    assert not found + same_tops(tops), "\n".join(found + same_tops(tops))
+
+
+@needs(minilm_status(ROOT / "checkpoints" / MINILM_FOLDER) is None,
+       reason="checkpoints/minilm is not installed (make run / make test install it)")
+def test_minilm_is_legible_in_both_modes(page, streamlit_server):
+    found, tops = visit(page, streamlit_server, "minilm")
     assert not found + same_tops(tops), "\n".join(found + same_tops(tops))
 
 
