@@ -14,6 +14,7 @@ sidebar's select boxes about 10 s."""
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from model.backends import MINILM_FOLDER, minilm_status
 from tests.browser.conftest import open_app, wait_for_app
@@ -134,6 +135,10 @@ def test_sidebar_selects_show_their_whole_choice_in_both_languages(page, streaml
     for lang in ("ko", "en"):
         open_app(page, streamlit_server, ckpt="paper", view="attention", lang_ui=lang)
         labels = page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"] label')
+        try:  # the sidebar may draw after the main page settles (seen after other tests)
+            labels.nth(1).wait_for(timeout=60_000)
+        except PlaywrightTimeout:
+            pass
         if labels.count() < 2:  # the check must see the sidebar's select boxes
             found.append(f"{lang}: only {labels.count()} select boxes in the sidebar")
         found += [f"{lang}: {p}" for p in cut_selects(page)]
