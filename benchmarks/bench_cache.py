@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import Report
+from benchmarks.common import Report, run_parts
 
 PROMPT, NEW, REPEAT, FULL_STEPS = 512, 64, 3, 8
 TARGET = 1.3  # issue 57: at most 1.3x transformers' generate with its cache
@@ -172,15 +172,7 @@ PARTS = {"gpt2_small_512": measure, "lm_eviction": lm_eviction}
 
 def main(parts: list[str] | None = None) -> Report:
     """Every part, or those named (python -m benchmarks bench_cache:lm_eviction)."""
-    unknown = sorted(set(parts or ()) - set(PARTS))
-    if unknown:
-        raise SystemExit(f"bench_cache has no part {unknown}; it has {', '.join(PARTS)}")
-    report = Report([])
-    for name in parts or PARTS:
-        lines, figures = PARTS[name]()
-        report.lines += lines
-        report.figures[name] = figures
-    return report
+    return run_parts("bench_cache", PARTS, parts)
 
 
 def block(results: dict) -> str:

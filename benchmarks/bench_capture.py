@@ -27,7 +27,7 @@ import torch
 from benchmarks.bench_hf import text
 from benchmarks.capture_memory import memory
 from benchmarks.capture_shapes import N_TOKENS, SHAPES, build
-from benchmarks.common import Report, median_times, paper_bundle
+from benchmarks.common import Report, median_times, paper_bundle, run_parts
 from model import capture
 from model.decode import source_batch
 
@@ -171,15 +171,9 @@ PARTS = {"native": native, "native_2threads": lambda: native(2), "gpt2": lambda:
 
 def main(parts: list[str] | None = None) -> Report:
     """Every part, or those named (python -m benchmarks bench_capture:gpt2,llama)."""
-    unknown = sorted(set(parts or ()) - set(PARTS))
-    if unknown:
-        raise SystemExit(f"bench_capture has no part {unknown}; it has {', '.join(PARTS)}")
-    report = Report([f"machine: {os.cpu_count()} cores, load average "
-                     f"{os.getloadavg()[0]:.1f} at the start (timings are ratios in one run)"])
-    for name in parts or PARTS:
-        lines, figures = PARTS[name]()
-        report.lines += lines
-        report.figures[name] = figures
+    report = run_parts("bench_capture", PARTS, parts, Report([
+        f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the start "
+        "(timings are ratios in one run)"]))
     report.lines += ["README rows:", *readme_rows(report.figures)]
     return report
 

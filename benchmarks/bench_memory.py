@@ -24,7 +24,7 @@ import os
 import subprocess
 import sys
 
-from benchmarks.common import ROOT, Report
+from benchmarks.common import ROOT, Report, run_parts
 
 _CHILD = r"""
 import ctypes, gc, json, sys, tempfile, time
@@ -123,12 +123,7 @@ PARTS = {"memory": memory}
 
 
 def main(parts: list[str] | None = None) -> Report:
-    report = Report([])
-    for name in parts or PARTS:
-        lines, figures = PARTS[name]()
-        report.lines += lines
-        report.figures[name] = figures
-    return report
+    return run_parts("bench_memory", PARTS, parts)
 
 
 def readme_rows(section: dict) -> list[str]:

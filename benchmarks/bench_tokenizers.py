@@ -21,7 +21,7 @@ import os
 import time
 from collections.abc import Sequence
 
-from benchmarks.common import ROOT, Report
+from benchmarks.common import ROOT, Report, run_parts
 
 # (results name, README label, model_type, vocabulary asked)
 CANDIDATES: tuple[tuple[str, str, str, int], ...] = (
@@ -111,14 +111,7 @@ PARTS = {"sizes": sizes}
 
 def main(parts: list[str] | None = None) -> Report:
     """Run the named parts (all by default) and return their lines and figures."""
-    report = Report([])
-    for name in parts or PARTS:
-        if name not in PARTS:
-            raise SystemExit(f"bench_tokenizers has no part {name!r}; parts: {', '.join(PARTS)}")
-        lines, figures = PARTS[name]()
-        report.lines += lines
-        report.figures[name] = figures
-    return report
+    return run_parts("bench_tokenizers", PARTS, parts)
 
 
 if __name__ == "__main__":

@@ -25,6 +25,21 @@ class Report:
     figures: dict[str, dict] = field(default_factory=dict)
 
 
+def run_parts(bench: str, table: dict, parts: list[str] | None = None,
+              report: Report | None = None) -> Report:
+    """Run the named parts of a benchmark (all by default), each a function returning (lines,
+    figures), into one Report; a part name the table lacks stops with the names it has."""
+    unknown = sorted(set(parts or ()) - set(table))
+    if unknown:
+        raise SystemExit(f"{bench} has no part {unknown}; it has {', '.join(table)}")
+    report = report if report is not None else Report([])
+    for name in parts or table:
+        lines, figures = table[name]()
+        report.lines += lines
+        report.figures[name] = figures
+    return report
+
+
 def save_results(name: str, figures: dict[str, dict], path: Path = RESULTS) -> None:
     """Merge one benchmark's figures into the results file: results[name][part] is replaced for
     each part measured now; other benchmarks' keys and this one's other parts stay as they were.

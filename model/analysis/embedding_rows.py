@@ -23,4 +23,4 @@ def token_rows(bundle, ids: np.ndarray) -> np.ndarray | None:
     if ids.size and (ids.min() < 0 or ids.max() >= weight.shape[0]):
         raise ValueError(f"ids must be in 0..{weight.shape[0] - 1}")
     with torch.inference_mode():  # only the rows asked for: a 30,522-row table stays put
-        return weight[torch.from_numpy(ids)].detach().float().cpu().numpy()
+        return weight[torch.from_numpy(ids.copy())].detach().float().cpu().numpy()
