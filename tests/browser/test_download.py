@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import zipfile
 
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
 from model import Trace, capture, load_checkpoint
 from model.trace_io import JSON_MEMBER
 from tests.browser.conftest import open_app
@@ -23,8 +25,17 @@ def test_downloaded_trace_is_the_apps(page, streamlit_server, tmp_path):
     sidebar.get_by_text("Download this Trace").click()
     files = {}
     for label, suffix in (("Trace (.npz)", ".npz"), ("Tokens and settings (.json)", ".json")):
-        with page.expect_download(timeout=60_000) as info:
-            sidebar.get_by_role("button", name=label).click()
+        # The tokens view records only what it needs, so the file is a fresh capture through
+        # the server's gate. Its wait for the gate is the server's queue timeout, not ours: a
+        # heavier run left by an earlier test on this worker's server held the gate past 60 s
+        # once in CI (stop 61), so the wait here is longer than any such run, and a refusal
+        # (the button's own error line) is named in the failure.
+        try:
+            with page.expect_download(timeout=180_000) as info:
+                sidebar.get_by_role("button", name=label).click()
+        except PlaywrightTimeout as e:
+            errors = sidebar.locator('[data-testid="stDownloadButtonError"]').all_inner_texts()
+            raise AssertionError(f"no {suffix} download; the button said {errors}") from e
         download = info.value
         assert download.suggested_filename == f"trace-paper{suffix}"
         files[suffix] = tmp_path / download.suggested_filename
