@@ -42,6 +42,15 @@ def chrf(hyps: Sequence[str], refs: Sequence[str], max_n: int = 6, beta: float =
     return float(100 * (1 + beta**2) * prec * rec / (beta**2 * prec + rec))
 
 
+def score(hyps: Sequence[str], refs: Sequence[str]) -> dict:
+    """Count, exact matches (outer spaces ignored), exact match % and chrF of outputs against
+    references: the entry the textbook and newcomer cards store per direction and group."""
+    exact = sum(h.strip() == r.strip() for h, r in zip(hyps, refs, strict=True))
+    return {"n": len(refs), "exact": exact,
+            "exact_match": round(100 * exact / max(len(refs), 1), 2),
+            "chrf": round(chrf(hyps, refs), 2) if refs else 0.0}
+
+
 def _scored(hyps: Sequence[str], refs: Sequence[str]) -> dict:
     """Exact match (%, outer spaces ignored) and chrF of outputs against references."""
     if not hyps:

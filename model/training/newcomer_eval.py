@@ -20,7 +20,7 @@ from pathlib import Path
 from .. import confidence as conf
 from ..checkpoint import Bundle
 from ..dispatch import load_checkpoint, translate
-from .evaluate import chrf
+from .evaluate import score
 from .testsets import DATA, DIRECTIONS, Row, read_sets
 
 # the six sentences the issue quotes (target language, source, reference): not held out, so
@@ -33,13 +33,6 @@ ISSUE_SENTENCES = (
     ("ko", "I listen to music when I study.", "저는 공부할 때 음악을 들어요."),
     ("ko", "Summer is my favorite season.", "여름은 제가 제일 좋아하는 계절이에요."),
 )
-
-
-def _score(hyps: list[str], refs: list[str]) -> dict:
-    exact = sum(h.strip() == r.strip() for h, r in zip(hyps, refs, strict=True))
-    return {"n": len(refs), "exact": exact,
-            "exact_match": round(100 * exact / max(len(refs), 1), 2),
-            "chrf": round(chrf(hyps, refs), 2) if refs else 0.0}
 
 
 def _auroc(scores: list[float], exact: list[bool]) -> float | None:
@@ -79,7 +72,7 @@ def evaluate(bundle: Bundle, rows: list[Row]) -> dict:
                                      "confidence": o["confidence"]})
     for target, groups in ((result["sets"], by_set), (result["constructions"], by_cons)):
         for key, dirs in sorted(groups.items()):
-            target[key] = {d: _score([h for h, _ in hr], [ref for _, ref in hr])
+            target[key] = {d: score([h for h, _ in hr], [ref for _, ref in hr])
                            for d, hr in sorted(dirs.items())}
     for name, keep in (("oog", {"oog"}), ("glue", {"glue"}), ("both", {"oog", "glue"})):
         pick = [(o["confidence"], o["exact"]) for r, o in zip(rows, res, strict=True)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ..checkpoint import Bundle
 from ..dispatch import load_checkpoint, translate
-from .evaluate import chrf
+from .evaluate import score
 from .testsets import DIRECTIONS, Row, read_sets
 
 # the sentences the issue quotes as failing (target language, source, reference)
@@ -33,20 +33,13 @@ ISSUE_SENTENCES = (
 )
 
 
-def _score(hyps: list[str], refs: list[str]) -> dict:
-    exact = sum(h.strip() == r.strip() for h, r in zip(hyps, refs, strict=True))
-    return {"n": len(refs), "exact": exact,
-            "exact_match": round(100 * exact / max(len(refs), 1), 2),
-            "chrf": round(chrf(hyps, refs), 2) if refs else 0.0}
-
-
 def evaluate(bundle: Bundle, rows: list[Row]) -> dict:
     """Scores per direction, per area and per construction, and the misses."""
     out: dict = {"directions": {}, "areas": {}, "constructions": {}, "misses": []}
     for direction, lang in DIRECTIONS.items():
         mine = [r for r in rows if r.direction == direction]
         hyps = [t.text for t in translate(bundle, [r.source for r in mine], lang)] if mine else []
-        out["directions"][direction] = _score(hyps, [r.reference for r in mine])
+        out["directions"][direction] = score(hyps, [r.reference for r in mine])
         groups: dict[str, dict[str, list]] = {"areas": defaultdict(list),
                                               "constructions": defaultdict(list)}
         for r, h in zip(mine, hyps, strict=True):
@@ -57,7 +50,7 @@ def evaluate(bundle: Bundle, rows: list[Row]) -> dict:
                                       "output": h, "reference": r.reference})
         for kind, by in groups.items():
             for key, hr in sorted(by.items()):
-                out[kind].setdefault(key, {})[direction] = _score([h for h, _ in hr],
+                out[kind].setdefault(key, {})[direction] = score([h for h, _ in hr],
                                                                   [r for _, r in hr])
     return out
 
