@@ -18,6 +18,7 @@ from pathlib import Path
 from .. import confidence as conf
 from ..checkpoint import Bundle
 from ..dispatch import load_checkpoint, translate
+from .card import store
 from .evaluate import chrf
 from .testsets import CALIBRATION, EVALUATION, read_set
 
@@ -63,11 +64,7 @@ def main(argv: list[str] | None = None) -> None:
         entry = calibration(load_checkpoint(folder))
         print(folder, json.dumps(entry, ensure_ascii=False, indent=1))
         if args.write:
-            path = Path(folder) / "card.json"
-            card = json.loads(path.read_text(encoding="utf-8"))
-            card["confidence"] = entry
-            path.write_text(json.dumps(card, ensure_ascii=False, indent=2) + "\n",
-                            encoding="utf-8")
+            store(folder, "confidence", entry)
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ from .. import confidence as conf
 from .. import confidence_signals as cs
 from ..checkpoint import Bundle
 from ..dispatch import load_checkpoint, translate
+from .card import store
 from .testsets import CALIBRATION, DATA, DIRECTIONS, EVALUATION, read_set, read_sets
 
 CHUNK = 8  # sentences per decode, as a few typed lines in the app
@@ -214,11 +215,7 @@ def main(argv: list[str] | None = None) -> dict:
     print(json.dumps({k: v.get("auroc", v) for k, v in result.items()}, indent=1))
     if args.write:
         for folder in folders:
-            path = folder / "card.json"
-            card = json.loads(path.read_text(encoding="utf-8"))
-            card.setdefault("confidence", {})["combined"] = card_entry(result[folder.name])
-            path.write_text(json.dumps(card, ensure_ascii=False, indent=2) + "\n",
-                            encoding="utf-8")
+            store(folder, ("confidence", "combined"), card_entry(result[folder.name]))
     return result
 
 

@@ -17,6 +17,7 @@ from ..analysis.alignment import alignment_agreement, alignment_metrics
 from ..checkpoint import Bundle
 from ..dispatch import capture, load_checkpoint, translate
 from . import corpus
+from .card import store
 
 
 def _ngrams(text: str, n: int) -> Counter:
@@ -143,9 +144,7 @@ def main(argv=None) -> dict:
                               n_everyday=card.get("everyday_pairs_per_direction", 1000))
     print(json.dumps(metrics, indent=1, ensure_ascii=False))
     if args.write:
-        card["metrics"] = metrics
-        card_path.write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n",
-                             encoding="utf-8")
+        store(args.checkpoint, "metrics", metrics)
     return metrics
 
 

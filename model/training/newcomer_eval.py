@@ -15,11 +15,11 @@ from __future__ import annotations
 import argparse
 import json
 from collections import defaultdict
-from pathlib import Path
 
 from .. import confidence as conf
 from ..checkpoint import Bundle
 from ..dispatch import load_checkpoint, translate
+from .card import store
 from .evaluate import score
 from .testsets import DATA, DIRECTIONS, Row, read_sets
 
@@ -110,11 +110,7 @@ def main(argv: list[str] | None = None) -> dict:
                                   "issue_sentences": result["issue_sentences"]},
                                  ensure_ascii=False, indent=1))
         if args.write:
-            card_path = Path(folder) / "card.json"
-            card = json.loads(card_path.read_text(encoding="utf-8"))
-            card["newcomer"] = result
-            card_path.write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n",
-                                 encoding="utf-8")
+            store(folder, "newcomer", result)
     return results
 
 

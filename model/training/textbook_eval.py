@@ -14,10 +14,10 @@ from __future__ import annotations
 import argparse
 import json
 from collections import defaultdict
-from pathlib import Path
 
 from ..checkpoint import Bundle
 from ..dispatch import load_checkpoint, translate
+from .card import store
 from .evaluate import score
 from .testsets import DIRECTIONS, Row, read_sets
 
@@ -78,11 +78,7 @@ def main(argv=None) -> dict:
                "issue_sentences_exact": sum(s["exact"] for s in result["issue_sentences"])}
     print(json.dumps({**summary, "areas": result["areas"]}, indent=1, ensure_ascii=False))
     if args.write:
-        card_path = Path(args.checkpoint) / "card.json"
-        card = json.loads(card_path.read_text(encoding="utf-8"))
-        card["textbook"] = result
-        card_path.write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n",
-                             encoding="utf-8")
+        store(args.checkpoint, "textbook", result)
     return result
 
 

@@ -1,8 +1,12 @@
 """The one scorer the textbook and newcomer cards store (model.training.evaluate.score),
-recomputed from tests/chrf.py's definitions rather than from the code that wrote the cards."""
+recomputed from tests/chrf.py's definitions rather than from the code that wrote the cards,
+and the one card writer (model.training.card.store) the evaluation tools write them with."""
 
 from __future__ import annotations
 
+import json
+
+from model.training.card import store
 from model.training.evaluate import score
 from tests import chrf as ref
 
@@ -19,3 +23,21 @@ def test_score_matches_the_definitions():
 
 def test_score_of_nothing_is_zero():
     assert score([], []) == {"n": 0, "exact": 0, "exact_match": 0.0, "chrf": 0.0}
+
+
+def test_store_sets_one_entry_and_keeps_the_rest(tmp_path):
+    card = {"name": "paper", "confidence": {"threshold": 0.86, "n": 48}, "metrics": {"x": 1}}
+    (tmp_path / "card.json").write_text(json.dumps(card), encoding="utf-8")
+    store(tmp_path, "textbook", {"n": 3, "note": "저는"})
+    store(tmp_path, ("confidence", "combined"), {"auroc": 0.9})
+    text = (tmp_path / "card.json").read_text(encoding="utf-8")
+    assert text.endswith("}\n") and "저는" in text and '\n  "name"' in text  # 2-space, unescaped
+    card["textbook"] = {"n": 3, "note": "저는"}
+    card["confidence"]["combined"] = {"auroc": 0.9}
+    assert json.loads(text) == card
+
+
+def test_store_starts_a_missing_card(tmp_path):
+    store(tmp_path, ("confidence", "combined"), 1)
+    assert json.loads((tmp_path / "card.json").read_text(encoding="utf-8")) == {
+        "confidence": {"combined": 1}}
