@@ -33,8 +33,9 @@ DETECTOR_DEFINITIONS = {
                "names the place"),
     "positional": N_("how much of each attention row stays on the same keys when the tokens "
                      "are shuffled and the positions kept, beyond an even spread; attention "
-                     "on special tokens or the first position does not count: 1 = by "
-                     "position alone, 0 = even, on a sink, or following the words"),
+                     "on special tokens or the first position does not count, and a head "
+                     "with over half its attention there is a sink head and scores 0: 1 = "
+                     "by position alone, 0 = even, on a sink, or following the words"),
 }
 FIRST, PUNCTUATION = "first position", "punctuation"  # model.analysis.detector_scores' places
 

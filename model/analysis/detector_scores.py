@@ -180,6 +180,20 @@ def positional_shift(trace: Trace, shuffled: Trace, kind: str) -> tuple[np.ndarr
     return out, int(rows.sum())
 
 
+def parked_share(trace: Trace, kind: str) -> tuple[np.ndarray, int]:
+    """(Σ share of a row on keys the positional detector does not count, rows counted): the
+    first position and special pieces ([CLS], [SEP], BOS, </s>), on the same rows as
+    positional_shift. A head whose mean share here is over one half rests on a sink: it is
+    a sink head, whatever the rest of its attention does (detectors.finish gives it 0 as a
+    positional head)."""
+    rows = query_rows(trace, kind, min_keys=2)  # (B, Q)
+    blocked = trace.masks[kind]
+    parked = ~key_flags(trace, kind, lambda p: not is_special(p))  # (B, K)
+    parked[:, 0] = True
+    on = parked[:, None, :] & ~blocked & rows[:, :, None]  # (B, Q, K)
+    return mass(trace.attn[kind], on), int(rows.sum())
+
+
 def induction_score(trace: Trace, kind: str, prefix: int, length: int) -> tuple[np.ndarray, int]:
     """(Σ weight from second-copy position q to q − length + 1, rows) on a repeated sequence
     [prefix tokens] r₁…rₙ r₁…rₙ (n = length)."""

@@ -23,8 +23,12 @@ runs the model where a detector needs it and averages.
                      even spread (detector_scores.positional_shift): attention parked on a
                      special piece or the first position does not count, so a uniform head
                      scores 0 and a [CLS]-sink head ≈ 0; a previous-token or fixed-offset
-                     head ≈ 1. (Until issue 54 it was 1 − the total variation between the
-                     rows, which gave uniform and sink heads ≈ 1.)
+                     head ≈ 1. A head whose mean share on those places is over one half
+                     (detector_scores.parked_share: a sink head, which the sink detector
+                     names) scores 0, however its other rows read: ranking it as positional
+                     would put a [CLS] sink among the positional heads. (Until issue 54 it
+                     was 1 − the total variation between the rows, which gave uniform and
+                     sink heads ≈ 1.)
 
 Every detector read from a trace averages over the typed input and, where given, validation
 traces or the sums of a built-in sentence set (builtin_sums: for models without a validation
@@ -55,6 +59,7 @@ from .detector_scores import (
     entropy,
     induction_score,
     next_token,
+    parked_share,
     positional_shift,
     previous_token,
     punctuation,
@@ -73,6 +78,8 @@ DETECTORS = ("previous_token", "next_token", "duplicate_token", "induction", "pu
 # the detectors read from the typed Trace alone (no run of the model): the first table
 QUICK = ("previous_token", "next_token", "duplicate_token", "punctuation", "sink")
 SELF_KINDS = ("enc_self", "dec_self")
+PARKED = "parked"  # the positional detector's second place: the share on sinks (finish)
+SINK_HEAD = 0.5  # over this mean share on sinks, a head is a sink head, not a positional one
 ALL_KINDS = ("enc_self", "dec_self", "cross")
 APPLIES = {"previous_token": SELF_KINDS, "next_token": ("enc_self",),
            "duplicate_token": SELF_KINDS, "induction": SELF_KINDS, "punctuation": ALL_KINDS,
@@ -156,6 +163,7 @@ def trace_sums(trace: Trace, shuffled: Trace | None = None) -> Sums:
                 _put(sums, "sink", kind, place, total, rows)
         if shuffled is not None and kind in shuffled.attn and kind in APPLIES["positional"]:
             _put(sums, "positional", kind, "", *positional_shift(trace, shuffled, kind))
+            _put(sums, "positional", kind, PARKED, *parked_share(trace, kind))
     return sums
 
 
@@ -178,6 +186,11 @@ def finish(sums: Sums, first_piece: dict[str, str] | None = None) -> Detected:
     for detector, kinds in sums.items():
         out[detector] = {}
         for kind, places in kinds.items():
+            if detector == "positional" and PARKED in places:
+                # a sink head is not a positional one, however its other rows read
+                parked = places[PARKED].mean()
+                out[detector][kind] = np.where(parked > SINK_HEAD, 0.0, places[""].mean())
+                continue
             if detector != "sink":
                 out[detector][kind] = places[""].mean()
                 continue

@@ -15,7 +15,7 @@ from model.backends import MINILM_FOLDER, minilm_status
 from tests.conftest import ROOT, skip_or_fail
 
 MINILM = ROOT / "checkpoints" / MINILM_FOLDER
-SINK = 2 / 3  # a head with at least this share on [CLS] is a [CLS] sink
+SINK = 1 / 2  # issue 54: a head with over this share on [CLS] is mostly on [CLS]
 
 
 @pytest.fixture(scope="module")
@@ -40,13 +40,14 @@ def found(minilm, lines):
 @pytest.fixture(scope="module")
 def reference(lines):
     """Per head (L, H), from transformers' own eager attention: mean weight on the next piece
-    (queries with one), on the previous piece, and on [CLS] (every query)."""
+    (queries with one), on the previous piece, on [CLS] and on [CLS] and [SEP] together (every
+    query)."""
     import torch
     from transformers import AutoModel, AutoTokenizer
 
     tok = AutoTokenizer.from_pretrained(MINILM)
     model = AutoModel.from_pretrained(MINILM, attn_implementation="eager").eval()
-    nxt = prev = cls = 0.0
+    nxt = prev = cls = parked = 0.0
     n_next = n_all = 0
     for i in range(0, len(lines), 64):  # padded batches: a real query never sees a pad key
         ids = tok(lines[i:i + 64], return_tensors="pt", padding=True)
@@ -58,9 +59,11 @@ def reference(lines):
             nxt = nxt + a[:, b][:, :, q, q + 1].sum(-1)
             prev = prev + a[:, b][:, :, q + 1, q].sum(-1)
             cls = cls + a[:, b][:, :, :n, 0].sum(-1)
+            parked = parked + a[:, b][:, :, :n, 0].sum(-1) + a[:, b][:, :, :n, n - 1].sum(-1)
             n_next += n - 1
             n_all += n
-    return {"next": nxt / n_next, "previous": prev / n_next, "cls": cls / n_all}
+    return {"next": nxt / n_next, "previous": prev / n_next, "cls": cls / n_all,
+            "parked": parked / n_all}
 
 
 def _top(a: np.ndarray, n: int) -> list[tuple[int, int]]:
@@ -95,9 +98,16 @@ def test_positional_is_not_fooled_by_cls_sinks(minilm, lines, found, reference):
     level = chance_levels(minilm, typed, chance)["positional"]["enc_self"]
     assert level < 1 and level == pytest.approx(0.0, abs=1e-6)
     top = _top(det["positional"]["enc_self"], 5)
-    sinks = {h for h in _top(reference["cls"], 72) if reference["cls"][h] >= SINK}
+    sinks = {h for h in _top(reference["cls"], 72) if reference["cls"][h] > SINK}
     assert len(sinks) >= 5  # there are [CLS] sinks to be fooled by
     assert not sinks & set(top), [(h, round(float(reference["cls"][h]), 3)) for h in top]
+    # a head resting over half its attention on [CLS] and [SEP] scores 0; every other head
+    # keeps its shuffle score (the ranks below 5 are not sink heads pushed down by a rule
+    # that zeroes more than sinks)
+    score = det["positional"]["enc_self"]
+    rest = reference["parked"] > SINK
+    assert (score[rest] == 0).all()
+    assert (score[~rest] > 0).all(), np.argwhere(~rest & (score <= 0))
     # its two strongest are the previous- and next-token heads found independently
     assert set(top[:2]) == {_top(reference["previous"], 1)[0], _top(reference["next"], 1)[0]}
 
