@@ -192,7 +192,7 @@ def test_every_heads_part_at_80_layers_by_64_heads(part):
 @pytest.mark.parametrize(("ckpt", "text", "last"), [("llama-32", TEXT, 31),
                                                     ("llama-80", SHORT, 79)])
 def test_every_tour_step_at_real_head_counts(ckpt, text, last):
-    from ui.tour import STEPS
+    from ui.views.tour.steps import STEPS
 
     drawn = 0
     for step in range(1, len(STEPS) + 1):

@@ -12,8 +12,8 @@ import pytest
 from tests.app.conftest import run_app
 from tests.conftest import ROOT, needs
 from tests.unit.test_i18n import catalogue
-from ui.tour import STEPS
 from ui.views import VIEWS
+from ui.views.tour.steps import STEPS
 
 TEXT = "겨울은 추워요.\nThe big dog eats the fish."
 HANGUL = re.compile(r"[\uac00-\ud7a3]")

@@ -18,8 +18,8 @@ import pytest
 
 from tests.app.conftest import run_app
 from tests.conftest import ROOT, skip_or_fail
-from ui.tour import STEPS
 from ui.views import VIEWS
+from ui.views.tour.steps import STEPS
 
 MINILM = ROOT / "checkpoints" / "minilm"
 PAPER = ROOT / "checkpoints" / "paper"

@@ -15,7 +15,7 @@ from model import capture, load_checkpoint
 from tests.app.conftest import run_app
 from tests.app.test_views import array
 from tests.conftest import ROOT, needs
-from ui.tour import STEPS
+from ui.views.tour.steps import STEPS
 from viz.tour import trace_walk
 
 N = len(STEPS)

@@ -24,7 +24,7 @@ from model import capture, load_checkpoint
 from model.backends import backend_for
 from tests.app.conftest import run_app
 from tests.conftest import ROOT
-from ui.tour import STEPS
+from ui.views.tour.steps import STEPS
 
 IDS = list(STEPS)
 TEXT = "the cat eats fish every day .\nwinter is cold"

@@ -11,7 +11,7 @@ import pytest
 
 from tests.browser.conftest import wait_for_app
 from tests.conftest import ROOT
-from ui.tour import STEPS
+from ui.views.tour.steps import STEPS
 
 N = len(STEPS)
 TEXT = "겨울은 추워요.\n감기 조심하세요."

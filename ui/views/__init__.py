@@ -21,8 +21,6 @@ from model.backends import EVERYTHING, capabilities, is_translator
 from ui.context import Ctx
 from ui.i18n import N_, _
 from ui.state import link_int
-from ui.tour import NEEDS as TOUR_NEEDS
-from ui.tour import STEPS as TOUR_STEPS
 from ui.views import (
     atlas,
     attention,
@@ -48,6 +46,8 @@ from ui.views import (
     translation,
     why,
 )
+from ui.views.tour.steps import NEEDS as TOUR_NEEDS
+from ui.views.tour.steps import STEPS as TOUR_STEPS
 
 
 def every_model(bundle: Bundle) -> str | None:
@@ -92,7 +92,7 @@ def with_norms(*groups: str) -> Callable[[Mapping, Mapping], frozenset[str]]:
 
 
 def tour_needs(state: Mapping, link: Mapping) -> frozenset[str]:
-    """What the tour's current step reads (ui/tour.NEEDS)."""
+    """What the tour's current step reads (ui/views/tour/steps.NEEDS)."""
     ids = list(TOUR_STEPS)
     i = state.get(tour.STATE_KEY)
     if i is None:  # not opened yet: the step the link names (tour.step_from_link checks it)

@@ -189,7 +189,7 @@ class Where:
 
     @property
     def all_tokens(self) -> list[list[str]]:
-        return self.t.src_tokens if self.encoder else self.t.tgt_tokens
+        return self.t.tokens(self.side)
 
     @property
     def tokens(self) -> list[str]:
@@ -197,7 +197,7 @@ class Where:
 
     @property
     def ids(self) -> np.ndarray:
-        return self.t.src_ids if self.encoder else self.t.tgt_ids
+        return self.t.ids(self.side)
 
     @property
     def head(self) -> int:

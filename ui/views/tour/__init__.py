@@ -4,7 +4,8 @@ Previous / next buttons carry Streamlit's own keyboard shortcuts (st.button(shor
 "Right"), so the arrow keys work without any script in the page; Streamlit ignores them
 while a text box has the focus). The step is kept in the session as `tour_step` (0-based)
 and written to the link as `step=` (1-based) by ui.state.link_params, so a lecturer can link
-to a step. The steps themselves are in ui/tour/ (not a view: what each step says and draws).
+to a step. The steps themselves (what each step says and draws) are in steps.py and the
+modules beside it, as the heads view keeps its parts in ui/views/heads/.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from ui.context import Ctx
 from ui.i18n import _
 from ui.state import link_int
 from ui.text import md
-from ui.tour import STEPS, Where
+from ui.views.tour.steps import STEPS, Where
 
 STATE_KEY = "tour_step"
 JUMP_KEY = "_w_tour_jump"

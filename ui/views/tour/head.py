@@ -11,7 +11,7 @@ from ui.common import chart
 from ui.i18n import _
 from ui.model_words import fill_words
 from ui.text import md
-from ui.tour.where import Where, hf_note, say
+from ui.views.tour.where import Where, hf_note, say
 from viz import masks as viz_masks
 from viz import qkterms as viz_qkterms
 from viz import tour as viz_tour

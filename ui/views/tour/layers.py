@@ -11,7 +11,7 @@ from model.backends import facts
 from ui.common import chart
 from ui.i18n import _
 from ui.text import md
-from ui.tour.where import Where, hf_note, percent, say, skip
+from ui.views.tour.where import Where, hf_note, percent, say, skip
 from viz import attention as viz_attention
 from viz import embeddings as viz_embeddings
 from viz import masks as viz_masks

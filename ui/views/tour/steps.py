@@ -1,10 +1,10 @@
 """The guided tour's steps: seed 000's path on the typed sentence, with the model's numbers.
 
-Not a view: the tour view (ui/views/tour.py) shows one of these steps per screen. Each step
+The tour view (ui/views/tour/__init__.py) shows one of these steps per screen. Each step
 draws a title, two or three sentences, the tensor shapes in the seeds' notation (bs,
 n_enc_seq …) with the sizes under the model's own config names (where.Names: n_embd,
 hidden_size, num_attention_heads …) and figures from viz/. Every sentence is chosen from
-what the model is (ui/tour/where.Facts: capabilities and the Trace), so nothing is said that
+what the model is (where.Facts: capabilities and the Trace), so nothing is said that
 the model cannot back. A step a model cannot show (a Hugging Face model records no W_O input
 or FFN; a decoder-only model has no encoder) says so in a note and keeps its number, so
 `step=7` means the same step for every model.
@@ -20,8 +20,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ui.i18n import N_
-from ui.tour import head, inputs, layers
-from ui.tour.where import Where
+from ui.views.tour import head, inputs, layers
+from ui.views.tour.where import Where
 
 Draw = Callable[[Where], None]
 

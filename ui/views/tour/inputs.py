@@ -13,7 +13,7 @@ from model.backends import facts as backend_facts
 from ui.common import chart
 from ui.i18n import _
 from ui.model_words import pads_sentence, token_types_sentence
-from ui.tour.where import TABLES, Where, hf_note, padded, say
+from ui.views.tour.where import TABLES, Where, hf_note, padded, say
 from viz import masks as viz_masks
 from viz import positional as viz_positional
 from viz import tokens as viz_tokens
