@@ -1,6 +1,7 @@
-"""The README's measured figures, written from benchmarks/results.json.
+"""The measured figures of the README and its docs/ pages, written from benchmarks/results.json.
 
-A figure block in README.md is the text between two markers:
+A figure block in one of DOCUMENTS (README.md and the docs/ pages it links) is the text between
+two markers:
 
     <!-- figures:NAME -->
     ...generated text, never edited by hand...
@@ -11,9 +12,10 @@ renderer function and one line in `BLOCKS` (a row of the benchmark table: one fu
 line in `TABLE_ROWS`, readme_table.py). The renderers live by idea: readme_results.py
 (reading results.json, the one row renderer), readme_table.py (the benchmark table),
 readme_prose.py (prose blocks), readme_cards.py (model quality from the shipped cards);
-`python -m benchmarks.readme` (`make readme`) rewrites every block in
-place, and tests/unit/test_readme.py fails while a block differs from what the file gives or a
-figure outside every block looks measured (see `NOT_MEASURED` for what is allowed there).
+`python -m benchmarks.readme` (`make readme`) rewrites every block of every document in
+place, and tests/unit/test_readme.py fails while a block differs from what the file gives, a
+block stands in no document or in two, or a figure outside every block looks measured (see
+`NOT_MEASURED` for what is allowed there).
 Every rendered figure names its results key and the run's date, core count and load average.
 Model-quality blocks (checkpoints, alignment, tokenizer, examples) render the shipped cards,
 checkpoints/NAME/card.json, instead.
@@ -54,6 +56,11 @@ from benchmarks.readme_prose import (
 from benchmarks.readme_table import block_benchmarks
 
 README = ROOT / "README.md"
+# Where figure blocks may stand, and whose prose outside them is checked for hand-typed figures:
+# the front page and the pages it sends readers to. docs/layout.md (where code goes) is left out:
+# it quotes no measurements and is not this module's to police.
+DOCUMENTS: tuple[Path, ...] = (README, *(ROOT / "docs" / f"{name}.md" for name in (
+    "interface", "models", "training", "api", "benchmarks", "limits", "deployment")))
 BLOCK = re.compile(
     r"(<!-- figures:(?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- /figures:(?P=name) -->)", re.S)
 
@@ -100,6 +107,23 @@ def blocks_in(text: str) -> dict[str, str]:
     return found
 
 
+def documents() -> dict[Path, str]:
+    """{path: text} of every document that may hold figure blocks."""
+    return {path: path.read_text(encoding="utf-8") for path in DOCUMENTS}
+
+
+def block_homes(texts: dict[Path, str]) -> dict[str, Path]:
+    """{block name: the document it stands in}; a name in two documents is an error."""
+    homes: dict[str, Path] = {}
+    for path, text in texts.items():
+        for name in blocks_in(text):
+            if name in homes:
+                raise ValueError(f"figure block {name!r} stands in both {homes[name].name} "
+                                 f"and {path.name}")
+            homes[name] = path
+    return homes
+
+
 def rewrite(text: str, results: dict) -> str:
     """text with every figure block's body rendered again from results."""
     blocks_in(text)  # duplicate names are an error, not a silent overwrite
@@ -143,7 +167,7 @@ NOT_MEASURED: dict[str, str] = {
     r"every 100 inputs": "sampling interval",
 }
 def outside_blocks(text: str) -> list[tuple[int, str]]:
-    """(line number, line) of README lines outside every figure block."""
+    """(line number, line) of a document's lines outside every figure block."""
     keep, inside = [], None
     for i, line in enumerate(text.splitlines(), 1):
         m = re.match(r"<!-- (/?)figures:([\w-]+) -->", line)
@@ -167,20 +191,26 @@ def measured_outside_blocks(text: str) -> list[tuple[int, str, list[str]]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Rewrite README.md's figure blocks from benchmarks/results.json; --check only compares."""
+    """Rewrite every document's figure blocks from benchmarks/results.json; --check only
+    compares (exit 1 on a stale block, a block in two documents or a stray figure)."""
     argv = sys.argv[1:] if argv is None else argv
-    text = README.read_text(encoding="utf-8")
-    new = rewrite(text, load_results())
-    stray = measured_outside_blocks(new)
-    for i, line, figures in stray:
-        print(f"README.md:{i}: figure outside a block: {', '.join(figures)}: {line.strip()}")
-    if "--check" in argv:
-        return 1 if new != text or stray else 0
-    if new != text:
-        README.write_text(new, encoding="utf-8")
-    print(f"README.md: {len(blocks_in(new))} figure blocks written from "
-          f"{Path('benchmarks/results.json')}")
-    return 0
+    texts = documents()
+    block_homes(texts)  # a block in two documents stops here, before anything is written
+    results, failed = load_results(), False
+    for path, text in texts.items():
+        new = rewrite(text, results)
+        where = path.relative_to(ROOT)
+        for i, line, figures in measured_outside_blocks(new):
+            failed = True
+            print(f"{where}:{i}: figure outside a block: {', '.join(figures)}: {line.strip()}")
+        if new != text:
+            failed = True
+            if "--check" not in argv:
+                path.write_text(new, encoding="utf-8")
+        print(f"{where}: {len(blocks_in(new))} figure blocks"
+              + (" checked" if "--check" in argv else " written") + " from "
+              f"{Path('benchmarks/results.json')}")
+    return 1 if "--check" in argv and failed else 0
 
 
 if __name__ == "__main__":

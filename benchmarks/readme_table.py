@@ -19,6 +19,11 @@ rows_bertviz = sourced_rows(
     "The bertviz page against bertviz's own head_view (bench_bertviz.pages).")
 
 
+rows_beyond = sourced_rows(
+    "bench_beyond.paper",
+    "The query–key map's first build and cache, and the per-sentence analyses (bench_beyond).")
+
+
 rows_attention_512 = sourced_rows(
     "bench_app.attention_512",
     "The attention view at 512 pieces (bench_app.attention_512).")
@@ -215,7 +220,8 @@ def rows_detectors(results: dict) -> list[str]:
 
 # In table order; each returns its rows, or raises MissingResult.
 TABLE_ROWS: list[Callable[[dict], list[str]]] = [rows_rerun, rows_attention_512, rows_bertviz,
-                                                 rows_scan, rows_hf, rows_capture,
+                                                 rows_scan, rows_beyond, rows_hf,
+                                                 rows_capture,
                                                  rows_native_capture, rows_needs,
                                                  rows_detectors, rows_cold_open, rows_memory,
                                                  rows_load,

@@ -1,4 +1,5 @@
-"""The README's Python API example runs as written against the shipped checkpoint."""
+"""The README's Python API example runs as written against the shipped checkpoint, and the
+measured figures of the README and its docs/ pages are the committed results."""
 
 from __future__ import annotations
 
@@ -26,34 +27,55 @@ def test_readme_api_example_runs(tmp_path, capsys, monkeypatch):
 
 
 def test_readme_figure_blocks_are_the_committed_results():
-    """Every figure block in the README is what its renderer writes from results.json, every
-    renderer has its block, and every figure outside a block is on the not-measured list."""
+    """Every figure block in the README and its docs/ pages is what its renderer writes from
+    results.json, every renderer has its block in exactly one document, and every figure
+    outside a block is on the not-measured list."""
     from benchmarks import readme as figures
     from benchmarks.common import load_results
 
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    texts = figures.documents()
     results = load_results()
-    blocks = figures.blocks_in(text)
-    assert set(blocks) == set(figures.BLOCKS), "README blocks and benchmarks.readme.BLOCKS differ"
-    for name, body in blocks.items():
-        assert body == figures.render(name, results), (
-            f"README block {name!r} differs from what benchmarks.readme renders from "
-            "benchmarks/results.json (or the cards): run `make readme`")
-        for line in body.splitlines():  # every measured line names its results key and run
-            if figures.MEASURED.search(line) and not line.startswith("|---"):
-                assert "`bench_" in line or "card" in line or line.startswith("| "), line
-    stray = figures.measured_outside_blocks(text)
+    homes = figures.block_homes(texts)  # raises on a block in two documents
+    assert set(homes) == set(figures.BLOCKS), "document blocks and benchmarks.readme.BLOCKS differ"
+    stray = []
+    for path, text in texts.items():
+        for name, body in figures.blocks_in(text).items():
+            assert body == figures.render(name, results), (
+                f"{path.name} block {name!r} differs from what benchmarks.readme renders from "
+                "benchmarks/results.json (or the cards): run `make readme`")
+            for line in body.splitlines():  # every measured line names its results key and run
+                if figures.MEASURED.search(line) and not line.startswith("|---"):
+                    assert "`bench_" in line or "card" in line or line.startswith("| "), line
+        stray += [(path.name, i, line, f) for i, line, f in figures.measured_outside_blocks(text)]
     assert not stray, "figures outside a block that look measured:\n" + "\n".join(
-        f"README.md:{i}: {', '.join(f)}: {line.strip()}" for i, line, f in stray)
+        f"{name}:{i}: {', '.join(f)}: {line.strip()}" for name, i, line, f in stray)
+
+
+def test_each_moved_block_stands_where_its_page_says():
+    """The blocks moved off the front page stand in the docs page that covers them: the README
+    holds none, and a block found in two documents is refused."""
+    from benchmarks import readme as figures
+
+    homes = {name: path.name for name, path in figures.block_homes(figures.documents()).items()}
+    assert "README.md" not in homes.values()
+    assert {homes[n] for n in ("benchmarks", "tl", "heap", "tl_composition", "long")} == \
+        {"benchmarks.md"}
+    assert {homes[n] for n in ("estimates", "soak", "soak_short")} == {"limits.md"}
+    assert {homes[n] for n in ("capacity", "capacity_nginx")} == {"deployment.md"}
+    assert {homes[n] for n in ("textbook", "newcomer", "tokenizers")} == {"training.md"}
+    assert homes["patching"] == "api.md"
+    block = "<!-- figures:soak -->\nx\n<!-- /figures:soak -->\n"
+    with pytest.raises(ValueError, match="stands in both"):
+        figures.block_homes({ROOT / "a.md": block, ROOT / "b.md": block})
 
 
 def test_every_allowance_is_used():
-    """Each phrase NOT_MEASURED allows outside the blocks still stands in the README, so no
-    stale allowance can let a later figure through."""
+    """Each phrase NOT_MEASURED allows outside the blocks still stands in the README or one of
+    its docs/ pages, so no stale allowance can let a later figure through."""
     from benchmarks import readme as figures
 
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    outside = "\n".join(line for _, line in figures.outside_blocks(text))
+    outside = "\n".join(line for text in figures.documents().values()
+                        for _, line in figures.outside_blocks(text))
     for pattern in figures.NOT_MEASURED:
         for alternative in re.split(r"\|(?![^(]*\))", pattern):
             assert re.search(alternative, outside), f"unused allowance {alternative!r}"
@@ -66,6 +88,7 @@ def test_figure_blocks_catch_drift_and_stray_figures():
     from benchmarks.common import load_results
 
     text = (ROOT / "README.md").read_text(encoding="utf-8")
+    limits = (ROOT / "docs" / "limits.md").read_text(encoding="utf-8")
     results = load_results()
     # a result changed after the README was written
     changed = json.loads(json.dumps(results))
@@ -80,8 +103,10 @@ def test_figure_blocks_catch_drift_and_stray_figures():
     # a block without a renderer, and a block edited by hand, are refused by rewrite/compare
     with pytest.raises(KeyError, match="no renderer"):
         figures.rewrite("<!-- figures:nosuch -->\nx\n<!-- /figures:nosuch -->\n", results)
-    body = figures.blocks_in(text)["soak"]
-    edited = text.replace(body, body.replace("2,601 MB", "2,501 MB"))
+    body = figures.blocks_in(limits)["soak"]
+    by_hand = re.sub(r"\d", lambda m: "1" if m[0] != "1" else "2", body, count=1)  # typed over
+    assert by_hand != body
+    edited = limits.replace(body, by_hand)
     assert figures.blocks_in(figures.rewrite(edited, results))["soak"] == \
         figures.render("soak", results)
     # provenance: the key, date, cores and load of the run
@@ -108,17 +133,17 @@ def test_save_results_records_date_cores_and_load(tmp_path):
 
 
 def test_readme_alignment_table_matches_the_cards():
-    """The weights-vs-norms table in the README is what the shipped cards hold."""
+    """The weights-vs-norms table in docs/models.md is what the shipped cards hold."""
     from model.training.alignment_table import HEADER, card_tables, layer_rows
 
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = (ROOT / "docs" / "models.md").read_text(encoding="utf-8")
     assert HEADER in readme
     for name in ("paper", "seed001"):
         card = json.loads((ROOT / "checkpoints" / name / "card.json").read_text("utf-8"))
         tables = card_tables(card)
         assert tables is not None, f"{name}: card lacks the α or ‖αf(x)‖ alignment table"
         for row in layer_rows(name, *tables):
-            assert row in readme, f"README row missing or stale: {row}"
+            assert row in readme, f"docs/models.md row missing or stale: {row}"
 
 
 def test_tokenizers_block_holds_the_shipped_row_to_the_card():

@@ -63,7 +63,7 @@ def test_alert_icons_need_no_emoji_font():
 
 
 def test_the_patching_paragraph_is_the_shipped_checkpoints():
-    """The README's figures for `paper`'s cat/dog pair come from a generated block whose
+    """docs/api.md's figures for `paper`'s cat/dog pair come from a generated block whose
     results (bench_patch.paper) are what the shipped checkpoint gives now (the prose had
     0.13 / 0.10 / 0.13 / 0.14 and 0.85 after a retraining gave 0.18 / 0.15 and 0.79)."""
     from benchmarks import readme as figures
@@ -73,7 +73,7 @@ def test_the_patching_paragraph_is_the_shipped_checkpoints():
     from model import load_checkpoint
     from model.patching import effect, patch
 
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
     assert "patching" in figures.blocks_in(text)
     saved = part(load_results(), "bench_patch.paper")
     bundle = load_checkpoint(ROOT / "checkpoints" / "paper")
