@@ -16,6 +16,7 @@ merging); the rest are st.cache_* functions with their bounds. Every cache, in o
     norm_shares           here           Bounded          4 attn-sized arrays
     contributions_cache   here           Bounded          32 head contributions
     shared_results        here           Bounded          64 button-started results
+    why_cache             here           Bounded          64 score splits and composition sets
     load_bundle           here           cache_resource   6 models
     qkmap_cache           here           cache_resource   4 maps (one per checkpoint)
     cached_logit_lens     here           cache_data       32 entries, 16 MB
@@ -49,7 +50,12 @@ from contextlib import nullcontext
 import streamlit as st
 
 from model import Bundle, Trace, embed, load_checkpoint, translate
-from model.analysis import builtin_sentences
+from model.analysis import (
+    builtin_sentences,
+    composition_scores,
+    ov_components,
+    qk_components,
+)
 from model.analysis.ablation import ablation_effect
 from model.analysis.contributions import head_contributions
 from model.analysis.heads import head_stats
@@ -261,6 +267,50 @@ def result_get(key: tuple):
 
 def result_put(key: tuple, value) -> None:
     shared_results().put(key, value, replace=True)
+
+
+@st.cache_resource
+def why_cache() -> Bounded:
+    """The why view's results, for every session: score splits (qk_components) and what a
+    head writes (ov_components), each a forward over the sentence, per (Trace, head,
+    positions); composition scores (weights only) per checkpoint."""
+    return Bounded(64)
+
+
+def cached_qk_components(bundle: Bundle, trace: Trace, tkey: tuple, kind: str, layer: int,
+                         head: int, query: int, key: int, b: int):
+    """model.analysis.qk_components of the Trace that tkey names (ui.context.trace_key), kept
+    in why_cache(); a ValueError (a stream the backend cannot split) propagates, not kept."""
+    ckey = ("qk", tkey, kind, layer, head, query, key, b)
+    hit = why_cache().get(ckey)
+    if hit is None:
+        hit = why_cache().put(ckey, qk_components(bundle, trace, kind, layer, head, query, key,
+                                                  batch=b))
+    return hit
+
+
+def cached_ov_components(bundle: Bundle, trace: Trace, tkey: tuple, kind: str, layer: int,
+                         head: int, query: int, b: int):
+    """model.analysis.ov_components, kept in why_cache() like cached_qk_components."""
+    ckey = ("ov", tkey, kind, layer, head, query, b)
+    hit = why_cache().get(ckey)
+    if hit is None:
+        hit = why_cache().put(ckey, ov_components(bundle, trace, kind, layer, head, query,
+                                                  batch=b))
+    return hit
+
+
+def kept_composition(key: str):
+    """The composition scores of checkpoint `key` if computed already, else None."""
+    return why_cache().get(("composition", key))
+
+
+def cached_composition(bundle: Bundle, key: str):
+    """model.analysis.composition_scores of the checkpoint, computed once per server."""
+    hit = kept_composition(key)
+    if hit is None:
+        hit = why_cache().put(("composition", key), composition_scores(bundle))
+    return hit
 
 
 @spinning(N_("Building the bertviz page…"))

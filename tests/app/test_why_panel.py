@@ -190,3 +190,53 @@ def test_a_layer_of_5000_digits_is_a_note_not_a_crash():
     at = run_app({**PAPER_LINK, "layer": "1" * 5000}, timeout=120)  # int() refuses > 4,300
     _clean(at)
     assert "from the link is not between 0" in texts(at.warning)
+
+
+def test_a_second_session_reuses_the_split_and_the_composition(monkeypatch):
+    """The score split (a forward in the backend's qk_parts) and the composition scores are
+    kept in ui/runtime's why_cache for every session: a rerun and a second session on the same
+    link compute neither again; another head splits once more. Counted on the backend."""
+    import model.analysis.components as comps
+    import model.analysis.composition as composition
+    from model.backends import backend_for
+    from ui import runtime
+
+    runtime.why_cache.clear()
+    calls = {"qk": 0, "comp": 0}
+    real_threads = composition.blas_threads  # entered once per composition_scores run
+
+    def threads(*args, **kwargs):
+        calls["comp"] += 1
+        return real_threads(*args, **kwargs)
+
+    monkeypatch.setattr(composition, "blas_threads", threads)
+    seen = set()
+
+    def counting(bundle):
+        backend = real_backend_for(bundle)
+        cls = type(backend)
+        if cls not in seen:  # wrap the class's qk_parts once
+            seen.add(cls)
+            real = cls.qk_parts
+
+            def qk_parts(self, *args, **kwargs):
+                calls["qk"] += 1
+                return real(self, *args, **kwargs)
+
+            monkeypatch.setattr(cls, "qk_parts", qk_parts)
+        return backend
+
+    real_backend_for = backend_for
+    monkeypatch.setattr(comps, "backend_for", counting)
+    link = {**PAPER_LINK, "kind": "enc_self", "layer": "1", "query": "1", "key": "2"}
+    at = run_app(link, timeout=120)
+    _clean(at)
+    assert calls == {"qk": 1, "comp": 1}
+    at.run(timeout=120)
+    _clean(at)
+    again = run_app(link, timeout=120)  # another session
+    _clean(again)
+    assert calls == {"qk": 1, "comp": 1}
+    again.selectbox(key="why_key").set_value(3).run(timeout=120)
+    _clean(again)
+    assert calls == {"qk": 2, "comp": 1}

@@ -10,18 +10,23 @@ import json
 import numpy as np
 import streamlit as st
 
-from model.analysis import composition, composition_scores, ov_components, qk_components
+from model.analysis import composition
 from model.backends import capabilities
 from model.capture import key_side, query_side
 from ui import cost
 from ui.common import chart, head_picker
-from ui.context import Ctx
+from ui.context import Ctx, trace_key
 from ui.i18n import _
+from ui.runtime import (
+    cached_composition,
+    cached_ov_components,
+    cached_qk_components,
+    kept_composition,
+)
 from ui.state import link_int, seed, url_value
 from ui.text import md
 from viz import why as viz_why
 
-COMP_KEY = "why_composition"  # session state: (checkpoint key, composition_scores result)
 LINKED = "_why_linked"  # set once the link's query=/key= were read: later visits keep widgets
 
 
@@ -92,20 +97,18 @@ def _linked(name: str, options: list[int], default: int) -> None:
 
 
 def _composition(ctx: Ctx):
-    """composition_scores of this model, kept in the session once computed; None while a
-    slow one waits for its button."""
-    held = st.session_state.get(COMP_KEY)
-    if held is not None and held[0] == ctx.key:
-        return held[1]
+    """composition_scores of this model, kept for every session once computed
+    (ui/runtime.why_cache); None while a slow one waits for its button."""
+    held = kept_composition(ctx.key)
+    if held is not None:
+        return held
     secs = composition_seconds(ctx.bundle)
     if cost.asks_first(secs) and not st.button(
             _("Compute composition scores (about {s:.0f} s)").format(s=secs), key="why_comp_go"):
         st.caption(_("Composition between every pair of heads takes about {s:.0f} s on this "
                      "model: start it with the button.").format(s=secs))
         return None
-    scores = composition_scores(ctx.bundle)
-    st.session_state[COMP_KEY] = (ctx.key, scores)
-    return scores
+    return cached_composition(ctx.bundle, ctx.key)
 
 
 def _export(c, o, kind: str, layer: int, head: int, query: int, key: int) -> str:
@@ -146,7 +149,8 @@ def render(ctx: Ctx) -> None:
     st.caption(_("Attention from {q} to {k}: {a:.3f}").format(
         q=md(repr(q_tokens[query])), k=md(repr(k_tokens[key])), a=float(attn[query, key])))
     try:
-        c = qk_components(ctx.bundle, t, kind, layer, head, query, key, batch=b)
+        c = cached_qk_components(ctx.bundle, t, trace_key(ctx), kind, layer, head, query, key,
+                                 b)
     except ValueError as exc:
         st.info(_("This score cannot be split by component here: {reason}").format(
             reason=md(exc)))
@@ -168,7 +172,7 @@ def render(ctx: Ctx) -> None:
             _("Split what the head writes (about {s:.0f} s)").format(s=secs), key="why_ov_go"):
         st.session_state["why_ov"] = wanted
         try:
-            o = ov_components(ctx.bundle, t, kind, layer, head, query, batch=b)
+            o = cached_ov_components(ctx.bundle, t, trace_key(ctx), kind, layer, head, query, b)
         except ValueError as exc:
             st.info(_("What this head writes cannot be split here: {reason}").format(
                 reason=md(exc)))
