@@ -24,7 +24,7 @@ from benchmarks.sessions import (
     wait_idle,
 )
 from model import capture
-from model.decode import source_batch
+from model.backends.lab.decode import source_batch
 from model.inputs import MAX_CHARS, MAX_LINES
 
 TYPED = ["The cat drinks water.", "My friend is cold.", "겨울은 추워요.", "A child reads a book.",

@@ -29,7 +29,7 @@ from benchmarks.capture_memory import memory
 from benchmarks.capture_shapes import N_TOKENS, SHAPES, build
 from benchmarks.common import Report, median_times, paper_bundle, run_parts
 from model import capture
-from model.decode import source_batch
+from model.backends.lab.decode import source_batch
 
 REPEAT = 5
 FULL_TARGET, ATTN_TARGET = 1.2, 1.0  # issue 26: ratios to the sdpa forward

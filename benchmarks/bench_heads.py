@@ -7,7 +7,7 @@ import torch
 from benchmarks.common import Report, median_times, paper_bundle
 from model import translate
 from model.analysis.ablation import all_heads, importance_scan
-from model.decode import source_batch
+from model.backends.lab.decode import source_batch
 
 SENTENCE = "The big dog eats the fish."
 TARGET_S = 3.0

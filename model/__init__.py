@@ -8,9 +8,12 @@ import os
 # 27.8 s instead of 1.7 s (bench_app first_builds). An operator's own setting wins.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
+from .backends.lab.checkpoint import save_checkpoint  # noqa: E402
+from .backends.lab.config import ModelConfig  # noqa: E402
+from .backends.lab.tokenizer import Tokenizer, TokenizerError  # noqa: E402
+from .backends.lab.transformer import Transformer  # noqa: E402
 from .capture import Trace  # noqa: E402
-from .checkpoint import Bundle, CheckpointError, save_checkpoint  # noqa: E402
-from .config import ModelConfig  # noqa: E402
+from .checkpoint import Bundle, CheckpointError  # noqa: E402
 from .decode import Translation  # noqa: E402
 from .dispatch import (  # noqa: E402
     capture,
@@ -22,8 +25,6 @@ from .dispatch import (  # noqa: E402
 )
 from .hooks import KINDS, HookPoint, format_ablate, hooks, parse_ablate  # noqa: E402
 from .long import LONG_CAP, LONG_FROM, LongTrace  # noqa: E402
-from .tokenizer import Tokenizer, TokenizerError  # noqa: E402
-from .transformer import Transformer  # noqa: E402
 
 __all__ = [
     "KINDS", "LONG_CAP", "LONG_FROM", "Bundle", "CheckpointError", "HookPoint", "LongTrace",

@@ -17,7 +17,6 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 
 from .capture import GROUPS
-from .decode import default_max_steps
 
 F32 = 4
 MB = 2**20
@@ -51,7 +50,7 @@ class Dims:
     lm_trim: bool = False
     logit_copies: int = 1  # (B, n, V) tensors alive at once at the LM head (2: a bias added)
     # how the backend's forward spends memory beyond the Trace (each backend's forward_costs;
-    # the defaults are the lab's: model/transformer.py's MultiHeadAttention.forward)
+    # the defaults are the lab's: model/backends/lab/transformer.py's MultiHeadAttention.forward)
     attn_copies: int = 2  # (B, H, Q, K) temporaries when attn is not recorded (lab: softmax's
     # output and the masked probabilities, unless a recorder slab takes them)
     float_masks: bool = False  # a float mask (B, 1, Q, K) per kind alive during the forward
@@ -190,7 +189,7 @@ def estimate(d: Dims, groups: Collection[str], raw: Sequence[str] = ()) -> Estim
     # model/norms.py writes attn × ‖f(v)‖ into the norms in place; per layer it holds v per
     # query head and its product with the heads' Gram matrices, (B, H, K, Dh) float64 each
     after = 2 * d.batch * d.heads * max(d.src, d.tgt) * d.d_head * 8
-    # (the lab's capture computes no logits it does not record: model/capture.capture_native)
+    # (the lab's capture computes no logits it does not record: model/backends/lab/capture.py)
     parts["transient"] = max(forward, after if "norms" in groups else 0, lm_head)
     for g in groups - kept:  # recorded for the norms, dropped from the Trace after
         parts[f"{g} (for norms)"] = parts.pop(g)
@@ -259,26 +258,6 @@ def validation_estimate(chunks: Sequence[Dims]) -> Estimate:
 
 
 # ---- shapes from a bundle and the typed text (model/dispatch.estimate_capture) -------------
-
-
-def native_dims(bundle, batch) -> Dims:
-    """Dims of capture(...) on the lab's own model, from a model.batch.Batch (already
-    tokenized; allocates nothing big). Without targets, T is the longest translation greedy
-    decoding may produce."""
-    cfg, model = bundle.config, bundle.model
-    src = max(len(x) for x in batch.src_lists) if model.encoder is not None else 0
-    steps = 0
-    if model.decoder is None:
-        tgt = 0
-    elif batch.tgt_lists is not None:  # given targets, or a decoder-only model's own text
-        tgt = max(len(t) for t in batch.tgt_lists)
-    else:
-        steps = default_max_steps(bundle, src, len(batch.sources))
-        tgt = min(cfg.max_len - 1, 1 + steps)
-    return Dims(batch=len(batch.sources), src=src, tgt=tgt,
-                layers={k: bundle.n_layers(k) for k in bundle.kinds}, heads=cfg.n_heads,
-                d_head=cfg.d_model // cfg.n_heads, d_model=cfg.d_model, d_ff=cfg.d_ff,
-                vocab=cfg.vocab_size, max_len=cfg.max_len, decode_steps=steps)
 
 
 def groups_of(names: Collection[str] | None) -> tuple[set[str], list[str]]:

@@ -7,6 +7,10 @@ from collections.abc import Collection
 import numpy as np
 import torch
 
+# The fill value of blocked scores: the lab's network writes it, and the pages print it
+# (viz/common.py) for any model that records scores before masking.
+MASK_FILL = -1e9  # the seeds' fill value; finite, so a fully blocked row cannot make NaN
+
 
 def pad_mask(q_ids: torch.Tensor, k_ids: torch.Tensor, pad_id: int) -> torch.Tensor:
     """Block keys that are padding: (B, Q) and (B, K) ids -> (B, Q, K)."""
@@ -52,3 +56,4 @@ def trace_masks(src_pad: np.ndarray | None, tgt_pad: np.ndarray | None,
     if "cross" in kinds:
         masks["cross"] = np.repeat(src_pad[:, None, :], tgt_pad.shape[1], axis=1)  # (B, T, S)
     return masks
+

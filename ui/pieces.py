@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
-from model.tokenizer import is_special
+from model.specials import is_special
 
 STARTS = ("▁", "Ġ")
 

@@ -15,9 +15,10 @@ import plotly.colors
 import plotly.graph_objects as go
 import plotly.io as pio
 
-from model.transformer import MASK_FILL  # blocked scores; cell_text prints them as "-1e9"
+from model.masks import MASK_FILL  # blocked scores; cell_text prints them as "-1e9"
 
 from .i18n import _
+from .look import LOOK, merged
 
 # pandas and PIL.Image are imported here, fully, before any figure is built: plotly's validators
 # and JSON encoder look them up in sys.modules without importing them, so while one session's
@@ -321,8 +322,8 @@ def _compact_template() -> dict:
     data = {k: full["data"][k] for k in ("scatter", "bar")}
     # heatmaps always name their colour scale; only the colour bar's look is kept
     data["heatmap"] = [{"type": "heatmap", "colorbar": full["data"]["heatmap"][0]["colorbar"]}]
-    return {"layout": {k: full["layout"][k] for k in cartesian if k in full["layout"]},
-            "data": data}
+    layout = {k: full["layout"][k] for k in cartesian if k in full["layout"]}
+    return {"layout": merged(layout, LOOK), "data": data}  # the page's look (viz.look)
 
 
 TEMPLATE = _compact_template()

@@ -7,7 +7,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from model.capture import KIND_SIDES, key_side, query_side
-from model.transformer import MASK_FILL
+from model.masks import MASK_FILL
 
 from .common import (
     DIVERGING,

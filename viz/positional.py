@@ -2,7 +2,7 @@
 similarity, and the size of the token term vs the positional term for a typed sentence.
 
 Pure functions: numpy arrays or a Trace in, a plotly Figure out. Row 0 of every table is the pad
-position (tokens are numbered 1..n, pad slots get 0; see model/positional.py).
+position (tokens are numbered 1..n, pad slots get 0; see model/backends/lab/positional.py).
 """
 
 from __future__ import annotations

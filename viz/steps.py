@@ -16,7 +16,7 @@ from plotly.subplots import make_subplots
 
 from model.capture import key_side, query_side
 from model.hooks import attn_prefix
-from model.transformer import MASK_FILL
+from model.masks import MASK_FILL
 
 from .common import DIVERGING, cell_text, heatmap, style, token_labels
 from .i18n import _

@@ -8,7 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from model.capture import SIDE_STACK
-from model.tokenizer import is_special
+from model.specials import is_special
 
 from .common import heatmap, padded_tokens, plotly_text
 from .i18n import N_, _

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..tokenizer import is_special
+from ..specials import is_special
 
 
 def word_index(pieces: Sequence[str]) -> list[int | None]:

@@ -34,7 +34,7 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from ..tokenizer import is_special
+from ..specials import is_special
 from .heads import is_punct
 
 SELF_ONLY = ("prev_token", "next_token", "self", "duplicate")

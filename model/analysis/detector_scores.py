@@ -18,7 +18,7 @@ import unicodedata
 import numpy as np
 
 from ..capture import Trace, key_side, query_side
-from ..tokenizer import is_special
+from ..specials import is_special
 
 WORD_MARKS = ("▁", "Ġ", "##")  # SentencePiece / byte-level BPE / WordPiece word marks
 FIRST = "first position"  # the sink's place names besides special pieces' own text

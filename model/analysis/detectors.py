@@ -51,7 +51,7 @@ from ..budget import Estimate, estimate
 from ..capture import Trace, key_side, query_side
 from ..hooks import ablation_hooks, attn_prefix, hooks
 from ..masks import trace_masks
-from ..tokenizer import is_special
+from ..specials import is_special
 from .detector_scores import (
     FIRST,
     PUNCTUATION,

@@ -18,7 +18,7 @@ import numpy as np
 from ..batch import directions  # shared with dispatch.estimate_validation
 from ..capture import Trace, key_side, query_side
 from ..dispatch import capture
-from ..tokenizer import is_special
+from ..specials import is_special
 from .alignment import alignment_agreement
 
 Progress = Callable[[float], None] | None

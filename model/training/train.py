@@ -25,10 +25,10 @@ from safetensors.torch import load_file, save_file
 from torch import nn
 from tqdm import tqdm
 
-from ..checkpoint import save_checkpoint
-from ..config import ModelConfig
-from ..tokenizer import Tokenizer
-from ..transformer import Transformer
+from ..backends.lab.checkpoint import save_checkpoint
+from ..backends.lab.config import ModelConfig
+from ..backends.lab.tokenizer import Tokenizer
+from ..backends.lab.transformer import Transformer
 from . import corpus, pieces
 from .knowledge import write_corpus_words
 from .warm import warm_start

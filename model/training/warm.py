@@ -14,8 +14,8 @@ from pathlib import Path
 import torch
 from safetensors.torch import load_file
 
-from ..tokenizer import Tokenizer
-from ..transformer import Transformer
+from ..backends.lab.tokenizer import Tokenizer
+from ..backends.lab.transformer import Transformer
 
 EMBED = "tok_embed.weight"
 

@@ -71,8 +71,8 @@ def test_the_count_sees_a_second_tokenization(models, encoded):
     capture(bundle, NEW, target_lang="auto", names=["attn"])
     assert sorted(encoded) == sorted(NEW)  # text -> one Batch -> decode and capture read it
     encoded.clear()
-    from model.batch import target_langs
-    from model.decode import source_batch
+    from model.backends.lab.decode import source_batch
+    from model.backends.lab.langs import target_langs
 
     source_batch(bundle, NEW, target_langs(bundle, NEW, "auto"))  # the old way, once more
     assert len(encoded) == 2

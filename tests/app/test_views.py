@@ -291,9 +291,9 @@ def test_translation_view_decodes_once_per_input(models, monkeypatch):
     from ui import runtime
 
     # the page's capture decodes in the backend's run (and hands the result to runtime's
-    # translations); without a decode handed in, capture() decodes in model.capture
+    # translations); without a decode handed in, capture() decodes in the lab's capture
     calls = count_calls(monkeypatch, "translate", runtime,
-                        (sys.modules["model.capture"], "translate_native"),
+                        (sys.modules["model.backends.lab.capture"], "translate_native"),
                         (sys.modules["model.backends.lab.backend"], "translate_native"))
     at = run_app({"view": "translation", "text": TEXT})
     ok(at)

@@ -121,8 +121,8 @@ def test_32_threads_each_get_their_own_result(hostile_bundle):
 def test_largest_input_is_cut_before_any_tensor(hostile_bundle, monkeypatch):
     """Characters and lines are capped before tokenizing; pieces before padding; decoding steps
     by the budget. Nothing bigger than MAX_LINES × max_len ever reaches a tensor."""
-    from model import decode
-    from model.tokenizer import Tokenizer
+    from model.backends.lab import decode
+    from model.backends.lab.tokenizer import Tokenizer
 
     seen_text, seen_pad = [], []
     encode, pad = Tokenizer.encode, Tokenizer.pad
@@ -145,7 +145,7 @@ def test_largest_input_is_cut_before_any_tensor(hostile_bundle, monkeypatch):
 def test_decoding_budget():
     from types import SimpleNamespace
 
-    from model.decode import MAX_DECODE_WORK, default_max_steps
+    from model.backends.lab.decode import MAX_DECODE_WORK, default_max_steps
 
     big = SimpleNamespace(config=SimpleNamespace(max_len=520))
     assert default_max_steps(big, 519, 1) == 256 and default_max_steps(big, 519, 16) == 64

@@ -24,7 +24,7 @@ from model.analysis.heads import (
     validation_stats,
 )
 from model.analysis.rollout import cross_rollout, rollout
-from model.tokenizer import is_special
+from model.specials import is_special
 from model.training.corpus import generate
 from viz.common import token_labels
 from viz.heads import (

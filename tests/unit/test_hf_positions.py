@@ -7,8 +7,8 @@ import numpy as np
 import plotly.graph_objects as go
 import torch
 
+from model.analysis.distance import score_by_distance
 from model.backends.hf.positions import position_kind, rotary_frequencies, t5_bias
-from model.positional import score_by_distance
 from viz import positional
 
 

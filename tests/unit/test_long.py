@@ -20,7 +20,7 @@ import model.long.attend as attend_module  # noqa: E402
 from model import capture, capture_long, load_checkpoint  # noqa: E402
 from model.backends import capabilities  # noqa: E402
 from model.long.reduce import LOCAL, MIDDLE, REACH, bin_starts  # noqa: E402
-from model.tokenizer import is_special  # noqa: E402
+from model.specials import is_special  # noqa: E402
 from tests import word_models  # noqa: E402
 from tests.conftest import needs
 from tests.unit.conftest import make_bundle  # noqa: E402

@@ -11,10 +11,9 @@ import pytest
 import torch
 
 from model import ModelConfig, Transformer, capture, hooks, translate
+from model.backends.lab.positional import position_ids, sinusoid_table
 from model.hooks import active_hooks
-from model.masks import cross_mask, decoder_mask, encoder_mask, subsequent_mask
-from model.positional import position_ids, sinusoid_table
-from model.transformer import MASK_FILL
+from model.masks import MASK_FILL, cross_mask, decoder_mask, encoder_mask, subsequent_mask
 
 SENTS = ["Winter is cold.", "The big dog eats the fish in the park today."]
 
@@ -383,7 +382,7 @@ def test_full_capture_slabs_hold_each_layer(bundle, monkeypatch):
 
 def test_prefix_cache_decodes_like_the_full_prefix(variant_bundle):
     """Step-by-step decoding with PrefixCache gives the full-prefix decoder's states."""
-    from model.transformer import PrefixCache
+    from model.backends.lab.transformer import PrefixCache
 
     model, tok = variant_bundle.model, variant_bundle.tokenizer
     tr = capture(variant_bundle, SENTS, targets=["겨울은 추워요. 개가 커요.", "개가 커요."],

@@ -24,8 +24,9 @@ from model.backends.hf.projections import (  # noqa: E402
     projection_modules,
     projection_weight,
 )
+from model.backends.lab.norms import native_projections  # noqa: E402
 from model.hooks import attn_prefix  # noqa: E402
-from model.norms import key_vectors, native_projections, value_norms  # noqa: E402
+from model.norms import key_vectors, value_norms  # noqa: E402
 
 SRC = ["the cat eats fish every day .", "winter is cold"]
 TGT = ["고양이는 매일 생선을 먹어요.", "겨울은 추워요."]

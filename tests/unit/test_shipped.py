@@ -153,7 +153,7 @@ def test_shipped_textbook_figures(shipped):
     by this module's own exact match and chrF, not by textbook_eval, which wrote the card) and
     equal to the card: the same whole set, so only the card's rounding to 0.01 separates them.
     Each direction goes to translate in one call, as textbook_eval does: decoding's step budget
-    depends on the rows of a call (model.decode.default_max_steps)."""
+    depends on the rows of a call (model.backends.lab.decode.default_max_steps)."""
     from model.training.testsets import DIRECTIONS, read_sets
 
     _, _, bundle, card = shipped
@@ -190,7 +190,8 @@ def test_shipped_issue_sentences(shipped):
 # model.training.evaluate, the code that wrote them; exact match and chrF from tests/chrf.py
 SAMPLE = 512  # test pairs per direction: 8 batches of 64, 2-4 s a direction on 2 loaded cores
 CARD_BATCH = 64  # the batch evaluate_bundle translated in; decoding's step budget depends on
-# the rows of a call (model.decode.default_max_steps: 32 steps for 64 rows, 11 for 500), so a
+# the rows of a call (model.backends.lab.decode.default_max_steps: 32 steps for 64 rows, 11
+# for 500), so a
 # recomputation that batched otherwise would measure another decoding budget
 TAIL = 1e-5  # chance, per check, that a card which is right fails on an unlucky sample
 

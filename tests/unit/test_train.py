@@ -35,7 +35,7 @@ def test_warm_start_moves_rows_by_piece_and_keeps_the_chain(tmp_path):
     import torch
     from safetensors.torch import load_file
 
-    from model.tokenizer import Tokenizer
+    from model.backends.lab.tokenizer import Tokenizer
     from model.training.warm import warm_start
 
     old = tmp_path / "old"

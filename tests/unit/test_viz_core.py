@@ -11,7 +11,7 @@ import pytest
 from model import capture, translate
 from model.analysis.inspect import head_weights
 from model.capture import GROUPS
-from model.transformer import MASK_FILL
+from model.masks import MASK_FILL
 from viz import attention, common, masks, steps, tiles, tokens, translation
 
 SOURCES = ["겨울은 추워요.", "The big dog eats the fish in the park."]

@@ -15,8 +15,8 @@ import pytest
 
 from model import capture
 from model.analysis.inspect import head_weights
+from model.backends.lab.positional import sinusoid_table
 from model.capture import GROUPS
-from model.positional import sinusoid_table
 from tests.unit.test_i18n import korean
 from viz import common, positional, steps
 from viz.i18n import translated

@@ -9,8 +9,8 @@ import plotly.graph_objects as go
 import pytest
 
 from model import capture
+from model.backends.lab.positional import sinusoid_table
 from model.capture import GROUPS
-from model.positional import sinusoid_table
 from viz import embeddings, positional
 
 EXTRA = ["encoder.hook_tok", "encoder.hook_pos", "decoder.hook_tok", "decoder.hook_pos"]

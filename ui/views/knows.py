@@ -15,7 +15,7 @@ import streamlit as st
 from model import Bundle
 from model.backends import trained_here
 from model.confidence import threshold
-from model.tokenizer import is_special
+from model.specials import is_special
 from ui.confidence_check import combined_signals, reason_text
 from ui.context import Ctx, key_folder
 from ui.corpus_cache import cached_knowledge, corpus_words

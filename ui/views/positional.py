@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from model.analysis.distance import score_by_distance
 from model.backends import backend_for, capabilities
-from model.positional import score_by_distance
 from ui.common import chart, head_picker
 from ui.context import Ctx
 from ui.i18n import N_, Labels, _

@@ -11,16 +11,21 @@ from typing import Any, ClassVar
 
 import torch
 
-from ...batch import Batch, target_langs
-from ...budget import Dims, Estimate, estimate, groups_of, native_dims
-from ...capture import GROUPS, Trace, capture_native
-from ...checkpoint import Bundle, load_native
-from ...decode import Translation, translate_native
+from ...batch import Batch
+from ...budget import Dims, Estimate, estimate, groups_of
+from ...capture import GROUPS, Trace
+from ...checkpoint import Bundle
+from ...decode import Translation
 from ...forced import Forced, StepAttribution
 from ...hooks import Head, HookFn, attn_prefix, hooks
 from ...long.trace import LongTrace
 from ...pairs import Setup
 from ..base import Admit, Capabilities, Facts
+from .capture import capture_native
+from .checkpoint import load_native
+from .decode import translate_native
+from .dims import native_dims
+from .langs import target_langs
 
 # raw hooks behind the named need groups (base.NEED_GROUPS): what the embeddings view, the
 # steps view and the tour read beyond the Trace's field groups

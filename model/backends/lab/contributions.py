@@ -15,7 +15,8 @@ import torch
 
 from ...forced import StepAttribution, top_tokens
 from ...hooks import Head
-from ...norms import head_outputs, native_projections
+from ...norms import head_outputs
+from .norms import native_projections
 
 
 def _resid_names(n_layers: int) -> list[str]:

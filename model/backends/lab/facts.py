@@ -1,16 +1,16 @@
 """What the lab's own Transformers are, for the sentences a page says about them.
 
 Everything is read off the checkpoint (its config and SentencePiece model) or the network's
-own code (model.transformer.MASK_FILL), so a retrained or differently configured lab model
+own code (model.masks.MASK_FILL), so a retrained or differently configured lab model
 is described as it is.
 """
 
 from __future__ import annotations
 
 from ...checkpoint import Bundle
-from ...tokenizer import LANG_TAGS
-from ...transformer import MASK_FILL
+from ...masks import MASK_FILL
 from ..base import Facts
+from .tokenizer import LANG_TAGS
 
 
 def lab_facts(bundle: Bundle, translates: bool) -> Facts:

@@ -10,10 +10,10 @@ from collections.abc import Sequence
 
 import torch
 
-from ...batch import target_langs
-from ...decode import source_batch
 from ...forced import Forced
 from ...hooks import HookFn, hooks
+from .decode import source_batch
+from .langs import target_langs
 
 
 def _forced(bundle, ids: Sequence[int]) -> tuple[list[int], list[int]]:

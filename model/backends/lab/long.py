@@ -2,7 +2,7 @@
 
 Shape legend: H heads, n tokens (at most the model's max_len), Dh head size.
 
-The lab's attention (model/transformer.py) computes each layer's (1, H, n, n) probabilities
+The lab's attention (transformer.py here) computes each layer's (1, H, n, n) probabilities
 itself; its positions are bounded by max_len (520 for the shipped translators), so one layer's
 matrix is small. The hooks read the queries and keys (`hook_q`, `hook_k`), each query's
 log-sum-exp from the masked scores (`hook_masked`) and the probabilities (`hook_probs`), and
@@ -23,7 +23,7 @@ from ...checkpoint import Bundle
 from ...hooks import attn_prefix, hooks
 from ...long.attend import Rule, chunk_size
 from ...long.trace import LongRecorder, LongTrace
-from ...tokenizer import is_special
+from ...specials import is_special
 
 
 def long_forward(bundle: Bundle, batch: Batch, pixels: int, qk_dtype: str,

@@ -12,9 +12,9 @@ from collections.abc import Sequence
 
 import torch
 
-from ...batch import target_langs
 from ...hooks import Head
 from ...pairs import Setup, check_same_length, checked_step, first_difference, nothing_differs
+from .langs import target_langs
 
 
 def lab_setup(backend, clean: str, corrupted: str, *, target: str | None, step: int | None,

@@ -15,12 +15,10 @@ import math
 import torch
 from torch import nn
 
+from ...hooks import HookPoint, hook_names, name_hook_points
+from ...masks import MASK_FILL, cross_mask, decoder_mask, encoder_mask
 from .config import ModelConfig
-from .hooks import HookPoint, hook_names, name_hook_points
-from .masks import cross_mask, decoder_mask, encoder_mask
 from .positional import PositionalEncoding, normal_embedding, position_ids
-
-MASK_FILL = -1e9  # the seeds' fill value; finite, so a fully blocked row cannot make NaN
 
 
 class MultiHeadAttention(nn.Module):

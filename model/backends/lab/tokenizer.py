@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -11,19 +10,6 @@ import numpy as np
 import sentencepiece as spm
 
 LANG_TAGS = {"en": "<2en>", "ko": "<2ko>"}
-_BYTE_PIECE = re.compile(r"<0x[0-9A-Fa-f]{2}>")  # SentencePiece byte fallback: one UTF-8 byte
-
-
-def is_special(piece: str) -> bool:
-    """Whether a piece is a marker rather than text: <s>, </s>, <pad>, <unk>, <2ko>, GPT-2's
-    <|endoftext|>, T5's <extra_id_0>, and BERT-style [CLS], [SEP], [PAD], [MASK].
-
-    Byte-fallback pieces such as <0x41> are not special: each stands for one byte of the typed
-    text (a character the vocabulary lacks), so it is content like any other piece.
-    """
-    if len(piece) > 2 and piece[0] == "<" and piece[-1] == ">":
-        return _BYTE_PIECE.fullmatch(piece) is None
-    return len(piece) > 2 and piece[0] == "[" and piece[-1] == "]" and piece[1:-1].isupper()
 
 
 def _utf8(text: str) -> str:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import torch
 from torch import nn
 
@@ -76,16 +75,3 @@ class PositionalEncoding(nn.Module):
     def forward(self, positions: torch.Tensor) -> torch.Tensor:
         """(B, n) position ids -> (B, n, D)."""
         return nn.functional.embedding(positions, self.weight())
-
-
-def score_by_distance(scores: np.ndarray, blocked: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Mean score of one head for each relative distance key − query over unblocked cells:
-    scores (Q, K), blocked bool (Q, K) -> (distances, means)."""
-    q_idx, k_idx = np.nonzero(~blocked)
-    if not len(q_idx):
-        return np.zeros(0, np.int64), np.zeros(0)
-    dist = k_idx - q_idx
-    values = scores[q_idx, k_idx].astype(np.float64)
-    found = np.unique(dist)
-    means = np.array([values[dist == d].mean() for d in found])
-    return found, means
