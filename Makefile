@@ -122,7 +122,8 @@ $(TL_STAMP):
 bench-tl: $(TL_STAMP)
 	$(TL_VENV)/bin/python -m benchmarks bench_tl
 
-# Rewrite the figure blocks (<!-- figures:NAME -->) of README.md and docs/*.md (benchmarks.readme.DOCUMENTS) from benchmarks/results.json.
+# Rewrite the figure blocks (<!-- figures:NAME -->) of README.md and the docs pages listed in
+# benchmarks.readme.DOCUMENTS from benchmarks/results.json.
 readme: $(RUN_STAMP)
 	$(PY) -m benchmarks.readme
 
