@@ -28,13 +28,46 @@ from .recorder import sites, watch_masks
 
 
 def encode_ids(tok: Any, texts: Sequence[str], limit: int, target: bool = False
-            ) -> tuple[list[list[int]], list[int]]:
-    """Token ids with the tokenizer's own special tokens, cut to `limit`; and how many were cut."""
+               ) -> tuple[list[list[int]], list[int]]:
+    """Token ids with the tokenizer's own special tokens, cut to `limit`; and how many were cut.
+    Each text is tokenized once: a row over the limit loses body tokens from the tokenizer's
+    truncation side while its leading and trailing special tokens stay, as transformers'
+    own truncation does (a row whose specials it cannot tell apart is tokenized again, cut
+    by transformers)."""
     key = "text_target" if target else "text"
-    full = tok(**{key: list(texts)}, add_special_tokens=True)["input_ids"]
-    kept = tok(**{key: list(texts)}, add_special_tokens=True, truncation=True,
-               max_length=limit)["input_ids"]
-    return [list(k) for k in kept], [len(f) - len(k) for f, k in zip(full, kept)]
+    full = tok(**{key: list(texts)}, add_special_tokens=True, return_special_tokens_mask=True)
+    kept, cuts, again = [], [], []
+    for i, (ids, special) in enumerate(zip(full["input_ids"], full["special_tokens_mask"])):
+        row = cut_row(list(ids), list(special), limit, tok.num_special_tokens_to_add(),
+                      getattr(tok, "truncation_side", "right"))
+        if row is None:
+            again.append(i)
+        kept.append(row if row is not None else list(ids))
+        cuts.append(len(ids) - len(kept[-1]))
+    if again:
+        redone = tok(**{key: [texts[i] for i in again]}, add_special_tokens=True,
+                     truncation=True, max_length=limit)["input_ids"]
+        for i, row in zip(again, redone, strict=True):
+            cuts[i] = len(kept[i]) - len(row)
+            kept[i] = list(row)
+    return kept, cuts
+
+
+def cut_row(ids: list[int], special: list[int], limit: int, n_special: int,
+            side: str = "right") -> list[int] | None:
+    """ids cut to `limit` by dropping body tokens from `side`, the special tokens that open
+    and close the row kept; None when the row's edges do not hold exactly the n_special
+    tokens the tokenizer adds (a typed special token at an edge: transformers decides)."""
+    over = len(ids) - limit
+    if over <= 0:
+        return ids
+    lead = next((i for i, s in enumerate(special) if not s), len(ids))
+    trail = next((i for i, s in enumerate(reversed(special)) if not s), len(ids))
+    if lead + trail != n_special or over > len(ids) - n_special:
+        return None
+    body = ids[lead:len(ids) - trail]
+    body = body[:len(body) - over] if side == "right" else body[over:]
+    return ids[:lead] + body + ids[len(ids) - trail:]
 
 
 def encode_checked(tok: Any, texts: Sequence[str], limit: int
