@@ -30,6 +30,8 @@ class Setup:
     step: int | None = None
     corrupted_pieces: dict[str, list[str]] = field(default_factory=dict)
     lm: bool = True  # readout is logits (metric: answer − wrong); else a pooled state
+    cosine: bool = False  # not lm: the readout is the model's sentence embedding, and the
+    #                       metric its cosine to the clean run's (a sentence-embedding model)
     id_to_piece: Callable[[int], str] = str
     token_id: Callable[[str], int] | None = None  # a typed answer/wrong piece -> its id
     never: tuple[int, ...] = ()  # ids the model never writes (pad, bos, language tags)

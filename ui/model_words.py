@@ -94,11 +94,28 @@ def kinds_help(kinds: Sequence[str]) -> str:
     return _("The kinds as the link writes them: {kinds}.").format(kinds=parts)
 
 
+POOLED = {  # Facts.pooling -> what one sentence's vector is
+    "mean": N_("the mean of its last-layer piece vectors"),
+    "cls": N_("the first piece's last-layer vector"),
+    "max": N_("the largest value of each dimension over its last-layer piece vectors"),
+}
+
+
+def embedding_words(f: Facts) -> str:
+    """What a sentence-embedding model outputs, in a phrase: its pooling and normalisation."""
+    how = _(POOLED[f.pooling]) if f.pooling in POOLED else _("one pooled vector")
+    return _("one vector per line, {how}{normalised}").format(
+        how=how, normalised=_(", then scaled to length 1") if f.normalize else "")
+
+
 def effect_words(f: Facts) -> dict[str, str]:
     """Labels of a knock-out's effect: log-probability in nats for a model that writes pieces,
-    the relative change of the last hidden states for an encoder."""
+    a change in cosine for a sentence-embedding model, the relative change of the last hidden
+    states for another encoder."""
     if f.effect_unit == "nats":
         return {"unit": "nats", "delta": _("Δ loss (nats)"), "short": _("Δ loss")}
+    if f.effect_unit == "cosine":
+        return {"unit": "", "delta": _("Δ cosine"), "short": _("Δ cosine")}
     return {"unit": "", "delta": _("‖Δh‖/‖h‖"), "short": _("relative change")}
 
 

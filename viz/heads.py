@@ -119,7 +119,8 @@ def importance_figure(scan: dict[str, np.ndarray],
                       title: str = IMPORTANCE_TITLE, unit: str = "nats") -> go.Figure:
     """Loss increase per head (layers × heads) for each kind, one symmetric RdBu range.
     unit (model.backends.Facts.effect_unit): "nats" for a model whose output is scored by
-    log-probability, "hidden" for the relative change of an encoder's last hidden states.
+    log-probability, "hidden" for the relative change of an encoder's last hidden states,
+    "cosine" for a change in cosine between sentence embeddings (signed: blue = it fell).
 
     Red = the loss rose without the head (the model needs it), blue = it fell.
     """
@@ -135,18 +136,21 @@ def importance_figure(scan: dict[str, np.ndarray],
         fig.add_trace(go.Heatmap(
             z=z, x=np.arange(z.shape[1]), y=np.arange(z.shape[0]), colorscale=SIGNED,
             zmin=-m, zmax=m, zmid=0, showscale=col == len(kinds),
-            colorbar_title=_("Δ loss (nats)") if unit == "nats" else "‖Δh‖/‖h‖",
+            colorbar_title=_("Δ loss (nats)") if unit == "nats" else "‖Δh‖/‖h‖"
+            if unit != "cosine" else _("Δ cosine"),
             text=fitting_numbers(z, "+.3f", layer_row_px(z.shape[0]),
                                  (SCREEN_W - 150) / len(kinds)),
             texttemplate="%{text}", name=kind,
             hovertemplate=_layer_head_hover(kind) + "<br>"
-                          + (_("Δ loss") if unit == "nats" else "‖Δh‖/‖h‖")
+                          + (_("Δ loss") if unit == "nats" else "‖Δh‖/‖h‖"
+                             if unit != "cosine" else _("Δ cosine"))
                           + " %{z:+.4f}<extra></extra>"), row=1, col=col)
     n_l = max(np.asarray(z).shape[0] for z in scan.values())
     note = (_("mean NLL per target token, teacher-forced on the un-ablated translation; "
               "red = the model needs the head") if unit == "nats" else
             _("mean relative change of the last hidden states, ‖h_after − h_before‖ / "
-              "‖h_before‖; red = knocking the head out changes them most"))
+              "‖h_before‖; red = knocking the head out changes them most") if unit != "cosine"
+            else _("cosine without the head − cosine with every head; blue = it fell"))
     style(fig, f"{plotly_text(shown)}<br><sup>{note}</sup>", _("head"), _("layer"),
           height=max(300, 190 + layer_row_px(n_l) * n_l))
     fig.update_layout(margin={"t": 110})  # room for the subtitle above the subplot titles

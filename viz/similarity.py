@@ -122,3 +122,23 @@ def ranked_heads(change: np.ndarray, k: int = 3) -> tuple[list, list]:
     lower = [(i, j, v) for v, i, j in sorted(cells)[:k] if v < 0]
     higher = [(i, j, v) for v, i, j in sorted(cells, reverse=True)[:k] if v > 0]
     return lower, higher
+
+
+def knockout_figure(lines: Sequence[str], change: np.ndarray, title: str, axis: str
+                    ) -> go.Figure:
+    """One bar per line: what knocking the ticked heads out did to its sentence embedding
+    (a change in cosine, model.analysis.similarity.pooled_knockout); NaN bars are left out
+    (line B itself)."""
+    change = np.asarray(change, dtype=np.float64)
+    keep = np.isfinite(change)
+    labels = [x for x, k in zip(line_labels(lines), keep) if k]
+    m = half_width(change[keep]) if keep.any() else 1.0
+    fig = go.Figure(go.Bar(
+        x=labels, y=change[keep],
+        marker={"color": change[keep], "colorscale": DIVERGING, "cmin": -m, "cmax": m,
+                "cmid": 0, "colorbar": {"title": "Δ cos"}},
+        hovertemplate="%{x}<br>Δ cos %{y:+.4f}<extra></extra>"))
+    fig.update_layout(base_layout(plotly_text(title), 320))
+    fig.update_xaxes(title_text=_("line"), type="category")
+    fig.update_yaxes(title_text=plotly_text(axis))
+    return fig

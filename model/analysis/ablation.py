@@ -8,7 +8,9 @@ every backend knocks heads out at the same hook names, and the "loss" follows wh
 does: decoder-only models, the mean NLL of each next token of the typed text; encoder–decoder
 models, the mean NLL of their un-ablated greedy output; encoder-only models (no LM head), the
 mean relative change of the last hidden states, ‖h_after − h_before‖ / ‖h_before‖ (before =
-0). `measure` in the results says which.
+0); a sentence-embedding model (caps.embeds), its output, the sentence embedding: the lines'
+cosines with and without the heads (similarity.pooled_knockout). `measure` in the results
+says which.
 """
 
 from __future__ import annotations
@@ -48,6 +50,11 @@ def ablation_effect(bundle, sources: Sequence[str] | str, ablate: Iterable[Head]
         sources = [sources]
     sources = list(sources)
     heads = checked_heads(bundle, ablate)
+    if backend_for(bundle).caps.embeds:  # its output is one vector per line, not text
+        from .similarity import pooled_knockout
+
+        return {"sources": sources, "ablate": heads, "ablate_spec": format_ablate(heads),
+                "measure": "cosine", "pooled": pooled_knockout(bundle, sources, heads)}
     backend = teacher_forced(bundle, "ablation")
     fns = ablation_hooks(heads)
     before = backend.greedy(sources, target_lang)

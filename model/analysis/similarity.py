@@ -20,7 +20,7 @@ gradient × (0 − activation) on the head's context), the two side by side.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -240,3 +240,71 @@ def embed_matrix(bundle, lines: Sequence[str], ablate: Iterable[Head] | str = ()
     """(B, D) float32 embeddings (model.embed) and their (B, B) cosines."""
     vectors = embed(bundle, lines, ablate)
     return vectors, similarity_matrix(vectors)
+
+
+# ---- the sentence embedding as the output a knock-out is measured on (issue 54, item 4) ----
+
+
+@dataclass(frozen=True)
+class PooledEffect:
+    """What knocking heads out does to the typed lines' sentence embeddings."""
+
+    ablated: frozenset[Head]
+    before: np.ndarray  # (B, B) float64 cosines of the lines' embeddings with every head
+    after: np.ndarray  # (B, B) the same with `ablated` knocked out
+    moved: np.ndarray  # (B,) float64 cos(line i without them, line i with every head)
+
+
+def partner(n_lines: int, a: int) -> int | None:
+    """Line B that line a is compared with (0-based): the second line for the first, the
+    first for any other; None for a single line."""
+    if n_lines < 2:
+        return None
+    return 1 if a == 0 else 0
+
+
+def pooled_knockout(bundle, lines: Sequence[str], ablate: Iterable[Head] | str) -> PooledEffect:
+    """The lines embedded with every head and with the heads in `ablate` knocked out."""
+    sentence_backend(bundle)
+    heads = checked_heads(bundle, ablate)
+    before = embed(bundle, list(lines)).astype(np.float64)  # (B, D)
+    after = embed(bundle, list(lines), heads).astype(np.float64)
+    unit = before / np.maximum(np.linalg.norm(before, axis=1, keepdims=True), 1e-12)
+    gone = after / np.maximum(np.linalg.norm(after, axis=1, keepdims=True), 1e-12)
+    return PooledEffect(ablated=heads, before=unit @ unit.T, after=gone @ gone.T,
+                        moved=(unit * gone).sum(-1))
+
+
+def pooled_scan(bundle, line_a: str, line_b: str | None = None,
+                progress: Callable[[float], None] | None = None) -> dict[str, np.ndarray]:
+    """{kind: (L, H)} each head knocked out alone, every other in place: with `line_b`, the
+    change in cos(line a, line b) (head_similarity's exact effect); without, the change in
+    line a's own embedding, cos(a without the head, a with every head) − 1 (≤ 0)."""
+    report = progress or (lambda _f: None)
+    report(0.0)
+    backend = sentence_backend(bundle)
+    kind = backend.caps.kinds[0]  # an embedding model is encoder-only: its self-attention
+    n_layers, n_heads = bundle.n_layers(kind), bundle.config.n_heads
+    todo = [(kind, layer, h) for layer in range(n_layers) for h in range(n_heads)]
+    out = np.zeros((n_layers, n_heads))
+    if line_b is not None:
+        ids, mask = backend.sentence_rows([line_a, line_b])
+        base = float(_cosine(backend.embed_rows(ids, mask))[0])
+        for (_, layer, h), value in _exact(backend, ids, mask, kind, todo, {}).items():
+            out[layer, h] = value - base
+        report(1.0)
+        return {kind: out}
+    ids, mask = backend.sentence_rows([line_a])
+    base = backend.embed_rows(ids, mask)[0].double()  # (D,)
+    per = max(1, CELLS_PER_FORWARD // (n_heads * ids.shape[1] ** 2) - 1)  # as _exact
+    for start in range(0, len(todo), per):
+        by_layer: dict[int, list[int]] = {}
+        for _, layer, h in todo[start:start + per]:
+            by_layer.setdefault(layer, []).append(h)
+        vectors, order = _growing(backend, ids, mask, kind, by_layer, {})  # (R, D)
+        v = vectors.double()
+        cos = (v @ base) / (v.norm(dim=-1) * base.norm()).clamp(min=1e-12)
+        for (layer, h), value in zip(order, cos.tolist()):
+            out[layer, h] = value - 1.0
+        report(min(1.0, (start + per) / len(todo)))
+    return {kind: out}

@@ -89,7 +89,8 @@ class Facts:
     output: str  # "translation", "next_token" (a distribution over pieces), "hidden" (last
     #              hidden states only) or "embedding" (one pooled vector per sentence)
     effect_unit: str  # what a knock-out's effect is measured in: "nats" (log-probability of
-    #                   the model's own output) or "hidden" (change of the last hidden state)
+    #                   the model's own output), "hidden" (change of the last hidden state) or
+    #                   "cosine" (change of a cosine between sentence embeddings)
     max_positions: int  # the most pieces one input may hold (the position limit)
     trained_length: int | None  # the longest input it was trained for, where it says (or None)
 

@@ -8,7 +8,9 @@ metric moves back: (m_patched − m_corrupted) / (m_clean − m_corrupted). The 
 difference answer − wrong where the model predicts (decoder-only: the next token after the
 text; encoder–decoder: decoder step `step`, teacher-forced on the clean target in both runs).
 An encoder-only model has no LM head here: its metric is the mean last hidden state projected
-on the unit direction from the corrupted to the clean one (corrupted 0, clean its distance).
+on the unit direction from the corrupted to the clean one (corrupted 0, clean its distance);
+a sentence-embedding model's is the cosine of the run's sentence embedding to the clean
+line's (clean 1, corrupted the two lines' cosine).
 
 Shape legend: L layers (blocks) of a kind or side, H query heads, n positions of a side.
 `method="exact"` runs patched copies of the corrupted input, `chunk` per forward;
@@ -64,7 +66,8 @@ class Patching:
     outputs: tuple[str, str] = ("", "")  # what the model writes for clean and corrupted
     answer: str = ""  # answer_id's piece
     wrong: str = ""
-    metric: str = "logit_diff"  # or "pooled_projection" (encoder-only)
+    metric: str = "logit_diff"  # or "pooled_projection" (encoder-only), "pooled_cosine"
+    #                             (a sentence-embedding model: cosine to the clean line's)
 
 
 def _setup(bundle: Bundle, clean: str, corrupted: str, target, step, target_lang,
@@ -82,6 +85,15 @@ def _setup(bundle: Bundle, clean: str, corrupted: str, target, step, target_lang
 def _metric(setup: Setup, clean_out: torch.Tensor, corr_out: torch.Tensor,
             answer: str | int | None, wrong: str | int | None):
     """(answer id, wrong id, metric fn): readout (R, X) -> float64 (R,)."""
+    if not setup.lm and setup.cosine:
+        clean = clean_out[0].detach().double()
+        clean = clean / clean.norm().clamp_min(1e-12)
+
+        def cosine(x: torch.Tensor) -> torch.Tensor:
+            x = x.double()
+            return (x @ clean) / x.norm(dim=-1).clamp_min(1e-12)
+
+        return -1, -1, cosine
     if not setup.lm:
         base = corr_out[0].double()
         d = clean_out[0].double() - base
@@ -201,7 +213,8 @@ def _result(setup: Setup, rows: list[Patch], effects: list[float], parts, m_c: f
         pieces=setup.pieces, corrupted_pieces=setup.corrupted_pieces, outputs=setup.outputs,
         answer=setup.id_to_piece(a) if a >= 0 else "",
         wrong=setup.id_to_piece(w) if w >= 0 else "",
-        metric="logit_diff" if setup.lm else "pooled_projection")
+        metric="logit_diff" if setup.lm else "pooled_cosine" if setup.cosine
+        else "pooled_projection")
 
 
 def effect(bundle: Bundle, clean: str, corrupted: str, patches: Iterable[Patch], *,

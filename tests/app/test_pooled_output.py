@@ -71,3 +71,49 @@ def test_flow_graph_ends_in_the_pooled_output(trace):
     said = sorted(float(re.match(r"mean pooling: ([\d.]+)", t).group(1)) for t in hover)
     assert kept and said == kept, (said, kept)
     assert all("pooled output (mean of" in t for t in hover)
+
+
+def _embed_cos(bundle, lines, ablate=frozenset()) -> float:
+    from model import embed
+
+    v = embed(bundle, lines, ablate).astype(np.float64)
+    return float(v[0] @ v[1] / (np.linalg.norm(v[0]) * np.linalg.norm(v[1])))
+
+
+@pytest.fixture(scope="module")
+def minilm(trace):
+    return load_checkpoint(MINILM)
+
+
+def test_knock_out_measures_the_cosine_to_line_b(minilm):
+    """The knock-out on a sentence-embedding model shows cos(line 1, line 2) without the
+    ticked heads and its change, named in words; embedded here line by line."""
+    out = {("enc_self", 1, 8), ("enc_self", 0, 2)}
+    at = run_app({"ckpt": "minilm", "text": "\n".join(LINES), "view": "heads",
+                  "ablate": "enc_self:0:2,enc_self:1:8"}, timeout=240)
+    at.radio(key="_w_heads_part").set_value("ablation").run(timeout=240)
+    assert not at.exception, [e.value for e in at.exception]
+    (metric,) = at.metric
+    assert "Cosine of line 1 to line 2" in metric.label
+    before, after = _embed_cos(minilm, LINES), _embed_cos(minilm, LINES, out)
+    assert float(metric.value) == pytest.approx(after, abs=1e-4)
+    assert float(metric.proto.delta) == pytest.approx(after - before, abs=1e-4)
+    assert abs(after - before) > 1e-3
+    said = " ".join(c.value for c in at.caption)
+    assert "the change in the cosine of line 1 to line 2" in said
+    assert "the mean of its last-layer piece vectors, then scaled to length 1" in said
+
+
+def test_scan_measures_the_cosine_to_line_b(minilm):
+    at = run_app({"ckpt": "minilm", "text": "\n".join(LINES), "view": "heads"}, timeout=240)
+    at.radio(key="_w_heads_part").set_value("scan").run(timeout=240)
+    at.button(key="scan_go").click().run(timeout=300)
+    assert not at.exception, [e.value for e in at.exception]
+    spec = next(c for c in _charts(at) if "cosine of line 1 to line 2" in
+                json.dumps(c["layout"].get("title", "")))
+    z = np.asarray(array(spec["data"][0]["z"]), np.float64)
+    assert z.shape == (6, 12)
+    base = _embed_cos(minilm, LINES)
+    for layer, head in [(0, 2), (1, 8), (5, 0)]:
+        want = _embed_cos(minilm, LINES, {("enc_self", layer, head)}) - base
+        assert z[layer, head] == pytest.approx(want, abs=1e-5), (layer, head)

@@ -90,4 +90,4 @@ def test_minilm_facts_are_what_its_folder_says(minilm):
     korean = minilm.tokenizer.tokenize("겨울은 추워요.")
     assert "ko" not in f.languages and "en" in f.languages
     assert sum(len(p.removeprefix("##")) == 1 for p in korean) > len(korean) // 2  # jamo
-    assert f.output == "embedding" and f.effect_unit == "hidden"
+    assert f.output == "embedding" and f.effect_unit == "cosine"

@@ -15,7 +15,7 @@ import time
 
 import streamlit as st
 
-from model.backends import capabilities
+from model.backends import capabilities, facts
 from model.dispatch import encode
 from model.patching import PARTS, estimate_patch, patch
 from ui import cost, pieces
@@ -23,6 +23,7 @@ from ui.admission import admitted, or_warning
 from ui.common import chart, goto
 from ui.context import Ctx
 from ui.i18n import N_, _
+from ui.model_words import embedding_words
 from ui.pick import head_chart, kind_maps
 from ui.runtime import result_get, result_put
 from ui.state import seed, url_value
@@ -232,6 +233,12 @@ def _show(ctx: Ctx, p, seconds: float, inputs: tuple = ()) -> None:
         st.markdown(_("Metric: logit({answer}) − logit({wrong}) at {where}: clean "
                       "{clean:+.3f}, corrupted {corrupted:+.3f}.").format(
             answer=md(p.answer), wrong=md(p.wrong), where=where, clean=p.clean_metric,
+            corrupted=p.corrupted_metric))
+    elif p.metric == "pooled_cosine":
+        st.markdown(_("Metric: this model's output is {what}; each run's vector is compared "
+                      "with the clean line's by cosine: clean {clean:.3f}, corrupted "
+                      "{corrupted:.3f} (the two lines' cosine).").format(
+            what=embedding_words(facts(ctx.bundle)), clean=p.clean_metric,
             corrupted=p.corrupted_metric))
     else:
         st.markdown(_("Metric (encoder-only model): the mean last hidden state, projected on "

@@ -92,6 +92,6 @@ def hf_facts(bundle: Bundle, caps: Capabilities, pieces: list[str]) -> Facts:
         mask_fill="dtype_min", mask_fill_value=float(torch.finfo(dtype).min), norm=caps.norm,
         embedding_norm=any(n.endswith(EMBED_NORMS) for n in names), activation=activation,
         pooling=pooling, normalize=bool(getattr(sentence, "normalize", False)), output=output,
-        effect_unit="nats" if output == "next_token" else "hidden",
+        effect_unit={"next_token": "nats", "embedding": "cosine"}.get(output, "hidden"),
         max_positions=int(cfg.max_len),
         trained_length=getattr(sentence, "max_seq_length", None))

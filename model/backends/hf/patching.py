@@ -6,7 +6,9 @@ each query head is patched alone); the residual stream at the block hooks that
     decoder-only     logits of the next token after the typed text (last position)
     encoder–decoder  logits at decoder step `step` of the clean target, teacher-forced
     encoder-only     the mean of the last hidden state over the positions (the folder loads
-                     without an LM head), read along the clean − corrupted direction
+                     without an LM head), read along the clean − corrupted direction; on a
+                     sentence-embedding model (Bundle.sentence) the sentence embedding as it
+                     pools it, read as its cosine to the clean line's
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import torch
 
 from ...hooks import HookFn
 from ...pairs import Setup, check_same_length, checked_step, first_difference, nothing_differs
+from .embed import pool
 from .forced import greedy
 from .record import device_of, encode_checked, target_lists
 from .recorder import residual_points, sites
@@ -65,9 +68,12 @@ def hf_setup(bundle, clean: str, corrupted: str, *, target: str | None, step: in
     elif family == "decoder":
         position = len(ids_c) - 1
     keep_one = "logits_to_keep" in inspect.signature(model.forward).parameters
+    sentence = bundle.sentence if family == "encoder" else None
+    pooled = sentence is not None and sentence.pooling in ("mean", "cls", "max")
 
     def run(which: Sequence[str], grad: bool) -> torch.Tensor:
-        """(R, V) logits at the metric's position, or (R, D) the mean last hidden state."""
+        """(R, V) logits at the metric's position, or (R, D) the mean last hidden state (the
+        sentence embedding on a sentence-embedding model)."""
         rows = len(which)
         ids = torch.tensor([ids_c if w == "clean" else ids_r for w in which], device=device)
         args: dict = dict(input_ids=ids, attention_mask=torch.ones_like(ids), return_dict=True)
@@ -79,6 +85,10 @@ def hf_setup(bundle, clean: str, corrupted: str, *, target: str | None, step: in
             args["logits_to_keep"] = 1  # the unembedding of one position, not of all
         with torch.enable_grad() if grad else torch.no_grad():
             out = model(**args)
+        if pooled:  # every row is one line, unpadded: its mask is all ones
+            hidden = out.last_hidden_state.float()
+            return pool(hidden, torch.ones(hidden.shape[:2], device=hidden.device),
+                        sentence.pooling, sentence.normalize)
         if family == "encoder":
             return out.last_hidden_state.mean(dim=1)
         return out.logits[:, -1]  # the metric reads it in float64
@@ -87,7 +97,7 @@ def hf_setup(bundle, clean: str, corrupted: str, *, target: str | None, step: in
     return Setup(run=run, kinds=dict(found.layers), sides=dict(sides or {}), lengths=lengths,
                  n_heads=found.n_heads, clean_ids=list(ids_c), corrupted_ids=list(ids_r),
                  position=position, pieces=shown, corrupted_pieces=shown_r, outputs=outputs,
-                 step=chosen, lm=family != "encoder",
+                 step=chosen, lm=family != "encoder", cosine=pooled,
                  id_to_piece=lambda i: tok.convert_ids_to_tokens(int(i)),
                  token_id=lambda s: _token_id(tok, s), never=never,
                  prefix=family != "seq2seq" and len(sides or {}) == 1)

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import numpy as np
 import streamlit as st
 
 from model import format_ablate, parse_ablate
+from model.analysis.similarity import partner
 from model.backends import capabilities, facts, is_translator
 from ui.admission import or_warning
 from ui.common import NOT_NATIVE, can_ablate, chart, head_label
 from ui.context import Ctx
 from ui.i18n import _
+from ui.model_words import embedding_words
 from ui.runtime import cached_ablation, cached_translate
 from ui.text import KIND_LABELS, md
 from viz import heads as viz_heads
+from viz import similarity as viz_similarity
 
 
 def _set_ablate(spec: str) -> None:
@@ -103,6 +107,9 @@ def _hf_effect(ctx: Ctx, current: frozenset) -> None:
     effect = _effect(ctx)
     if effect is None:
         return
+    if effect["measure"] == "cosine":
+        _cosine_effect(ctx, effect)
+        return
     wrote, loss = _HF_WORDS[capabilities(ctx.bundle).family]
     if wrote:
         left, right = st.columns(2)
@@ -113,3 +120,37 @@ def _hf_effect(ctx: Ctx, current: frozenset) -> None:
     st.metric(_(loss), f"{effect['loss_after']:.3f}", delta=f"{effect['loss_change']:+.3f}",
               delta_color="inverse")
     chart(viz_heads.ablation_figure(effect, b, unit=facts(ctx.bundle).effect_unit), ctx)
+
+
+def _cosine_effect(ctx: Ctx, effect: dict) -> None:
+    """A sentence-embedding model: its output is one vector per line, so a knock-out is
+    measured on the cosine of line A (the selected sentence) to line B, or, with one line,
+    on line A's own vector (model.analysis.similarity.pooled_knockout)."""
+    p = effect["pooled"]
+    a = ctx.b
+    b = partner(len(ctx.lines), a)
+    what = embedding_words(facts(ctx.bundle))
+    spec = md(effect["ablate_spec"])
+    if b is not None:
+        st.caption(_("This model's output is {what}. Measured here: the change in the cosine "
+                     "of line {a} to line {b} (the sentence picker chooses line {a}).").format(
+            what=what, a=a + 1, b=b + 1))
+        st.metric(_("Cosine of line {a} to line {b} without {heads}").format(
+            a=a + 1, b=b + 1, heads=spec), f"{p.after[a, b]:.4f}",
+            delta=f"{p.after[a, b] - p.before[a, b]:+.4f}", delta_color="off")
+        change = p.after[:, b] - p.before[:, b]
+        change[b] = np.nan
+        title = _("Knocking out {heads}: change in each line's cosine to line {b}").format(
+            heads=effect["ablate_spec"], b=b + 1)
+    else:
+        st.caption(_("This model's output is {what}. With one line typed, measured here: the "
+                     "change in the pooled embedding, as the cosine of the line's vector "
+                     "without the heads to its vector with every head (1 = unmoved). Type a "
+                     "second line to measure the change in the cosine to it.").format(what=what))
+        st.metric(_("Cosine to its own embedding with every head, without {heads}").format(
+            heads=spec), f"{p.moved[a]:.4f}", delta=f"{p.moved[a] - 1:+.4f}",
+            delta_color="off")
+        change = p.moved - 1.0
+        title = _("Knocking out {heads}: change in each line's pooled embedding").format(
+            heads=effect["ablate_spec"])
+    chart(viz_similarity.knockout_figure(ctx.lines, change, title, _("Δ cosine")), ctx)
