@@ -67,17 +67,23 @@ def follow(view: str = "attention") -> list[str]:
     return stops
 
 
+def returns(stops: list[str]) -> list[str]:
+    """The stops in a file the path had left before (the previous stop was elsewhere)."""
+    files = [s.split(":")[0] for s in stops]
+    return [stop for i, (stop, file) in enumerate(zip(stops, files, strict=True))
+            if i > 0 and files[i - 1] != file and file in files[:i]]
+
+
 def summary(stops: list[str]) -> list[str]:
     """The stops numbered, then the files and the returns."""
     files = [s.split(":")[0] for s in stops]
-    out, seen, returns = [], [], []
+    out, seen, back = [], [], 0
     for i, (stop, file) in enumerate(zip(stops, files, strict=True)):
-        back = i > 0 and files[i - 1] != file and file in seen
-        if back:
-            returns.append(stop)
+        here = i > 0 and files[i - 1] != file and file in seen
+        back += here
         seen.append(file)
-        out.append(f"{i + 1:2d}. {stop}" + ("   <- return" if back else ""))
-    out.append(f"{len(stops)} stops in {len(set(files))} files, {len(returns)} returns")
+        out.append(f"{i + 1:2d}. {stop}" + ("   <- return" if here else ""))
+    out.append(f"{len(stops)} stops in {len(set(files))} files, {back} returns")
     return out
 
 

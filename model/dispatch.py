@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from .backends import backend_for, capabilities, load_folder
+from .backends.base import Admit
 from .batch import Batch, directions
 from .budget import (
     Dims,
@@ -79,6 +81,30 @@ def capture(bundle: Bundle, sources: Sequence[str] | str | Batch,
         raise ValueError("decoded must be translate()'s result for these sources, without "
                          "targets")
     return backend_for(bundle).record(batch, names, ablate, decoded=decoded)
+
+
+def run(bundle: Bundle, lines: Sequence[str], targets: Sequence[str] | None,
+        target_lang: str | None, needs: Collection[str] | None, ablate: Iterable[Head] | str,
+        *, admit: Admit, decoded: Sequence[Translation] | None = None,
+        decode: bool = False) -> Any:
+    """The typed lines' whole path, forward only, the same for every kind of model: the
+    backend's encode once, its estimate of capture(batch, needs), then admit(estimate, work)
+    (the caller's gate and caches) runs work(), which decodes (when `decode`, no `decoded`
+    is given and the model translates) and captures through the backend's capture; work()
+    returns (Trace, the Translations it decoded or None). Returns what admit returns."""
+    backend = backend_for(bundle)
+    batch = backend.encode(lines, targets, target_lang)
+    cost = backend.estimate(batch, needs)
+
+    def work() -> tuple[Trace, list[Translation] | None]:
+        fresh = None
+        if decode and decoded is None and backend.caps.translates:
+            fresh = backend.translate(batch, top_k=5, ablate=ablate)
+        trace = backend.capture(batch, needs, ablate,
+                                decoded=decoded if decoded is not None else fresh)
+        return trace, fresh
+
+    return admit(cost, work)
 
 
 def estimate_capture(bundle: Bundle, sources: Sequence[str] | str | Batch,

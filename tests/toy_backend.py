@@ -239,12 +239,6 @@ class ToyBackend:
             src_cut=list(batch.cuts), ablate=heads,
             kv_groups=np.arange(cfg.n_heads, dtype=np.int64), norms=norms)
 
-    def run(self, lines, targets, target_lang, needs, ablate, *, admit, decoded=None,
-            decode=False):
-        batch = self.encode(lines, targets, target_lang)
-        return admit(self.estimate(batch, needs),
-                     lambda: (self.capture(batch, needs, ablate), None))
-
     def translate(self, batch: Batch, **_kw) -> list[Translation]:
         raise ValueError("translation needs one of this project's encoder–decoder checkpoints")
 

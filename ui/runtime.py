@@ -71,6 +71,7 @@ from model.dispatch import (
     estimate_logit_lens,
     estimate_qkmap,
 )
+from model.dispatch import run as run_lines
 from model.settings import settings
 from ui.admission import admitted
 from ui.bounded import Bounded, TraceCache
@@ -145,8 +146,8 @@ def _cached(bundle: Bundle, key: str, lines: tuple[str, ...], targets: tuple[str
         return admitted(cost, lambda: store.get(cache_key, needs), run)
 
     # the backend tokenizes the lines once and takes them forward to the capture
-    return backend_for(bundle).run(lines, targets, lang, missing, ablate, admit=admit,
-                                   decoded=known, decode=shared)
+    return run_lines(bundle, lines, targets, lang, missing, ablate, admit=admit,
+                     decoded=known, decode=shared)
 
 
 @st.cache_resource

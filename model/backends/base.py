@@ -142,15 +142,6 @@ class Backend(Protocol):
                   ablate: Iterable[Head] | str = ()) -> list[Translation]:
         """Greedy translation with per-step top-k (ValueError where caps.translates is False)."""
 
-    def run(self, lines: Sequence[str], targets: Sequence[str] | None, target_lang: str | None,
-            needs: Collection[str] | None, ablate: Iterable[Head] | str, *,
-            admit: Admit, decoded: Sequence[Translation] | None = None,
-            decode: bool = False) -> Any:
-        """The typed lines' whole path, forward only: encode once, estimate, ask
-        admit(estimate, work) (the caller's gate and caches), and work() decodes (when
-        `decode` and no `decoded` is given) and captures, returning (Trace, the Translations
-        it decoded or None). Returns what admit returns."""
-
     def patch_setup(self, clean: str, corrupted: str, *, target: str | None,
                     step: int | None, target_lang: str | None,
                     ablate: frozenset[Head]) -> Setup:

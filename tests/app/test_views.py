@@ -252,20 +252,20 @@ def test_each_group_recorded_once_per_input_whichever_views_open(models, monkeyp
     the same input never reruns the model."""
     import streamlit as st
 
-    from model.backends import LabBackend
+    from ui import runtime
 
     recorded: list[tuple[tuple[str, ...], frozenset]] = []
-    real = LabBackend.run
+    real = runtime.run_lines  # model.dispatch.run, the one path of every kind
 
-    def counted(self, lines, targets, lang, needs, ablate, *, admit, **kwargs):
+    def counted(bundle, lines, targets, lang, needs, ablate, *, admit, **kwargs):
         def counting_admit(cost, work):
             def recording():  # a recording happens only when the gate lets work() run
                 recorded.append((tuple(lines), frozenset(needs)))
                 return work()
             return admit(cost, recording)
-        return real(self, lines, targets, lang, needs, ablate, admit=counting_admit, **kwargs)
+        return real(bundle, lines, targets, lang, needs, ablate, admit=counting_admit, **kwargs)
 
-    monkeypatch.setattr(LabBackend, "run", counted)
+    monkeypatch.setattr(runtime, "run_lines", counted)
     st.cache_resource.clear()
     st.cache_data.clear()
     at = run_app({"view": "tokens", "text": TEXT})
@@ -290,7 +290,7 @@ def test_translation_view_decodes_once_per_input(models, monkeypatch):
     """The capture's greedy decode and the translation view's steps are one translate()."""
     from ui import runtime
 
-    # the page's capture decodes in the backend's run (and hands the result to runtime's
+    # the page's capture decodes in model.dispatch.run (and hands the result to runtime's
     # translations); without a decode handed in, capture() decodes in the lab's capture
     calls = count_calls(monkeypatch, "translate", runtime,
                         (sys.modules["model.backends.lab.capture"], "translate_native"),

@@ -19,7 +19,7 @@ from ...forced import Forced, StepAttribution
 from ...hooks import Head, HookFn, ablation_hooks, parse_ablate
 from ...long.trace import LongTrace
 from ...pairs import Setup
-from ..base import Admit, Capabilities, Facts
+from ..base import Capabilities, Facts
 from .shapes import FORWARD_COSTS
 
 
@@ -164,27 +164,6 @@ class HFBackend:
 
         return hf_setup(self.bundle, clean, corrupted, target=target, step=step,
                         fns=ablation_hooks(ablate))
-
-    def run(self, lines: Sequence[str], targets: Sequence[str] | None, target_lang: str | None,
-            needs: Collection[str] | None, ablate: Iterable[Head] | str, *,
-            admit: Admit, decoded: Sequence[Translation] | None = None,
-            decode: bool = False) -> Any:
-        """base.Backend.run: encode, estimate, admit, capture, forward only; nothing is
-        decoded here (an encoder–decoder model generates inside its capture)."""
-        from .record import capture_hf
-        from .shapes import hf_dims
-
-        names = self.names(needs)
-        batch = self.encode(lines, targets, target_lang)
-        cost = estimate(hf_dims(self.bundle, batch), *groups_of(names))
-
-        def work() -> tuple[Trace, None]:
-            return capture_hf(self.bundle, list(batch.sources),
-                              list(batch.targets) if batch.targets is not None else None,
-                              target_lang=batch.target_lang, ablate=ablate, names=names,
-                              batch=batch), None
-
-        return admit(cost, work)
 
     def forward(self, src: Any, src_mask: Any, tgt: Any, tgt_mask: Any) -> Any:
         """One forward on given ids (B, S) / (B, T) and their masks (1 = a real token) under

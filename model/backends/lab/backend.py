@@ -20,7 +20,7 @@ from ...forced import Forced, StepAttribution
 from ...hooks import Head, HookFn, attn_prefix, hooks
 from ...long.trace import LongTrace
 from ...pairs import Setup
-from ..base import Admit, Capabilities, Facts
+from ..base import Capabilities, Facts
 from .capture import capture_native
 from .checkpoint import load_native
 from .decode import translate_native
@@ -157,26 +157,6 @@ class LabBackend:
 
         return lab_setup(self, clean, corrupted, target=target, step=step,
                          target_lang=target_lang, ablate=ablate)
-
-    def run(self, lines: Sequence[str], targets: Sequence[str] | None, target_lang: str | None,
-            needs: Collection[str] | None, ablate: Iterable[Head] | str, *,
-            admit: Admit, decoded: Sequence[Translation] | None = None,
-            decode: bool = False) -> Any:
-        """base.Backend.run: the lines go forward through batch, budget, decode and capture
-        and never come back here (benchmarks/lines_path.py follows them)."""
-        bundle, names = self.bundle, None if needs is None else self.names(needs)
-        batch = self.encode(lines, targets, target_lang)
-        cost = estimate(native_dims(bundle, batch), *groups_of(names))
-
-        def work() -> tuple[Trace, list[Translation] | None]:
-            fresh = None
-            if decode and decoded is None:
-                fresh = translate_native(bundle, batch, top_k=5, ablate=ablate)
-            trace = capture_native(bundle, batch, ablate=ablate, names=names,
-                                   decoded=decoded if decoded is not None else fresh)
-            return trace, fresh
-
-        return admit(cost, work)
 
     def forward(self, src: Any, src_mask: Any, tgt: Any, tgt_mask: Any) -> Any:
         """One forward on given ids (B, S) / (B, T) under the caller's hooks; the lab's model
