@@ -23,6 +23,8 @@ round trip reads one-way constructions the models learned (좀 → 조금, -는�
 misses, so the regression alone ranks the newcomer glue set's right outputs lower than the
 old measure did (bench_confidence: seed001 0.816 against 0.974); either alarm loses little
 there and keeps the held-out gain. `margin` is that rule as one number (below 0: the notice).
+Other rankings, each fitted on the dev half alone, are compared with it on the glue and
+out-of-grammar sets in model/training/confidence_variants.py (figures: bench_confidence).
 """
 
 from __future__ import annotations
