@@ -17,6 +17,7 @@ from ui.state import sticky
 from ui.text import KIND_LABELS
 from viz.attention import head_title, kv_groups
 from viz.common import chart_config
+from viz.look import themed
 
 NOT_NATIVE = N_("{what} is not supported for this model: it runs this project's own "
                 "encoder–decoder with hooks on each head, so it needs one of the shipped "
@@ -28,10 +29,14 @@ def clean_input(raw: str) -> tuple[list[str], list[str]]:
     return clean_lines(raw, MAX_LINES, MAX_CHARS)  # capped before anything is tokenized
 
 
-def chart(fig, ctx: Ctx, key: str | None = None, share: float = 1.0) -> None:
-    """Draw a figure; share: the part of the row it is given (1/3 in three columns), so that
-    its title and cell numbers are fitted to that width (ui.presenter.for_screen)."""
-    st.plotly_chart(for_screen(fig, share), config=chart_config(ctx.fmt), key=key)
+def chart(fig, ctx: Ctx, key: str | None = None, share: float = 1.0, **select) -> None:
+    """Draw a figure: the one place the app calls st.plotly_chart. share: the part of the row
+    it is given (1/3 in three columns), so that its title and cell numbers are fitted to that
+    width (ui.presenter.for_screen); select: on_select and selection_mode, for clickable charts.
+    theme=None: Streamlit's chart theme bolds a title twice (issue 59), so the figure carries
+    the page's look itself (viz.look.themed)."""
+    st.plotly_chart(for_screen(themed(fig), share), config=chart_config(ctx.fmt), key=key,
+                    theme=None, **select)
 
 
 def pick_head(kinds: list[str], n_layers: Callable[[str], int], n_heads: int,

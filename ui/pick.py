@@ -11,12 +11,10 @@ from functools import partial
 
 import streamlit as st
 
-from ui.common import goto
+from ui.common import chart, goto
 from ui.context import Ctx
 from ui.i18n import _
-from ui.presenter import for_screen
 from viz.click import cell_targets, picked_head
-from viz.common import chart_config
 
 
 def _open(key: str, kind: str, view: str) -> None:
@@ -29,8 +27,8 @@ def head_chart(fig, ctx: Ctx, key: str, kind: str, view: str = "attention",
                share: float = 1.0) -> None:
     """Draw fig (with viz.click targets); a click on a head opens it in `view`, of `kind`
     unless the clicked marker names its own (one map per kind). share: as for_screen's."""
-    st.plotly_chart(for_screen(fig, share), config=chart_config(ctx.fmt), key=key,
-                    on_select=partial(_open, key, kind, view), selection_mode="points")
+    chart(fig, ctx, key, share, on_select=partial(_open, key, kind, view),
+          selection_mode="points")
 
 
 def kind_maps(fig, kinds: list[str]):

@@ -24,10 +24,8 @@ from ui.admission import admitted, or_warning, server_gate
 from ui.common import chart
 from ui.context import Ctx
 from ui.i18n import _
-from ui.presenter import for_screen
 from ui.text import KIND_LABELS
 from viz import long as viz_long
-from viz.common import chart_config
 
 MAX_CHARS = 2_000_000  # characters read from a box or file before anything is tokenized
 # a .txt file at most (MiB): the uploader itself refuses larger ones, and says so, before any
@@ -163,9 +161,8 @@ def _draw(ctx: Ctx, trace: LongTrace) -> None:
         ctx.colorscale)
     st.caption(_("Drag a box on the map to open that region exactly below (at most "
                  "1,024 × 1,024 cells), or type its corner and size."))
-    st.plotly_chart(for_screen(viz_long.drag_targets(fig, trace.n)),
-                    config=chart_config(ctx.fmt), key=DRAG_KEY,
-                    on_select=partial(_dragged, trace.n), selection_mode="box")
+    chart(viz_long.drag_targets(fig, trace.n), ctx, key=DRAG_KEY,
+          on_select=partial(_dragged, trace.n), selection_mode="box")
     _zoom(ctx, trace, kind, layer, head)
     chart(viz_long.grid_figure(maps, (layer, head), ctx.colorscale), ctx)
     _detectors(trace, kind)
