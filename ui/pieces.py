@@ -1,10 +1,11 @@
 """Pieces read back as words, for messages about typed text: which words of two sentences do
 not line up piece by piece, and where a cut sentence ends. Plain strings, no Streamlit.
 
-Word starts are read from the tokenizer's own marks: ▁ (SentencePiece) and Ġ (byte-level BPE)
-start a word, ## (WordPiece) continues one; special pieces (</s>, <2ko>, [CLS] …) belong to no
-word. When the groups match the typed text's words one for one, the typed word names a group
-(byte pieces such as <0xEB> are then still named 많이).
+Pieces are grouped into words by model.backends.word_index with the model's own word mark
+(Facts.word_mark: ▁ or Ġ starts a word, ## continues one, none: every piece is a word);
+special pieces (</s>, <2ko>, [CLS] …) belong to no word. When the groups match the typed
+text's words one for one, the typed word names a group (byte pieces such as <0xEB> are then
+still named 많이).
 """
 
 from __future__ import annotations
@@ -12,9 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
+from model.backends import word_index
 from model.specials import is_special
-
-STARTS = ("▁", "Ġ")
 
 
 @dataclass(frozen=True)
@@ -23,33 +23,16 @@ class Word:
     pieces: tuple[str, ...]
 
 
-def style(*sentences) -> str:
-    """How these pieces mark words: "wordpiece" (## continues), "marks" (▁ or Ġ starts) or
-    "plain" (a word-level tokenizer: every piece is a word). Read from all the sentences
-    compared, so two sentences are grouped alike."""
-    every = [p for pieces in sentences for p in pieces if not is_special(p)]
-    if any(p.startswith("##") for p in every):
-        return "wordpiece"
-    return "marks" if any(p.startswith(STARTS) for p in every) else "plain"
-
-
-def words(pieces: list[str] | tuple[str, ...], text: str, how: str | None = None
-          ) -> list[Word]:
-    """The pieces of one sentence grouped into words (specials left out); how: style()."""
-    plain = [p for p in pieces if not is_special(p)]
-    how = how or style(plain)
+def words(pieces: list[str] | tuple[str, ...], text: str, mark: str) -> list[Word]:
+    """The pieces of one sentence grouped into words (specials left out); mark: the model's
+    Facts.word_mark."""
     groups: list[list[str]] = []
-    for p in plain:
-        if how == "wordpiece":
-            starts = not p.startswith("##")
-        elif how == "marks":
-            starts = p.startswith(STARTS) or not groups
-        else:
-            starts = True
-        if starts:
-            groups.append([p])
-        else:
-            groups[-1].append(p)
+    for piece, word in zip(pieces, word_index(pieces, mark), strict=True):
+        if word is None:
+            continue
+        if word == len(groups):
+            groups.append([])
+        groups[word].append(piece)
     typed = text.split()
     if len(typed) == len(groups):
         return [Word(w, tuple(g)) for w, g in zip(typed, groups)]
@@ -69,14 +52,14 @@ class Mismatch:
     corrupted: tuple[Word, ...]
 
 
-def mismatches(clean_pieces, corrupted_pieces, clean: str, corrupted: str) -> list[Mismatch]:
+def mismatches(clean_pieces, corrupted_pieces, clean: str, corrupted: str, mark: str
+               ) -> list[Mismatch]:
     """Where the two sentences' pieces stop lining up, word by word: added or dropped words,
     and replaced words whose piece counts differ (a word swapped for one of as many pieces is
-    not a cause). Empty when the piece counts are equal."""
+    not a cause). Empty when the piece counts are equal. mark: the model's Facts.word_mark."""
     if len(clean_pieces) == len(corrupted_pieces):
         return []
-    how = style(clean_pieces, corrupted_pieces)
-    a, b = words(clean_pieces, clean, how), words(corrupted_pieces, corrupted, how)
+    a, b = words(clean_pieces, clean, mark), words(corrupted_pieces, corrupted, mark)
     found = []
     matcher = SequenceMatcher(None, [w.text for w in a], [w.text for w in b], autojunk=False)
     for op, i1, i2, j1, j2 in matcher.get_opcodes():

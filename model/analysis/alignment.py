@@ -6,21 +6,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..specials import is_special
+from ..backends import word_index
 
-
-def word_index(pieces: Sequence[str]) -> list[int | None]:
-    """Word number of each piece (a piece starting with ▁ opens a word); None for specials."""
-    out: list[int | None] = []
-    word = -1
-    for p in pieces:
-        if is_special(p):
-            out.append(None)  # <s>, </s>, <2ko>, [CLS] …
-            continue
-        if p.startswith("▁") or word < 0:
-            word += 1
-        out.append(word)
-    return out
+# Gold word alignments exist only for the project's corpus, read by the lab's translators,
+# whose SentencePiece pieces open a word with this mark (their Facts.word_mark)
+MARK = "▁"
 
 
 def alignment_agreement(trace, align: Sequence[Sequence[tuple[int, int]]],
@@ -37,9 +27,9 @@ def alignment_agreement(trace, align: Sequence[Sequence[tuple[int, int]]],
     hits = np.zeros((n_l, n_h))
     total = 0
     for b, pairs in enumerate(align):
-        src_w = word_index(trace.src_tokens[b])
+        src_w = word_index(trace.src_tokens[b], MARK)
         out_pieces = trace.tgt_tokens[b][1:] + ["</s>"]  # position t predicts input t+1
-        tgt_w = word_index(out_pieces)
+        tgt_w = word_index(out_pieces, MARK)
         n_src_words = max((w for w in src_w if w is not None), default=-1) + 1
         onehot = np.zeros((len(src_w), n_src_words))
         for i, w in enumerate(src_w):

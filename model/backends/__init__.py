@@ -18,6 +18,7 @@ from .hf.install_minilm import FOLDER as MINILM_FOLDER  # the pretrained model m
 from .hf.install_minilm import install_status as minilm_status
 from .hf.load import listed_models, resolve_model_ref  # which folders may be opened
 from .lab import LabBackend
+from .words import word_index
 
 # kind -> backend class; folders are offered to each in this order, the first claim wins
 REGISTRY: dict[str, type] = {
@@ -105,4 +106,4 @@ def is_translator(bundle: Bundle) -> bool:
 __all__ = ["EVERYTHING", "MINILM_FOLDER", "NEED_GROUPS", "REGISTRY", "Backend", "Capabilities",
            "Facts", "HFBackend", "LabBackend", "backend_for", "capabilities", "facts",
            "is_translator", "listed_models", "load_folder", "minilm_status", "resolve_model_ref",
-           "trained_here"]
+           "trained_here", "word_index"]

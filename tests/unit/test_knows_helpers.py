@@ -6,22 +6,23 @@ from __future__ import annotations
 from model.training.knowledge import unknown_flags, unknown_list
 from tests.conftest import ROOT, needs
 from tests.hostile.inputs import CASES
-from ui.views.knows import filter_knowledge, marked_chips_html, marked_line_html, piece_words
+from ui.notices import marked_chips_html, marked_line_html, piece_words
+from ui.views.knows import filter_knowledge
 
 PAPER = ROOT / "checkpoints" / "paper"
 
 
 def test_piece_words_hand_worked():
     pieces = ["<2ko>", "▁The", "▁wea", "ther", ".", "</s>"]
-    assert piece_words(pieces, 2) == [None, 0, 1, 1, 1, None]
+    assert piece_words(pieces, 2, "▁") == [None, 0, 1, 1, 1, None]
     # a lone ▁ opens a word and the next piece continues it (seed 000's "▁ 겨 울 은")
-    assert piece_words(["<2en>", "▁", "겨", "울", "▁추워요", ".", "</s>"], 2) == \
+    assert piece_words(["<2en>", "▁", "겨", "울", "▁추워요", ".", "</s>"], 2, "▁") == \
         [None, 0, 0, 0, 1, 1, None]
     # pieces that do not match the words: nothing is attributed
-    assert piece_words(pieces, 3) == [None] * 6
-    assert piece_words(pieces, 1) == [None] * 6
+    assert piece_words(pieces, 3, "▁") == [None] * 6
+    assert piece_words(pieces, 1, "▁") == [None] * 6
     # a cut sentence has fewer word starts than words
-    assert piece_words(pieces, 3, cut=True) == [None, 0, 1, 1, 1, None]
+    assert piece_words(pieces, 3, "▁", cut=True) == [None, 0, 1, 1, 1, None]
 
 
 def test_unknown_flags_hand_worked():

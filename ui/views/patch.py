@@ -142,7 +142,8 @@ def _lined_up(ctx: Ctx, clean: str, corrupted: str, lang: str | None) -> bool:
                          "{cut:,} pieces after that are left out of the patching.").format(
                 which=which, chars=len(text), n=len(kept), tail=md(pieces.tail(kept)),
                 cut=cut))
-    found = pieces.mismatches(pair.pieces[0], pair.pieces[1], clean, corrupted)
+    found = pieces.mismatches(pair.pieces[0], pair.pieces[1], clean, corrupted,
+                              facts(ctx.bundle).word_mark)
     if not found:
         return True
     st.warning(_("These two sentences cannot be patched: they must have the same number of "

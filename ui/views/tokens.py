@@ -9,15 +9,15 @@ from ui.common import chart
 from ui.context import Ctx
 from ui.i18n import _
 from ui.model_words import pads_sentence, pieces_caption, token_types_sentence
-from ui.runtime import cached_translate
-from ui.text import md
-from ui.views.knows import (
+from ui.notices import (
     confidence_notice,
     marked_chips_html,
     piece_marks,
     unknown_in,
     warn_unknown,
 )
+from ui.runtime import cached_translate
+from ui.text import md
 from viz import tokens as viz_tokens
 
 

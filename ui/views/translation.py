@@ -8,8 +8,8 @@ from model.backends import is_translator
 from ui.common import chart
 from ui.context import Ctx
 from ui.i18n import _
+from ui.notices import confidence_notice, marked_line_html, unknown_notice
 from ui.runtime import cached_translate, cached_vocab
-from ui.views.knows import confidence_notice, marked_line_html, unknown_notice
 from viz import translation as viz_translation
 
 
