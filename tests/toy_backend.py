@@ -129,7 +129,6 @@ class ToyBackend:
     """model.backends.base.Backend for ToyModel."""
 
     kind: ClassVar[str] = "toy"
-    lab: ClassVar[bool] = False
     forward_costs: ClassVar[dict] = {}
 
     def __init__(self, bundle: Bundle) -> None:

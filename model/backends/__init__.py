@@ -11,6 +11,7 @@ import threading
 import weakref
 from pathlib import Path
 
+from ..cards import trained_here  # a fact of the card, not of the kind (model/cards.py)
 from ..checkpoint import Bundle, CheckpointError, read_json
 from .base import EVERYTHING, NEED_GROUPS, Backend, Capabilities, Facts
 from .hf import HFBackend
@@ -90,12 +91,6 @@ def load_folder(folder: str | Path) -> Bundle:
         if cls.claims(folder, raw):
             return cls.load(folder, raw)
     raise CheckpointError(folder / "config.json", "no model kind of this lab reads this config")
-
-
-def trained_here(bundle: Bundle) -> bool:
-    """One of this project's own models (trained on its corpus), from the backend class alone:
-    no capability is computed, so it answers for a bundle that is only a description."""
-    return _class(bundle).lab
 
 
 def is_translator(bundle: Bundle) -> bool:

@@ -99,7 +99,6 @@ class Backend(Protocol):
     """One model kind behind one interface (see docs/layout.md, "Backends")."""
 
     kind: ClassVar[str]  # the Bundle.kind it serves; only model/backends/ reads it
-    lab: ClassVar[bool]  # one of this project's own models (Capabilities.lab, known at once)
     forward_costs: ClassVar[dict]  # budget.Dims fields: how its forward spends memory
     bundle: Bundle
 

@@ -107,7 +107,14 @@ def test_hostile_text_in_the_search_box_and_the_sentence_box():
 
 def test_not_for_hugging_face_models():
     bundle = Bundle(model=None, tokenizer=None, config=None, kind="hf")
-    assert "Hugging Face" in knows.applies(bundle)
+    assert "card does not say that it was trained here" in knows.applies(bundle)
+    # the card decides, not the kind: a lab checkpoint saved without a training command is
+    # not the project's trained model either; one whose card records it is
+    saved = Bundle(model=None, tokenizer=None, config=None, card={"variant": "paper"})
+    assert knows.applies(saved) == knows.applies(bundle)
+    trained = Bundle(model=None, tokenizer=None, config=None, kind="hf",
+                     card={"training": {"command": "python -m model.training.lm.train"}})
+    assert knows.applies(trained) is None
 
 
 UNSURE = "unsure of this translation"

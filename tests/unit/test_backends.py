@@ -133,7 +133,7 @@ def test_the_registry_picks_the_backend_and_each_keeps_the_contract(shipped):
     assert set(REGISTRY) == {LabBackend.kind, HFBackend.kind}
     from model import Bundle
 
-    # from the class alone, even for a model-less description:
+    # from the card (model/cards.py), even for a model-less description:
     assert trained_here(shipped["paper"])
     assert not trained_here(Bundle(model=None, tokenizer=None, config=None, kind="hf"))
     for cls in REGISTRY.values():  # every method of the protocol, on every backend

@@ -62,8 +62,11 @@ def filter_knowledge(k: dict, query: str) -> dict:
 def applies(bundle: Bundle) -> str | None:
     if trained_here(bundle):
         return None
+    # the card decides (model/cards.py): a downloaded folder, or a checkpoint saved without
+    # this project's training command, was not trained here on that corpus
     return _("This page lists the lexicon and constructions of this project's training corpus; "
-             "a Hugging Face model was trained on other text, which the lab does not know.")
+             "this model's card does not say that it was trained here, so what it learned is "
+             "text the lab does not know.")
 
 
 def render(ctx: Ctx) -> None:

@@ -27,7 +27,6 @@ class HFBackend:
     """model.backends.base.Backend for a Hugging Face model (model/hf/)."""
 
     kind: ClassVar[str] = "hf"
-    lab: ClassVar[bool] = False
     forward_costs: ClassVar[dict] = FORWARD_COSTS
 
     def __init__(self, bundle: Bundle) -> None:

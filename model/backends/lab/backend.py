@@ -39,7 +39,6 @@ class LabBackend:
     """model.backends.base.Backend for the lab's own Transformer."""
 
     kind: ClassVar[str] = "native"
-    lab: ClassVar[bool] = True
     forward_costs: ClassVar[dict] = {}  # budget.Dims' defaults are this forward's
 
     def __init__(self, bundle: Bundle) -> None:
