@@ -79,6 +79,28 @@ def pads_sentence(f: Facts) -> str:
              "reading them.")
 
 
+def separator_piece(f: Facts) -> str | None:
+    """The piece that separates a pair's two segments ([SEP]), where the model types them."""
+    if not f.token_types:
+        return None
+    return next((p for p, role in f.specials if role == "separator"), None)
+
+
+def pair_sentence(f: Facts, pairs: Sequence[int]) -> str | None:
+    """How a pair is typed and what its segments get; `pairs`: 1-based lines typed as pairs."""
+    sep = separator_piece(f)
+    if sep is None:
+        return None
+    if pairs:
+        return _("Line(s) {lines} hold a pair “A {sep} B”: the model adds token-type row 0 to "
+                 "A's pieces and the first {sep}, row 1 to B's and the last {sep} (the chart "
+                 "row above); every other line is one segment, all 0.").format(
+            lines=", ".join(map(str, pairs)), sep=sep)
+    return _("Token-type (segment) ids: 0 for every piece of these lines, each read as one "
+             "segment (the chart row above). Type “A {sep} B” in one line to encode a pair: "
+             "B's pieces then get 1.").format(sep=sep)
+
+
 def token_types_sentence(f: Facts, n_lines: int) -> str | None:
     """The token-type (segment) ids this model adds, or None without a token-type embedding."""
     if not f.token_types:

@@ -77,7 +77,8 @@ def positions_figure(trace, side: str = "src", numbers: bool = True,
     tokens, ids, pos = _side(trace, side)
     if pos is None:
         raise ValueError(f"the trace has no positions for side {side!r}")
-    if pads_counted:  # the Trace records −1 for pads; the model added row first + slot
+    if pads_counted:  # a Trace saved before issue 54 holds −1 for pads: the model's own
+        # numbering is row first + slot, as a new Trace records it
         start = np.array([[row[0] if len(tokens[b]) else 0] for b, row in enumerate(pos)])
         pos = np.where(pos < 0, start + np.arange(pos.shape[1])[None, :], pos)
     rows = [_("sentence {b}").format(b=b + 1) for b in range(pos.shape[0])]
@@ -104,6 +105,30 @@ def positions_figure(trace, side: str = "src", numbers: bool = True,
                         + ": %{z:.0f}<extra></extra>",
                   height=120 + 40 * pos.shape[0])
     fig.update_traces(showscale=False)
+    return fig
+
+
+def token_types_figure(tokens: list[list[str]], types: list[list[int]], width: int,
+                       numbers: bool = True) -> go.Figure:
+    """Token type (segment) of every piece, one row per sentence: 0 = segment A, 1 = segment
+    B (model.segments); pad slots blank. width: the padded batch's positions."""
+    z = np.full((len(tokens), width), np.nan, dtype=np.float32)
+    for b, row in enumerate(types):
+        z[b, : len(row)] = row
+    text = np.array([["" if np.isnan(v) else str(int(v)) for v in row] for row in z],
+                    dtype=object)
+    pieces = [[plotly_text(t) for t in padded_tokens(toks, width)] for toks in tokens]
+    rows = [_("sentence {b}").format(b=b + 1) for b in range(len(tokens))]
+    fig = heatmap(z, [str(j) for j in range(width)], rows,
+                  title=_("Token-type (segment) ids, shape {shape}: 0 = first segment, 1 = "
+                          "second").format(shape=(len(tokens), width)),
+                  x_title=_("position in the padded batch"), y_title=_("sentence"),
+                  colorscale=[[0.0, "#dbe9f6"], [1.0, "#f4a261"]], zmin=0, zmax=1,
+                  text=text if numbers else None,
+                  hover="%{y}, " + _("slot") + " %{x}: %{customdata}<br>" + _("token type")
+                        + " %{z:.0f}<extra></extra>",
+                  height=120 + 40 * len(tokens))
+    fig.update_traces(showscale=False, customdata=np.array(pieces, dtype=object))
     return fig
 
 

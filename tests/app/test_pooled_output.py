@@ -117,3 +117,26 @@ def test_scan_measures_the_cosine_to_line_b(minilm):
     for layer, head in [(0, 2), (1, 8), (5, 0)]:
         want = _embed_cos(minilm, LINES, {("enc_self", layer, head)}) - base
         assert z[layer, head] == pytest.approx(want, abs=1e-5), (layer, head)
+
+
+def test_tokens_view_draws_the_token_types_of_a_typed_pair():
+    """A line "A [SEP] B" is a pair: the tokens view's token-type row equals the tokenizer's
+    own token_type_ids for tokenizer(A, B); the single line beside it is all 0."""
+    from transformers import AutoTokenizer
+
+    if not (MINILM / "config.json").is_file():
+        skip_or_fail("checkpoints/minilm is not installed (make run or make test installs it)")
+    a, b = "A cat sits on the mat.", "A kitten rests on a rug."
+    at = run_app({"ckpt": "minilm", "text": f"{a} [SEP] {b}\nWinter is cold.",
+                  "view": "tokens"}, timeout=240)
+    assert not at.exception, [e.value for e in at.exception]
+    spec = next(c for c in _charts(at) if "Token-type (segment) ids" in
+                json.dumps(c["layout"].get("title", "")))
+    z = np.asarray(array(spec["data"][0]["z"]), np.float64)
+    tok = AutoTokenizer.from_pretrained(MINILM)
+    want = tok(a, b)["token_type_ids"]
+    assert z[0, :len(want)].tolist() == want and sum(want) > 0
+    single = len(tok("Winter is cold.")["input_ids"])
+    assert z[1, :single].tolist() == [0] * single and np.isnan(z[1, single:]).all()
+    said = re.sub(r"\\(.)", r"\1", " ".join(c.value for c in at.caption))  # md escapes
+    assert "Line(s) 1 hold a pair “A [SEP] B”" in said

@@ -5,10 +5,11 @@ from __future__ import annotations
 import streamlit as st
 
 from model.backends import facts, is_translator
+from model.segments import is_pair, piece_types
 from ui.common import chart
 from ui.context import Ctx
 from ui.i18n import _
-from ui.model_words import pads_sentence, pieces_caption, token_types_sentence
+from ui.model_words import pads_sentence, pair_sentence, pieces_caption, separator_piece
 from ui.notices import (
     confidence_notice,
     marked_chips_html,
@@ -41,9 +42,13 @@ def render(ctx: Ctx) -> None:
         chart(viz_tokens.positions_figure(t, "src", ctx.numbers,
                                           pads_counted=f.pad_positions == "counted"), ctx)
         st.caption(pads_sentence(f))
-        types = token_types_sentence(f, len(t.src_tokens))
-        if types:
-            st.caption(md(types))
+        sep = separator_piece(f)
+        if sep is not None:  # BERT: the segment each piece belongs to, as the model types it
+            chart(viz_tokens.token_types_figure(
+                t.src_tokens, [piece_types(p, sep) for p in t.src_tokens], t.src_ids.shape[1],
+                ctx.numbers), ctx)
+            pairs = [b + 1 for b, p in enumerate(t.src_tokens) if is_pair(p, sep)]
+            st.caption(md(pair_sentence(f, pairs)))
     st.dataframe(viz_tokens.lengths_rows(t), hide_index=True)
     if any(t.tgt_tokens):
         st.markdown(_("**Decoder**: input pieces (shifted right, starting with <s>)")

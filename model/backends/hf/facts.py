@@ -15,6 +15,7 @@ import torch
 
 from ...checkpoint import Bundle
 from ..base import Capabilities, Facts
+from .segments import segment_table
 
 # the tokenizer attribute naming each special and the role it plays
 ROLES = (("cls_token", "start"), ("sep_token", "separator"), ("bos_token", "bos"),
@@ -87,7 +88,7 @@ def hf_facts(bundle: Bundle, caps: Capabilities, pieces: list[str]) -> Facts:
         tokenizer=kind, word_mark=MARKS.get(kind, ""), specials=specials(bundle.tokenizer),
         languages=languages(pieces), positional=caps.positional,
         pad_positions=pad_positions(model, caps.positional),
-        token_types=any(n.endswith("token_type_embeddings") for n in names),
+        token_types=segment_table(model) is not None,  # two types: RoBERTa's one row is not
         # the lab's recorder blocks cells as transformers' eager path does: the dtype's minimum
         mask_fill="dtype_min", mask_fill_value=float(torch.finfo(dtype).min), norm=caps.norm,
         embedding_norm=any(n.endswith(EMBED_NORMS) for n in names), activation=activation,

@@ -26,6 +26,7 @@ from typing import Any
 
 from ...checkpoint import Bundle, CheckpointError, check_safetensors, read_json
 from ...settings import DEVICES, keep_hub_offline, model_entries, settings
+from .segments import type_segments
 from .sentence import sentence_config
 
 keep_hub_offline()  # before transformers is imported: HF_HUB_OFFLINE=1 unless ATTN_ALLOW_HUB=1
@@ -224,6 +225,7 @@ def load_hf(folder: str | Path) -> Bundle:
     if device_note:
         card["device_note"] = device_note
     sentence = sentence_config(folder)
+    type_segments(model, getattr(tokenizer, "sep_token_id", None), lab_cfg.pad_id)  # "A [SEP] B"
     _warm(model, family, weights)  # last: after every check that names a file
     return Bundle(model=model, tokenizer=tokenizer, config=lab_cfg, card=card,
                   name=folder.name, kind="hf", sentence=sentence)
