@@ -70,7 +70,7 @@ class _Run:
         self.rec, self.row = _recorded(backend, trace, kind, self.side, batch)
         self.hidden = self.rec.hidden[self.side][:, self.row].astype(np.float64)
         positions = np.asarray(self.rec.positions[self.side][self.row])
-        # padding is recorded as -1; the model ran pads at their index (+ the table's offset)
+        # a Trace saved before issue 54 holds -1 for pads; the model ran them at their index
         self.positions = np.where(positions >= 0, positions,
                                   np.arange(len(positions)) + max(int(positions[0]), 0))
         self.weights = [circuit_weights(bundle, kind, i) for i in range(layer + 1)]

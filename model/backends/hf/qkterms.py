@@ -44,7 +44,7 @@ def _hf_added_parts(backend, trace: Trace, kind: str, layer: int, head: int, que
     side = SIDE_STACK[query_side(kind)]
     ids = trace.ids(side)[batch]
     positions = np.asarray(trace.positions[side][batch])
-    # padding is recorded as -1; the model itself ran pads at their index (+ the table offset)
+    # a Trace saved before issue 54 holds -1 for pads; the model ran them at their index
     positions = np.where(positions >= 0, positions,
                          np.arange(len(positions)) + max(int(positions[0]), 0))
     hidden, _ = _hidden(backend, trace, side, batch)

@@ -23,6 +23,7 @@ from ...hooks import Head, ablation_hooks, buffers, hooks
 from ...masks import trace_masks
 from ...slabs import ATTN_HOOKS, Slabs
 from .load import POS_NAMES
+from .positions import rotary_frequencies
 from .projections import hf_norms
 from .recorder import sites, watch_masks
 
@@ -100,11 +101,38 @@ def _pads(mask: torch.Tensor) -> np.ndarray:
     return mask.cpu().numpy() == 0
 
 
-def _positions(mask: torch.Tensor, offset: int) -> np.ndarray:
-    """int64 (B, n): the row of pos_table each token used; -1 for padding."""
-    mask = mask.cpu()
-    pos = torch.arange(mask.size(1))[None, :].expand_as(mask) + offset
-    return torch.where(mask.bool(), pos, torch.full_like(pos, -1)).numpy().copy()
+def pad_numbering(model: torch.nn.Module) -> tuple[str, int]:
+    """How the model numbers a right-padded batch's slots: ("row", padding_idx) where its
+    position table keeps a row for the pad (RoBERTa: real tokens padding_idx + 1 + i, pads
+    padding_idx); ("counted", 0) where every slot, pads included, takes its index (a position
+    table or rotary angles: BERT, GPT-2, Llama); ("none", 0) where positions are no absolute
+    rows at all (T5's relative bias between real tokens)."""
+    table = None
+    for name, module in model.named_modules():
+        if name.rsplit(".", 1)[-1] in POS_NAMES and isinstance(getattr(module, "weight", None),
+                                                                torch.Tensor):
+            table = module
+            break
+    if table is not None and getattr(table, "padding_idx", None) is not None:
+        return "row", int(table.padding_idx)
+    if table is not None or rotary_frequencies(model) is not None:
+        return "counted", 0
+    return "none", 0
+
+
+def _positions(mask: torch.Tensor, offset: int, numbering: tuple[str, int]) -> np.ndarray:
+    """int64 (B, n): the position each slot ran at, as the model numbers it (pad_numbering):
+    the row of pos_table (or the rotary angle's index), pads included; -1 for pads only where
+    positions are not absolute."""
+    mask = mask.cpu().bool()
+    index = torch.arange(mask.size(1))[None, :].expand_as(mask)
+    how, pad_row = numbering
+    if how == "row":
+        return torch.where(mask, index + pad_row + 1, torch.full_like(index, pad_row)
+                           ).numpy().copy()
+    if how == "counted":
+        return (index + offset).numpy().copy()
+    return torch.where(mask, index + offset, torch.full_like(index, -1)).numpy().copy()
 
 
 def _pos_table(model: torch.nn.Module, d_model: int) -> tuple[np.ndarray, int]:
@@ -179,7 +207,8 @@ def capture_hf(bundle: Bundle, sources: Sequence[str], targets: Sequence[str] | 
     the model itself used: padding, causal, sliding window), attn, scores, q, k, v (k/v one row
     per key/value head; kv_groups maps query heads to them), hidden, logits (where the
     model has an LM head), pos_table (the model's position embedding, or zeros (1, D) without
-    one, e.g. rotary models and T5) and positions (row of pos_table used, -1 for pad).
+    one, e.g. rotary models and T5) and positions (the position each slot ran at, pads
+    included, as the model numbers them: pad_numbering; -1 for pads only on T5-like models).
     Encoder-only models put the text on the source side, decoder-only models on the target
     side. `target_lang` is ignored (a Hugging Face model translates in the direction it was
     trained for); with targets=None an encoder–decoder model decodes greedily with its own
@@ -258,10 +287,11 @@ def capture_hf(bundle: Bundle, sources: Sequence[str], targets: Sequence[str] | 
         kv_groups = np.arange(cfg.n_heads, dtype=np.int64)
     logits = getattr(out, "logits", None)
     positions = {}
+    numbering = pad_numbering(model)
     if src_mask is not None:
-        positions["enc"] = _positions(src_mask, offset)
+        positions["enc"] = _positions(src_mask, offset, numbering)
     if tgt_mask is not None:
-        positions["dec"] = _positions(tgt_mask, offset)
+        positions["dec"] = _positions(tgt_mask, offset, numbering)
     n = len(sources)
     return Trace(
         src_tokens=[tok.convert_ids_to_tokens(x) for x in src_lists] or [[] for _ in range(n)],

@@ -50,9 +50,8 @@ def _final_residual(backend, trace: Trace, query: int, batch: int) -> np.ndarray
 
     device = next(model.parameters()).device
     ids = torch.tensor(np.asarray(trace.ids("dec")[batch:batch + 1]), device=device)
-    positions = trace.positions.get("dec")
-    mask = (torch.tensor(np.asarray(positions[batch:batch + 1]) >= 0, device=device).long()
-            if positions is not None else torch.ones_like(ids))
+    n = len(trace.tokens("tgt")[batch])  # real pieces; the rest of the row is padding
+    mask = (torch.arange(ids.shape[1], device=device) < n).long()[None, :]
     with torch.inference_mode(), hooks({name: keep}):
         backend.forward(ids[:, :0], None, ids, mask)
     return got["x"]

@@ -111,7 +111,7 @@ def position_ids(w: Where) -> tuple[str, str]:
     if pad == {0} and real[0] == 1:
         text += " " + _("Pad slots get position 0, so they all read row 0.")  # any sentence's
         note = _("row 0 = pad position; tokens use positions 1..n")
-    elif pad == {-1}:  # the Trace records no position; what the model gives them: its facts
+    elif pad:  # any other model's pad slots: what it gives them, from its facts
         text += " " + pads_sentence(backend_facts(w.bundle))
     return text, note
 
