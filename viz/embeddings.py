@@ -14,7 +14,7 @@ from plotly.colors import sample_colorscale
 
 from model.analysis.pca import principal_axes
 
-from .common import TEXT_MAX, plotly_text, token_labels
+from .common import DIVERGING, TEXT_MAX, plotly_text, token_labels
 from .i18n import N_, _
 from .positional import finish_figure
 
@@ -82,8 +82,10 @@ def pca_trajectories(trace, side: str, b: int, layer: int | None = None) -> go.F
                           "PC1 %{x:.3f}, PC2 %{y:.3f}<extra></extra>"))
     title = _("{stack} hidden states, sentence {b}: PCA over all layers (explained variance "
               "{share:.1f}%)").format(stack=_(_STACKS[side]), b=b + 1, share=share * 100)
+    # equal units on both axes by shrinking the wider side's domain, not widening its range:
+    # the points spanned 41 % of the plot's width (issue 59's coverage check)
     return finish_figure(fig, title, "PC 1", "PC 2", legend_title_text=_("layer"),
-                   yaxis_scaleanchor="x")
+                   yaxis_scaleanchor="x", xaxis_constrain="domain", yaxis_constrain="domain")
 
 
 def cosine_by_layer(trace, side: str, b: int, layer: int) -> go.Figure:
@@ -94,7 +96,7 @@ def cosine_by_layer(trace, side: str, b: int, layer: int) -> go.Figure:
     sim = unit @ unit.T
     cells = {"texttemplate": "%{z:.2f}"} if len(labels) <= TEXT_MAX else {}
     fig = go.Figure(go.Heatmap(
-        z=sim, x=labels, y=labels, colorscale="RdBu", zmin=-1, zmax=1, zmid=0,
+        z=sim, x=labels, y=labels, colorscale=DIVERGING, zmin=-1, zmax=1, zmid=0,
         colorbar_title=_("cosine"), **cells,
         hovertemplate="%{y} · %{x}<br>" + _("cosine") + " %{z:.3f}<extra></extra>"))
     title = _("{stack} layer {layer}: token–token cosine similarity, sentence {b}").format(

@@ -11,7 +11,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .common import half_width, plotly_text, token_labels
+from .common import DIVERGING, half_width, plotly_text, token_labels
 from .i18n import N_, _
 
 WHITE = "plotly_white"  # these views' look (the other views use common.TEMPLATE)
@@ -69,12 +69,13 @@ def _is_sinusoidal(table: np.ndarray) -> bool:
 
 def table_heatmap(pos_table: np.ndarray, n_positions: int | None = None,
                   title: str = TABLE_TITLE, note: str | None = None) -> go.Figure:
-    """Position × depth heatmap, diverging RdBu centred on 0 (seed 000's pcolormesh); `note`
-    (translated by the caller) replaces the lab's "row 0 = pad position" line, "" drops it."""
+    """Position × depth heatmap on the shared DIVERGING scale (red high) centred on 0, as seed
+    000's pcolormesh; `note` (translated by the caller) replaces the lab's "row 0 = pad
+    position" line, "" drops it."""
     z = _rows(pos_table, n_positions)
     m = half_width(z)
     fig = go.Figure(go.Heatmap(
-        z=z, x=np.arange(z.shape[1]), y=np.arange(z.shape[0]), colorscale="RdBu",
+        z=z, x=np.arange(z.shape[1]), y=np.arange(z.shape[0]), colorscale=DIVERGING,
         zmin=-m, zmax=m, zmid=0, colorbar_title=_("value"), hovertemplate=_table_hover()))
     shape = _("{n} positions × {d} dimensions").format(n=z.shape[0], d=z.shape[1])
     title = _(title) if title == TABLE_TITLE else title  # a caller's title comes translated
@@ -125,7 +126,7 @@ def position_similarity(pos_table: np.ndarray, n_positions: int,
     name, position = _word(metric), _("position")
     pos = np.arange(rows.shape[0])
     fig = go.Figure(go.Heatmap(
-        z=sim, x=pos, y=pos, colorscale="RdBu", zmin=-m, zmax=m, zmid=0, colorbar_title=name,
+        z=sim, x=pos, y=pos, colorscale=DIVERGING, zmin=-m, zmax=m, zmid=0, colorbar_title=name,
         hovertemplate=position + " %{y} · " + position + " %{x}<br>" + name
         + " %{z:.4f}<extra></extra>"))
     return finish_figure(fig, _note(_("Position–position {measure}").format(measure=name), note),
@@ -165,7 +166,7 @@ def compare_tables(a: np.ndarray, b: np.ndarray, names: tuple[str, str],
                         subplot_titles=[plotly_text(n) for n in names])
     for col, z in ((1, za), (2, zb)):
         fig.add_trace(go.Heatmap(
-            z=z, x=np.arange(z.shape[1]), y=np.arange(z.shape[0]), colorscale="RdBu",
+            z=z, x=np.arange(z.shape[1]), y=np.arange(z.shape[0]), colorscale=DIVERGING,
             zmin=-m, zmax=m, zmid=0, showscale=col == 2, colorbar_title=_("value"),
             name=plotly_text(names[col - 1]), hovertemplate=_table_hover()),
             row=1, col=col)
@@ -227,7 +228,7 @@ def t5_bias_heatmap(bias: np.ndarray, head: int, side: str) -> go.Figure:
     z = np.asarray(bias, dtype=np.float64)[head]
     m = half_width(z)
     fig = go.Figure(go.Heatmap(
-        z=z, x=np.arange(z.shape[1]), y=np.arange(z.shape[0]), colorscale="RdBu", zmin=-m,
+        z=z, x=np.arange(z.shape[1]), y=np.arange(z.shape[0]), colorscale=DIVERGING, zmin=-m,
         zmax=m, zmid=0, colorbar_title=_("bias"),
         hovertemplate=_("query") + " %{y}<br>" + _("key") + " %{x}<br>" + _("bias")
         + " %{z:.4f}<extra></extra>"))

@@ -12,6 +12,7 @@ from model import capture
 from model.backends.lab.positional import sinusoid_table
 from model.capture import GROUPS
 from viz import embeddings, positional
+from viz.common import DIVERGING
 
 EXTRA = ["encoder.hook_tok", "encoder.hook_pos", "decoder.hook_tok", "decoder.hook_pos"]
 NASTY = "</script><b>x</b>"
@@ -32,8 +33,10 @@ def _check_style(fig: go.Figure) -> None:
     assert layout.template.layout.paper_bgcolor == "white"  # plotly_white
     for trace_ in fig.data:
         scale = getattr(trace_, "colorscale", None)
-        if scale is not None:  # RdBu or Viridis resolved to their colour lists
-            assert scale[0][1] in ("rgb(103,0,31)", "#440154")
+        if scale is not None:  # the shared DIVERGING scale or Viridis, as colour lists
+            assert scale[0][1] in (DIVERGING[0][1], "#440154")
+            if scale[0][1] == DIVERGING[0][1]:  # red on top, as every diverging chart
+                assert scale[-1][1] == "rgb(103,0,31)"
 
 
 def _unpadded(trace, side, b):
