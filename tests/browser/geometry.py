@@ -9,16 +9,23 @@ page does every check, so each view costs one round trip.
 Checks (sizes are CSS pixels as rendered, zoom included: presenter mode zooms the page 1.5×):
   * every heatmap's image fills >= 80 % of its plot area and lies inside it (the axis ranges
     cover the data: no collapsed strip, no cut-off rows);
+  * scatter points, lines and bars span >= COVER of each autoranged axis that has more than
+    one value to show (a range widened by a stray shape collapses them into a strip), and
+    stay within CUT_PX of the plot area (an axis range that cuts off data);
   * no chart or page text under min_px (9 normally, 16 in presenter mode);
   * no text cut by its container: chart text outside its SVG, an HTML element that hides its
     own overflow (button labels, titles, select boxes), a dataframe wider than its frame, or
     anything past the window's right edge;
-  * tick labels along one axis do not overlap.
+  * tick labels along one axis do not overlap;
+  * a chart's title is bold exactly once (no bold tspan inside a bold one, issue 59 item 9).
 """
 
 from __future__ import annotations
 
-CHECK_JS = r"""(minPx) => {
+COVER = 0.5  # scatter and bar marks span at least this share of an autoranged axis
+CUT_PX = 8  # a marker may stick out of the plot by its radius, a line or bar by no more
+
+CHECK_JS = r"""([minPx, COVER, CUT_PX]) => {
   const out = [];
   const vw = document.documentElement.clientWidth;
   const zoom = (el) => (el.currentCSSZoom === undefined ? 1 : el.currentCSSZoom);
@@ -28,6 +35,13 @@ CHECK_JS = r"""(minPx) => {
     if (cs.display === 'none' || cs.visibility === 'hidden' || cs.opacity === '0') return false;
     const r = el.getBoundingClientRect();
     return r.width > 0 && r.height > 0;
+  };
+  const clear = (c) => c === 'none' || /^rgba\(.*,\s*0\)$/.test(c);
+  const ink = (el) => {  // a mark that shows (the click targets are transparent markers)
+    const cs = getComputedStyle(el);
+    if (parseFloat(cs.opacity) === 0) return false;
+    return (!clear(cs.fill) && parseFloat(cs.fillOpacity) > 0) ||
+      (!clear(cs.stroke) && parseFloat(cs.strokeOpacity) > 0 && parseFloat(cs.strokeWidth) > 0);
   };
   const inter = (a, b) =>
     Math.max(0, Math.min(a.right, b.right) - Math.max(a.left, b.left)) *
@@ -57,7 +71,49 @@ CHECK_JS = r"""(minPx) => {
         if (fill < 0.8) out.push(`${name} ${id}: heatmap fills ${pc(fill)} % of its plot area`);
         if (inside < 0.98) out.push(`${name} ${id}: its axes show ${pc(inside)} % of it`);
       });
+      // scatter points and lines, bars: spread over an autoranged axis, inside the plot area
+      const full = g._fullLayout || {};
+      const marks = [...sp.querySelectorAll('.scatterlayer .trace .points path, '
+        + '.scatterlayer .trace path.js-line, .barlayer .trace .point path')]
+        .filter((m) => shown(m) && ink(m))
+        .map((m) => m.getBoundingClientRect()).filter((r) => r.width + r.height > 0);
+      if (!marks.length) return;
+      const box = {left: Math.min(...marks.map((r) => r.left)),
+                   right: Math.max(...marks.map((r) => r.right)),
+                   top: Math.min(...marks.map((r) => r.top)),
+                   bottom: Math.max(...marks.map((r) => r.bottom))};
+      const pc = (v) => (100 * v).toFixed(0);
+      const letters = id.match(/^(x\d*)(y\d*)$/) || [null, 'x', 'y'];
+      [[letters[1], 'width', box.right - box.left, area.width],
+       [letters[2], 'height', box.bottom - box.top, area.height]
+      ].forEach(([ax, side, span, of]) => {
+        const axis = full[ax.replace(/^([xy])/, '$1axis')] || {};
+        // one value (a flat line, a single point) has no spread to show
+        if (axis.autorange && span >= 2 && span < COVER * of)
+          out.push(`${name} ${id}: its marks span ${pc(span / of)} % of the plot's ${side}`);
+      });
+      const cut = Math.max(area.left - box.left, box.right - area.right,
+                           area.top - box.top, box.bottom - area.bottom);
+      if (cut > CUT_PX) out.push(`${name} ${id}: marks run ${cut.toFixed(0)} px past its axes`);
     });
+    // the title: bold exactly once (Streamlit's chart theme wrapped it in <b> twice)
+    const title = g.querySelector('.infolayer .gtitle');
+    if (title && (title.textContent || '').trim()) {
+      const bold = (el) => /^(bold|bolder|[6-9]00)$/.test(el.style.fontWeight ||
+                                                          el.getAttribute('font-weight') || '');
+      const walker = document.createTreeWalker(title, NodeFilter.SHOW_TEXT);
+      let most = 0;
+      for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+        if (!n.textContent.trim()) continue;
+        let levels = 0;
+        for (let a = n.parentElement; a; a = a.parentElement) {
+          if (bold(a)) levels += 1;
+          if (a === title) break;
+        }
+        most = Math.max(most, levels);
+      }
+      if (most !== 1) out.push(`${name}: title bold ${most} times over (once expected)`);
+    }
     // chart text: size and inside the chart
     const small = [];
     g.querySelectorAll('svg text').forEach((t) => {
@@ -180,7 +236,7 @@ def charts_ready(page, timeout_s: float = 60) -> None:
 
 def problems(page, min_px: float) -> list[str]:
     """Every failed check on the page as it is now (see the module's docstring)."""
-    return page.evaluate(CHECK_JS, min_px)
+    return page.evaluate(CHECK_JS, [min_px, COVER, CUT_PX])
 
 
 def diverging_tops(page) -> dict[str, str]:

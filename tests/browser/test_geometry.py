@@ -1,15 +1,17 @@
 """What the page draws, as Chromium renders it (issue 59): on the views of `paper`, `lm`, a
 GPT-2-small-shaped random folder and the real BERT (checkpoints/minilm, on the session
-server), at 1280 × 800 and in presenter mode at 1280 × 720, every heatmap fills its plot, no
-text is under 9 px (16 px presenting), nothing is cut by its container, tick labels do not
-overlap (tests/browser/geometry.py does the measuring), and a
-signed heatmap's top colour is the same in both modes.
+server), at 1280 × 800 and in presenter mode at 1280 × 720, every heatmap fills its plot,
+scatter and bar marks spread over their axes, no text is under 9 px (16 px presenting),
+nothing is cut by its container, tick labels do not overlap, every chart title is bold once
+(tests/browser/geometry.py does the measuring), and a signed heatmap's top colour is red and
+the same in both modes.
 
 Cost: one server per model (paper and lm share the default one), each view opened once per
 mode; the views are sampled so that every figure builder the app has is drawn at least once
 (the tour's steps reuse the views' builders: 6, 7 and 17 are among those issue 59 found;
 the patch page's residual chart is drawn on lm). minilm adds about 27 s (six views); the
-sidebar's select boxes about 10 s."""
+sidebar's select boxes about 10 s; paper's positional and embeddings views (both modes, for
+their diverging scales and scatter/bar charts) about 30 s (4 of its 13 visits; 91 s in all)."""
 
 from __future__ import annotations
 
@@ -39,8 +41,10 @@ def views(*names: str) -> list[dict]:
 # per model and mode, the views opened (about 8 s each on a busy machine): every figure
 # builder at least once, presenter mode where its 1.5x fonts and 720 px height bite
 SAMPLE = {
-    "paper": {"normal": views("masks", "steps", "heads", "tour:6", "tour:7"),
-              "presenter": views("steps", "heads>Detectors", "tour:7", "tour:17")},
+    "paper": {"normal": views("masks", "steps", "heads", "tour:6", "tour:7", "positional",
+                              "embeddings"),
+              "presenter": views("steps", "heads>Detectors", "tour:7", "tour:17", "positional",
+                                 "embeddings")},
     "lm": {"normal": views("training", "attention", "patch"),
            "presenter": views("training", "patch")},
     "gpt2-small": {"normal": views("attention", "heads", "steps"),
@@ -104,9 +108,10 @@ def gpt2_small(streamlit_server_factory, tmp_path_factory) -> str:
 
 def test_paper_is_legible_in_both_modes(page, streamlit_server):
     found, tops = visit(page, streamlit_server, "paper")
-    signed = [t for (mode, where), t in tops.items() if where in ("steps", "tour 7") and t]
-    if len(signed) != 4:  # the colour check must see signed heatmaps in both modes
-        found.append(f"signed heatmaps on steps and tour 7 in both modes: {tops}")
+    both = ("steps", "tour 7", "positional", "embeddings")  # positional and embeddings drew
+    signed = [t for (mode, where), t in tops.items() if where in both and t]  # plotly's RdBu
+    if len(signed) != 2 * len(both):  # the colour check must see signed heatmaps in both modes
+        found.append(f"signed heatmaps on {', '.join(both)} in both modes: {tops}")
     found += same_tops(tops)
     assert not found, "\n".join(found)
 
