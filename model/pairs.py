@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 
 import torch
 
+from .batch import Batch
+
 
 @dataclass
 class Setup:
@@ -51,6 +53,17 @@ def check_same_length(clean: Sequence[int], corrupted: Sequence[int],
         f"at piece {first + 1}: clean {' '.join(a[first:first + 3]) or '(end)'} vs corrupted "
         f"{' '.join(b[first:first + 3]) or '(end)'}. Change one word for one word of as many "
         "pieces")
+
+
+def pair_batch(encoded: Batch | None, clean: str, corrupted: str,
+               langs: tuple[str | None, ...] | None = None) -> Batch | None:
+    """`encoded` when it is these two sentences tokenized already (the page's own Batch,
+    encode(bundle, [clean, corrupted])) with no targets, and with `langs` where given, so a
+    backend reads its ids instead of tokenizing them again; else None."""
+    if encoded is None or encoded.targets is not None \
+            or tuple(encoded.sources) != (clean, corrupted):
+        return None
+    return encoded if langs is None or tuple(encoded.langs) == tuple(langs) else None
 
 
 def nothing_differs(pieces: list[str]) -> ValueError:

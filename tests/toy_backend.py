@@ -293,7 +293,9 @@ class ToyBackend:
         with torch.inference_mode(), hooks(fns):
             return self.bundle.model(inputs["ids"])[:, step].double().numpy()
 
-    def patch_setup(self, clean, corrupted, *, target, step, target_lang, ablate) -> Setup:
+    def patch_setup(self, clean, corrupted, *, target, step, target_lang, ablate,
+                    encoded=None) -> Setup:
+        # encoded (the page's Batch of the pair) is not read: the toy tokenizes in one line
         if target is not None:
             raise ValueError("target= is for encoder–decoder models")
         tok, cfg, model = self.bundle.tokenizer, self.bundle.config, self.bundle.model

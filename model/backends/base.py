@@ -143,10 +143,12 @@ class Backend(Protocol):
 
     def patch_setup(self, clean: str, corrupted: str, *, target: str | None,
                     step: int | None, target_lang: str | None,
-                    ablate: frozenset[Head]) -> Setup:
+                    ablate: frozenset[Head], encoded: Batch | None = None) -> Setup:
         """A clean/corrupted pair ready for model.patching: tokenized once and checked (same
         piece counts, something differs), the metric's position chosen, and a `run(which,
-        grad)` that feeds rows of either input with the hooks in force (model/pairs.py)."""
+        grad)` that feeds rows of either input with the hooks in force (model/pairs.py).
+        `encoded`: the pair's Batch where the caller made it (pairs.pair_batch says when it
+        serves), read instead of tokenizing again."""
 
     def forward(self, src: Any, src_mask: Any, tgt: Any, tgt_mask: Any) -> Any:
         """One forward on given ids, torch (B, S) source and (B, T) decoder input on the

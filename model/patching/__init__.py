@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from ..batch import Batch
 from ..capture import SIDE_STACK, query_side
 from ..checkpoint import Bundle
 from ..decode import checked_heads
@@ -71,7 +72,7 @@ class Patching:
 
 
 def _setup(bundle: Bundle, clean: str, corrupted: str, target, step, target_lang,
-           heads: frozenset[Head]) -> Setup:
+           heads: frozenset[Head], encoded: Batch | None = None) -> Setup:
     from ..backends import backend_for
 
     if not isinstance(clean, str) or not isinstance(corrupted, str):
@@ -79,7 +80,8 @@ def _setup(bundle: Bundle, clean: str, corrupted: str, target, step, target_lang
     if not clean.strip() or not corrupted.strip():
         raise ValueError("type a clean and a corrupted sentence")
     return backend_for(bundle).patch_setup(clean, corrupted, target=target, step=step,
-                                           target_lang=target_lang, ablate=heads)
+                                           target_lang=target_lang, ablate=heads,
+                                           encoded=encoded)
 
 
 def _metric(setup: Setup, clean_out: torch.Tensor, corr_out: torch.Tensor,
@@ -140,11 +142,14 @@ def patch(bundle: Bundle, clean: str, corrupted: str, *, target: str | None = No
           answer: str | int | None = None, wrong: str | int | None = None,
           step: int | None = None, method: str = "exact", ablate: Iterable[Head] | str = (),
           target_lang: str | None = None, parts: Collection[str] = PARTS,
-          progress: Progress = None, chunk: int = 32) -> Patching:
+          progress: Progress = None, chunk: int = 32,
+          encoded: Batch | None = None) -> Patching:
     """Patch every head, attention output and residual position of the clean run into the
     corrupted one (see the module docstring). `ablate`: heads knocked out in every run;
     `parts`: which of heads / attn_out / resid to compute (the others stay empty);
-    `progress` gets fractions 0..1; `chunk`: patched copies per forward (exact)."""
+    `progress` gets fractions 0..1; `chunk`: patched copies per forward (exact); `encoded`:
+    encode(bundle, [clean, corrupted], target_lang=…) when the caller tokenized the pair
+    already (read instead of tokenizing again where it is that pair)."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, not {method!r}")
     if set(parts) - set(PARTS):
@@ -153,7 +158,7 @@ def patch(bundle: Bundle, clean: str, corrupted: str, *, target: str | None = No
     report(0.0)
     heads = checked_heads(bundle, ablate)
     fns = ablation_hooks(heads)
-    setup = _setup(bundle, clean, corrupted, target, step, target_lang, heads)
+    setup = _setup(bundle, clean, corrupted, target, step, target_lang, heads, encoded)
     clean_acts, clean_out = record_run(setup, "clean", fns)
     report(0.1)
     rows = _rows(setup, parts)
@@ -233,12 +238,15 @@ def effect(bundle: Bundle, clean: str, corrupted: str, patches: Iterable[Patch],
     return exact_effects(setup, [list(patches)], clean_acts, metric, 1, lambda _f: None, fns)[0]
 
 
-def estimate_patch(bundle: Bundle, clean: str, chunk: int = 32):
+def estimate_patch(bundle: Bundle, clean: str | Batch, chunk: int = 32,
+                   target_lang: str | None = None):
     """Peak bytes of patch(): like the importance scan, passes of `chunk` copies one at a time
-    after a greedy decode (an Estimate for the admission gate)."""
+    after a greedy decode (an Estimate for the admission gate). `clean`: the clean text, or
+    the pair's Batch (encode(bundle, [clean, corrupted])) already tokenized for the page: its
+    decode then counts both sentences, as patch() decodes both."""
     from ..dispatch import estimate_scan
 
-    return estimate_scan(bundle, clean, chunk=chunk)
+    return estimate_scan(bundle, clean, target_lang=target_lang, chunk=chunk)
 
 
 __all__ = ["METHODS", "PARTS", "Patching", "effect", "estimate_patch", "patch"]

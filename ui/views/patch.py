@@ -5,8 +5,9 @@ The clean sentence is the sidebar's (the link's `text=`), the corrupted one this
 checkpoint, inputs and method; a sweep runs once the admission gate admits it, with a progress
 bar, and a rerun (new text, another click) stops it between batches. An exact sweep estimated
 over ui/cost.ASK_SECONDS waits for a button that shows the estimate; the attribution (one
-backward) is shown meanwhile. Before any run, both inputs are tokenized once to say where one
-was cut and which word keeps the two from lining up piece by piece (ui/pieces.py).
+backward) is shown meanwhile. Both inputs are tokenized once per page run, into one Batch that
+says where one was cut and which word keeps the two from lining up piece by piece
+(ui/pieces.py), and that the estimates and the patching then read.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import time
 import streamlit as st
 
 from model.backends import capabilities, facts
+from model.batch import Batch
 from model.dispatch import encode
 from model.patching import PARTS, estimate_patch, patch
 from ui import cost, pieces
@@ -93,13 +95,15 @@ def render(ctx: Ctx) -> None:
     method = st.radio(_("Method"), list(METHODS), key="patch_method", horizontal=True,
                       format_func=lambda m: _(METHODS[m]))
     lang = ctx.lang if caps.translates else None
-    if clean.strip() and corrupted.strip() and not _lined_up(ctx, clean, corrupted, lang):
+    pair = _encoded(ctx, clean, corrupted, lang)
+    if pair is not None and not _lined_up(ctx, pair, clean, corrupted):
         return
+    source = pair if pair is not None else clean  # what the estimates read
     key = ("patch", ctx.key, clean, corrupted, ctx.lang, ctx.ablate, method)
     stopped("patch")  # the last run's sweep was cancelled: say so once
     found = result_get(key)
     if found is None and method == "exact":
-        secs = _exact_seconds(ctx, clean, lang)
+        secs = _exact_seconds(ctx, source, lang)
         if cost.asks_first(secs) and not st.button(
                 _("Run exact patching (about {s:.0f} s)").format(s=secs), key="patch_go"):
             st.caption(_("Exact patching runs the corrupted sentence once per patched cell: "
@@ -109,31 +113,41 @@ def render(ctx: Ctx) -> None:
             method, key = "attribution", key[:-1] + ("attribution",)
             found = result_get(key)
     if found is None:
-        found = _admitted_run(ctx, clean, corrupted, method, key)
+        found = _admitted_run(ctx, source, clean, corrupted, method, key)
         if found is None:
             return
     _show(ctx, *found, inputs=key[:-1])
 
 
-def _admitted_run(ctx: Ctx, clean: str, corrupted: str, method: str, key: tuple):
-    """The run through the admission gate; None once a refusal or a ValueError is shown."""
+def _admitted_run(ctx: Ctx, source: Batch | str, clean: str, corrupted: str, method: str,
+                  key: tuple):
+    """The run through the admission gate; None once a refusal or a ValueError is shown.
+    source: the pair's Batch (or the clean text where it could not be tokenized)."""
+    lang = ctx.lang if capabilities(ctx.bundle).translates else None
     try:
-        return or_warning(lambda: admitted(estimate_patch(ctx.bundle, clean),
-                                           lambda: result_get(key),
-                                           lambda: _run(ctx, clean, corrupted, method, key)))
+        return or_warning(lambda: admitted(
+            estimate_patch(ctx.bundle, source, chunk=CHUNK, target_lang=lang),
+            lambda: result_get(key), lambda: _run(ctx, source, clean, corrupted, method, key)))
     except ValueError as exc:  # unequal pieces, nothing differs, a bad step or token
         st.warning(_("These two sentences cannot be patched: {reason}").format(
             reason=md(str(exc))))
         return None
 
 
-def _lined_up(ctx: Ctx, clean: str, corrupted: str, lang: str | None) -> bool:
-    """Tokenize both (no model run): say where an input was cut, and which words keep the two
-    from lining up piece by piece (False: nothing to run)."""
+def _encoded(ctx: Ctx, clean: str, corrupted: str, lang: str | None) -> Batch | None:
+    """The two sentences tokenized once (no model run), or None where one is blank or the
+    tokenizer refuses it: patch() then says what is wrong, in its own words."""
+    if not clean.strip() or not corrupted.strip():
+        return None
     try:
-        pair = encode(ctx.bundle, [clean, corrupted], target_lang=lang)
+        return encode(ctx.bundle, [clean, corrupted], target_lang=lang)
     except ValueError:
-        return True  # patch() says what is wrong, in its own words
+        return None
+
+
+def _lined_up(ctx: Ctx, pair: Batch, clean: str, corrupted: str) -> bool:
+    """Say where an input was cut, and which words keep the two from lining up piece by piece
+    (False: nothing to run)."""
     for which, text, kept, cut in zip((_("clean"), _("corrupted")), (clean, corrupted),
                                       pair.pieces, pair.cuts):
         if cut:
@@ -169,10 +183,10 @@ def _mismatch_text(m: pieces.Mismatch) -> str:
         right=right, left=left)
 
 
-def _exact_seconds(ctx: Ctx, clean: str, lang: str | None) -> float:
+def _exact_seconds(ctx: Ctx, source: Batch | str, lang: str | None) -> float:
     """The exact sweep's time from the admission estimate's shapes: one corrupted copy per
     patched cell (heads, attention outputs, residual positions), CHUNK per forward."""
-    dims = estimate_patch(ctx.bundle, clean, chunk=CHUNK).dims
+    dims = estimate_patch(ctx.bundle, source, chunk=CHUNK, target_lang=lang).dims
     if dims is None:
         return 0.0
     return cost.sweep_seconds(dims, _exact_rows(ctx, dims), extra_passes=2)
@@ -192,21 +206,23 @@ def _exact_rows(ctx: Ctx, dims) -> int:
     return rows
 
 
-def _run(ctx: Ctx, clean: str, corrupted: str, method: str, key: tuple) -> tuple:
+def _run(ctx: Ctx, source: Batch | str, clean: str, corrupted: str, method: str,
+         key: tuple) -> tuple:
     """patch() with a progress bar and Cancel; a rerun or a closed page stops it (between two
     forwards of about half a second each) before anything is kept."""
     lang = ctx.lang if capabilities(ctx.bundle).translates else None
     chunk = CHUNK
     if method == "exact":
-        dims = estimate_patch(ctx.bundle, clean, chunk=CHUNK).dims
+        dims = estimate_patch(ctx.bundle, source, chunk=CHUNK, target_lang=lang).dims
         if dims is not None:
-            chunk = chunk_within(_exact_seconds(ctx, clean, lang), _exact_rows(ctx, dims), CHUNK)
+            chunk = chunk_within(_exact_seconds(ctx, source, lang), _exact_rows(ctx, dims),
+                                 CHUNK)
     # the bar is shown only while the work runs: never above a refusal
     with Sweep("patch", _("Patching…")) as sweep:
         start = time.monotonic()
         result = patch(ctx.bundle, clean, corrupted, method=method, ablate=ctx.ablate,
                        target_lang=lang, progress=sweep.report, parts=_parts(ctx, method),
-                       chunk=chunk)
+                       chunk=chunk, encoded=source if isinstance(source, Batch) else None)
         found = (result, time.monotonic() - start)
         result_put(key, found)
     return found

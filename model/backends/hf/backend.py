@@ -156,13 +156,13 @@ class HFBackend:
 
     def patch_setup(self, clean: str, corrupted: str, *, target: str | None,
                     step: int | None, target_lang: str | None,
-                    ablate: frozenset[Head]) -> Setup:
+                    ablate: frozenset[Head], encoded: Batch | None = None) -> Setup:
         """A clean/corrupted pair ready for model.patching (see hf/patching.py);
         target_lang is not used."""
         from .patching import hf_setup
 
         return hf_setup(self.bundle, clean, corrupted, target=target, step=step,
-                        fns=ablation_hooks(ablate))
+                        fns=ablation_hooks(ablate), encoded=encoded)
 
     def forward(self, src: Any, src_mask: Any, tgt: Any, tgt_mask: Any) -> Any:
         """One forward on given ids (B, S) / (B, T) and their masks (1 = a real token) under

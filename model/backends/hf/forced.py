@@ -27,14 +27,16 @@ def measure(bundle) -> str:
     return "hidden" if bundle.config.family == "encoder" else "logp"
 
 
-def greedy(bundle, sources: Sequence[str], fns: dict[str, HookFn] | None = None
-           ) -> list[Translation]:
+def greedy(bundle, sources: Sequence[str], fns: dict[str, HookFn] | None = None,
+           ids: Sequence[Sequence[int]] | None = None) -> list[Translation]:
     """What the model writes (with hooks fns attached): an encoder–decoder model its greedy
     output, a decoder-only model CONTINUE_STEPS greedy tokens after the text, an encoder-only
-    model nothing."""
+    model nothing. `ids`: the sources' token ids where the caller has them (not tokenized
+    again)."""
     model, tok, cfg = bundle.model, bundle.tokenizer, bundle.config
     device = device_of(model)
-    ids, _ = encode_checked(tok, sources, cfg.max_len)
+    ids = [list(r) for r in ids] if ids is not None \
+        else encode_checked(tok, sources, cfg.max_len)[0]
     out: list[list[int]] = []
     with hooks(fns or {}), torch.inference_mode():
         if cfg.family == "seq2seq":

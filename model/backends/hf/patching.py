@@ -18,8 +18,16 @@ from collections.abc import Sequence
 
 import torch
 
+from ...batch import Batch
 from ...hooks import HookFn
-from ...pairs import Setup, check_same_length, checked_step, first_difference, nothing_differs
+from ...pairs import (
+    Setup,
+    check_same_length,
+    checked_step,
+    first_difference,
+    nothing_differs,
+    pair_batch,
+)
 from .embed import pool
 from .forced import greedy
 from .record import device_of, encode_checked, target_lists
@@ -27,8 +35,9 @@ from .recorder import residual_points, sites
 
 
 def hf_setup(bundle, clean: str, corrupted: str, *, target: str | None, step: int | None,
-             fns: dict[str, HookFn]) -> Setup:
-    """Tokenise, check and decide where the metric is read; nothing patched yet."""
+             fns: dict[str, HookFn], encoded: Batch | None = None) -> Setup:
+    """Tokenise (or read `encoded`, the pair's Batch), check and decide where the metric is
+    read; nothing patched yet."""
     model, tok, cfg = bundle.model, bundle.tokenizer, bundle.config
     family = cfg.family
     found = sites(model, family)
@@ -38,7 +47,9 @@ def hf_setup(bundle, clean: str, corrupted: str, *, target: str | None, step: in
     sides = residual_points(model, family)
     if target is not None and family != "seq2seq":
         raise ValueError("target= is for encoder–decoder models (the text to teacher-force)")
-    (ids_c, ids_r), _ = encode_checked(tok, [clean, corrupted], cfg.max_len)
+    given = pair_batch(encoded, clean, corrupted)
+    (ids_c, ids_r) = ((list(x) for x in given.src_lists) if given is not None
+                      else encode_checked(tok, [clean, corrupted], cfg.max_len)[0])
     pieces = tok.convert_ids_to_tokens
     check_same_length(ids_c, ids_r, pieces, "sentences")
     if ids_c == ids_r:
@@ -50,7 +61,7 @@ def hf_setup(bundle, clean: str, corrupted: str, *, target: str | None, step: in
     lengths = {side: len(ids_c) for side in shown}
     dec: list[int] = []
     if family == "seq2seq":  # a decoder-only model's output is its next token (patch())
-        done = greedy(bundle, [clean, corrupted], fns)
+        done = greedy(bundle, [clean, corrupted], fns, ids=[ids_c, ids_r])
         outputs = (done[0].text, done[1].text)
     if family == "seq2seq":
         start = cfg.decoder_start_id if cfg.decoder_start_id is not None else cfg.pad_id

@@ -12,14 +12,24 @@ from collections.abc import Sequence
 
 import torch
 
+from ...batch import Batch
 from ...hooks import Head
-from ...pairs import Setup, check_same_length, checked_step, first_difference, nothing_differs
+from ...pairs import (
+    Setup,
+    check_same_length,
+    checked_step,
+    first_difference,
+    nothing_differs,
+    pair_batch,
+)
 from .langs import target_langs
 
 
 def lab_setup(backend, clean: str, corrupted: str, *, target: str | None, step: int | None,
-              target_lang: str | None, ablate: frozenset[Head]) -> Setup:
-    """Tokenise, check and decide where the metric is read; nothing patched yet."""
+              target_lang: str | None, ablate: frozenset[Head],
+              encoded: Batch | None = None) -> Setup:
+    """Tokenise (or read `encoded`, the pair's Batch made in the clean sentence's target
+    language), check and decide where the metric is read; nothing patched yet."""
     bundle = backend.bundle
     model, tok, cfg = bundle.model, bundle.tokenizer, bundle.config
     if model.training:
@@ -34,7 +44,8 @@ def lab_setup(backend, clean: str, corrupted: str, *, target: str | None, step: 
     sides = {}
     if has_enc:
         lang = target_langs(bundle, [clean], target_lang)[0]
-        batch = backend.encode([clean, corrupted], None, lang)  # tokenized once, for both uses
+        batch = pair_batch(encoded, clean, corrupted, (lang, lang)) \
+            or backend.encode([clean, corrupted], None, lang)  # tokenized once, for both uses
         src_c, src_r = (list(ids) for ids in batch.src_lists)
         check_same_length(src_c, src_r, pieces, "sentences")
         ids_c, ids_r = src_c, src_r
@@ -50,8 +61,12 @@ def lab_setup(backend, clean: str, corrupted: str, *, target: str | None, step: 
         position = chosen
         outputs = (done[0].text, done[1].text)
     elif has_dec:  # decoder-only: the typed text itself is the decoder input
-        dec_c, _ = tok.target_ids(clean, limit)
-        dec_r, _ = tok.target_ids(corrupted, limit)
+        given = pair_batch(encoded, clean, corrupted)
+        if given is not None and given.tgt_lists is not None:  # the text as decoder input
+            dec_c, dec_r = (list(ids) for ids in given.tgt_lists)
+        else:
+            dec_c, _ = tok.target_ids(clean, limit)
+            dec_r, _ = tok.target_ids(corrupted, limit)
         check_same_length(dec_c, dec_r, pieces, "sentences")
         ids_c, ids_r = dec_c, dec_r
         position = len(dec_c) - 1

@@ -1,0 +1,123 @@
+"""One tokenization per input on a patch run (issue 55): the patch view tokenizes the clean and
+the corrupted sentence once, into one Batch that the mismatch hint, the time and memory
+estimates and the patching itself read (before: the clean sentence six times on the lab's
+model, twice more on a Hugging Face one where each encode tokenized twice to count cuts).
+
+Counted inside the view (the page's own capture of the clean sentence is the app's run, counted
+by test_one_tokenization) by wrapping the tokenizers' encode entry points: SentencePiece's for
+the lab's model, transformers' for tiny Hugging Face GPT-2 and Marian folders built here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections import Counter
+
+import pytest
+import sentencepiece as spm
+
+from tests.app.conftest import run_app
+from tests.app.test_views import texts
+from tests.tiny_model import save_tiny_checkpoint
+from tests.unit.test_hf import make_model, make_tokenizer
+from ui.views import VIEWS
+
+CASES = {"paper": ("the cat eats fish .", "the dog eats fish ."),
+         "gpt2": ("the cat eats fish every day .", "the dog eats fish every day ."),
+         "marian": ("the cat eats fish every day .", "the dog eats fish every day .")}
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    root = tmp_path_factory.mktemp("patch_tok")
+    save_tiny_checkpoint(root / "paper", extra=["cat", "dog", "eats", "fish"], max_len=40,
+                         card={"variant": "paper"})
+    for family in ("gpt2", "marian"):
+        model, template = make_model(family)
+        model.save_pretrained(root / family, safe_serialization=True)
+        make_tokenizer(template).save_pretrained(root / family)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ATTN_CHECKPOINTS_DIR", str(root))
+        mp.setenv("ATTN_MODELS", str(root))
+        mp.setenv("HF_HUB_OFFLINE", "1")
+        yield root
+
+
+@pytest.fixture
+def tokenized(monkeypatch) -> Counter:
+    """Texts given to a tokenizer while the patch view draws, one count per text (a list given
+    at once counts each; an entry point calling another counts once)."""
+    from transformers import PreTrainedTokenizerBase
+
+    seen: Counter = Counter()
+    state = threading.local()
+
+    def wrap(real):
+        def counted(self, text=None, *args, **kwargs):
+            text = kwargs.get("text", text) if text is None else text
+            if getattr(state, "view", False) and getattr(state, "depth", 0) == 0:
+                seen.update([text] if isinstance(text, str) else list(text or []))
+            state.depth = getattr(state, "depth", 0) + 1
+            try:
+                return real(self, text, *args, **kwargs)
+            finally:
+                state.depth -= 1
+        return counted
+
+    for cls, names in ((spm.SentencePieceProcessor,
+                        [n for n in dir(spm.SentencePieceProcessor)
+                         if "encode" in n.lower() and not n.startswith("_")]),
+                       (PreTrainedTokenizerBase, ["__call__", "encode"])):
+        for name in names:
+            monkeypatch.setattr(cls, name, wrap(getattr(cls, name)))
+    real_render = VIEWS["patch"].render
+
+    def render(ctx):
+        state.view = True
+        try:
+            return real_render(ctx)
+        finally:
+            state.view = False
+
+    monkeypatch.setitem(VIEWS, "patch", dataclasses.replace(VIEWS["patch"], render=render))
+    return seen
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_a_patch_run_tokenizes_each_input_once(models, tokenized, name):
+    clean, corrupted = CASES[name]
+    at = run_app({"ckpt": name, "view": "patch", "text": clean, "corrupt": corrupted},
+                 timeout=120)
+    assert not at.exception and not at.error, [e.value for e in at.exception] + texts(at.error)
+    assert "cannot be patched" not in texts(at.warning), texts(at.warning)
+    assert "Metric" in texts(at.markdown), "the patching did not run"
+    assert tokenized == Counter({clean: 1, corrupted: 1})
+
+
+def test_the_count_sees_a_second_tokenization(models):
+    """The counter is not blind: patch() on text alone tokenizes the pair itself."""
+    from model import load_checkpoint
+    from model.dispatch import encode
+    from model.patching import patch
+
+    clean, corrupted = CASES["gpt2"]
+    bundle = load_checkpoint(models / "gpt2")
+    pair = encode(bundle, [clean, corrupted])
+    with_count: Counter = Counter()  # counted everywhere here, not only inside the view
+    from transformers import PreTrainedTokenizerBase
+
+    real = PreTrainedTokenizerBase.__call__
+
+    def counted(self, text=None, *args, **kwargs):
+        with_count.update([text] if isinstance(text, str) else list(text or []))
+        return real(self, text, *args, **kwargs)
+
+    PreTrainedTokenizerBase.__call__ = counted
+    try:
+        patch(bundle, clean, corrupted, parts=("heads",), encoded=pair)
+        assert with_count == Counter()  # the given Batch is read
+        patch(bundle, clean, corrupted, parts=("heads",))
+        assert with_count == Counter({clean: 1, corrupted: 1})
+    finally:
+        PreTrainedTokenizerBase.__call__ = real
