@@ -1,10 +1,10 @@
 """The backend contract: only model/backends/ knows a model's kind; everyone else asks
-capabilities. An `ast` check names any file that compares a bundle's kind; capability and
-registry tests on the shipped checkpoints and tiny Hugging Face models built here."""
+capabilities. The one boundary checker (tests/unit/boundaries.py, rule `kind`) names any file
+that compares a bundle's kind; capability and registry tests on the shipped checkpoints and
+tiny Hugging Face models built here."""
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import pytest
@@ -22,63 +22,9 @@ from model.backends import (
     trained_here,
 )
 from model.batch import Batch
+from tests.unit.boundaries import check_code  # the repository-wide walk: test_backend_boundary
 
 ROOT = Path(__file__).resolve().parents[2]
-ROOMS = ("model", "ui", "viz")
-KIND_STRINGS = {"native", "hf"}  # the values Bundle.kind takes
-
-
-def _names(node: ast.AST) -> list[str]:
-    """The dotted parts of an attribute chain: ctx.bundle.kind -> ['ctx', 'bundle', 'kind']."""
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-    return parts[::-1]
-
-
-def _strings(node: ast.AST) -> set[str]:
-    """String constants in a comparator (one, or a tuple/list/set of them)."""
-    items = node.elts if isinstance(node, ast.Tuple | ast.List | ast.Set) else [node]
-    return {n.value for n in items if isinstance(n, ast.Constant) and isinstance(n.value, str)}
-
-
-def _is_kind(node: ast.AST) -> tuple[bool, bool]:
-    """(reads a `.kind` attribute or getattr(x, 'kind'), and of something named *bundle*)."""
-    if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "getattr" \
-            and len(node.args) >= 2 and _strings(node.args[1]) == {"kind"}:
-        return True, any("bundle" in p for p in _names(node.args[0]))
-    if isinstance(node, ast.Attribute) and node.attr == "kind":
-        return True, any("bundle" in p for p in _names(node.value))
-    return False, False
-
-
-def kind_comparisons(source: str, filename: str = "<source>") -> list[str]:
-    """'file:line: text' of every comparison of a model kind: a bundle's `.kind` compared with
-    anything, or any `.kind` compared with "native"/"hf". Attention kinds ("enc_self"…),
-    HookPoint and positional `.kind`s of other objects are not model kinds."""
-    found = []
-    for node in ast.walk(ast.parse(source, filename)):
-        if not isinstance(node, ast.Compare):
-            continue
-        sides = [node.left, *node.comparators]
-        kinds = [_is_kind(s) for s in sides]
-        strings = set().union(*(_strings(s) for s in sides))
-        if any(of_bundle for _k, of_bundle in kinds) or (
-                any(k for k, _b in kinds) and strings & KIND_STRINGS):
-            found.append(f"{filename}:{node.lineno}: {ast.unparse(node)}")
-    return found
-
-
-def test_no_kind_comparison_outside_the_backends():
-    files = [p for room in ROOMS for p in (ROOT / room).rglob("*.py")] + [ROOT / "app.py"]
-    backends = ROOT / "model" / "backends"
-    bad = [hit for p in files if backends not in p.parents
-           for hit in kind_comparisons(p.read_text(encoding="utf-8"),
-                                       str(p.relative_to(ROOT)))]
-    assert not bad, "compare capabilities, not kinds:\n" + "\n".join(bad)
 
 
 @pytest.mark.parametrize("code", [
@@ -90,7 +36,7 @@ def test_no_kind_comparison_outside_the_backends():
     'x = self.bundle.kind == some_name',
 ])
 def test_the_check_finds_kind_comparisons(code):
-    assert kind_comparisons(code), code
+    assert check_code(code, "kind"), code
 
 
 @pytest.mark.parametrize("code", [
@@ -101,7 +47,7 @@ def test_the_check_finds_kind_comparisons(code):
     'x = caps.family == "decoder"',
 ])
 def test_the_check_leaves_other_kinds_alone(code):
-    assert not kind_comparisons(code), code
+    assert not check_code(code, "kind"), code
 
 
 # ---- capabilities -------------------------------------------------------------------------

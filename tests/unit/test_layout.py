@@ -12,7 +12,9 @@ count too), never by grep:
   lock): process-wide caches live in ui/runtime.py's table.
 
 Each checker takes the repository root, so a test can run it on a planted violation in a
-scratch tree and see it name the offender.
+scratch tree and see it name the offender. Files are read through tests/unit/boundaries.py, the
+one walker every boundary test shares (its per-node rules: model kinds, backend imports, sides,
+the core's lab-free contents).
 """
 
 from __future__ import annotations
@@ -22,9 +24,11 @@ from pathlib import Path
 
 import pytest
 
+# the one walker's helpers (files parsed once, imports resolved): tests/unit/boundaries.py
+from tests.unit.boundaries import CODE, code_files, import_nodes, module_name, parse
+
 ROOT = Path(__file__).resolve().parents[2]
 ROOMS = ("model", "viz", "ui")
-CODE = ("app.py", "ui", "viz", "model", "benchmarks", "tests", "deploy")  # cycles: all of it
 OURS = ("app", "ui", "viz", "model", "benchmarks", "tests", "deploy")
 # model's public API for app, ui and viz: the package, its core modules (model/*.py), the
 # analyses, the backends' registry (model.backends itself), patching's entry point, the two
@@ -39,43 +43,6 @@ CONTAINERS = {"dict", "list", "set", "OrderedDict", "defaultdict", "deque", "Cou
               "WeakValueDictionary", "WeakKeyDictionary", "WeakSet"}
 LOCKS = {"Lock", "RLock", "Semaphore", "BoundedSemaphore", "Condition", "Event"}
 CACHES = {"lru_cache", "cache", "cache_data", "cache_resource"}  # decorators that keep results
-
-
-def module_name(root: Path, path: Path) -> str:
-    parts = list(path.relative_to(root).with_suffix("").parts)
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
-
-
-def code_files(root: Path, dirs: tuple[str, ...] = CODE) -> list[Path]:
-    files = []
-    for d in dirs:
-        p = root / d
-        files += [p] if p.is_file() else sorted(p.rglob("*.py")) if p.is_dir() else []
-    return files
-
-
-def parse(path: Path) -> ast.Module:
-    return ast.parse(path.read_text(encoding="utf-8"), str(path))
-
-
-def import_nodes(root: Path, path: Path) -> list[tuple[ast.stmt, str]]:
-    """Every import statement of `path` with the absolute module it reads from."""
-    package = module_name(root, path).split(".")
-    if path.name != "__init__.py":
-        package = package[:-1]
-    out: list[tuple[ast.stmt, str]] = []
-    for node in ast.walk(parse(path)):
-        if isinstance(node, ast.Import):
-            out += [(node, alias.name) for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package[: len(package) - node.level + 1]
-                out.append((node, ".".join([*base, node.module] if node.module else base)))
-            else:
-                out.append((node, node.module or ""))
-    return out
 
 
 def imports(root: Path, path: Path, modules: set[str] | None = None) -> set[str]:
