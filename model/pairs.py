@@ -66,6 +66,16 @@ def pair_batch(encoded: Batch | None, clean: str, corrupted: str,
     return encoded if langs is None or tuple(encoded.langs) == tuple(langs) else None
 
 
+def pair_decoded(decoded: Sequence | None, clean: str, corrupted: str,
+                 langs: tuple[str | None, ...]) -> list | None:
+    """`decoded` when it is a translation of exactly these two sentences, in order, into
+    `langs` (the page's cached greedy decode of the pair); else None."""
+    if decoded is None or [getattr(t, "source", None) for t in decoded] != [clean, corrupted] \
+            or tuple(getattr(t, "target_lang", None) for t in decoded) != tuple(langs):
+        return None
+    return list(decoded)
+
+
 def nothing_differs(pieces: list[str]) -> ValueError:
     return ValueError(f"nothing differs: the clean and corrupted inputs are the same pieces "
                       f"({' '.join(pieces)}); change a word in the corrupted one")

@@ -294,8 +294,9 @@ class ToyBackend:
             return self.bundle.model(inputs["ids"])[:, step].double().numpy()
 
     def patch_setup(self, clean, corrupted, *, target, step, target_lang, ablate,
-                    encoded=None) -> Setup:
-        # encoded (the page's Batch of the pair) is not read: the toy tokenizes in one line
+                    encoded=None, decoded=None) -> Setup:
+        # encoded (the page's Batch of the pair) is not read: the toy tokenizes in one line;
+        # decoded is a translator's, and the toy does not translate
         if target is not None:
             raise ValueError("target= is for encoder–decoder models")
         tok, cfg, model = self.bundle.tokenizer, self.bundle.config, self.bundle.model

@@ -64,6 +64,7 @@ from model.analysis.lens import logit_lens
 from model.analysis.qkmap import QKMapCache, Sentence, corpus_sentences, text_sentences
 from model.analysis.similarity import head_similarity
 from model.backends import EVERYTHING, backend_for, facts, is_translator
+from model.batch import Batch
 from model.capture import freeze
 from model.dispatch import (
     estimate_ablation,
@@ -159,14 +160,16 @@ def translations() -> Bounded:
 
 
 def cached_translate(bundle: Bundle, key: str, lines: tuple[str, ...], lang: str,
-                     ablate: str) -> list:
-    """Greedy translation of the lines, kept in translations()."""
+                     ablate: str, batch: Batch | None = None) -> list:
+    """Greedy translation of the lines, kept in translations(); `batch`: the lines already
+    tokenized (encode(bundle, lines, target_lang=lang)), decoded without tokenizing again."""
     tkey = (key, lines, lang, ablate)
     hit = translations().get(tkey)
     if hit is None:
         with st.spinner(_("Decoding step by step…")):
-            hit = translations().put(tkey, translate(bundle, list(lines), lang, top_k=5,
-                                                     ablate=ablate))
+            hit = translations().put(tkey, translate(
+                bundle, batch if batch is not None else list(lines), lang, top_k=5,
+                ablate=ablate))
     return hit
 
 

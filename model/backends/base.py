@@ -143,12 +143,14 @@ class Backend(Protocol):
 
     def patch_setup(self, clean: str, corrupted: str, *, target: str | None,
                     step: int | None, target_lang: str | None,
-                    ablate: frozenset[Head], encoded: Batch | None = None) -> Setup:
+                    ablate: frozenset[Head], encoded: Batch | None = None,
+                    decoded: Sequence[Translation] | None = None) -> Setup:
         """A clean/corrupted pair ready for model.patching: tokenized once and checked (same
         piece counts, something differs), the metric's position chosen, and a `run(which,
         grad)` that feeds rows of either input with the hooks in force (model/pairs.py).
         `encoded`: the pair's Batch where the caller made it (pairs.pair_batch says when it
-        serves), read instead of tokenizing again."""
+        serves), read instead of tokenizing again; `decoded`: a translator's greedy output
+        for the pair, read instead of decoding again (pairs.pair_decoded)."""
 
     def forward(self, src: Any, src_mask: Any, tgt: Any, tgt_mask: Any) -> Any:
         """One forward on given ids, torch (B, S) source and (B, T) decoder input on the

@@ -20,7 +20,7 @@ from the clean run, the corrupted run and one backward pass.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -29,7 +29,7 @@ import torch
 from ..batch import Batch
 from ..capture import SIDE_STACK, query_side
 from ..checkpoint import Bundle
-from ..decode import checked_heads
+from ..decode import Translation, checked_heads
 from ..hooks import Head, ablation_hooks
 from ..pairs import Setup
 from .core import (
@@ -72,7 +72,8 @@ class Patching:
 
 
 def _setup(bundle: Bundle, clean: str, corrupted: str, target, step, target_lang,
-           heads: frozenset[Head], encoded: Batch | None = None) -> Setup:
+           heads: frozenset[Head], encoded: Batch | None = None,
+           decoded: Sequence[Translation] | None = None) -> Setup:
     from ..backends import backend_for
 
     if not isinstance(clean, str) or not isinstance(corrupted, str):
@@ -81,7 +82,7 @@ def _setup(bundle: Bundle, clean: str, corrupted: str, target, step, target_lang
         raise ValueError("type a clean and a corrupted sentence")
     return backend_for(bundle).patch_setup(clean, corrupted, target=target, step=step,
                                            target_lang=target_lang, ablate=heads,
-                                           encoded=encoded)
+                                           encoded=encoded, decoded=decoded)
 
 
 def _metric(setup: Setup, clean_out: torch.Tensor, corr_out: torch.Tensor,
@@ -142,14 +143,16 @@ def patch(bundle: Bundle, clean: str, corrupted: str, *, target: str | None = No
           answer: str | int | None = None, wrong: str | int | None = None,
           step: int | None = None, method: str = "exact", ablate: Iterable[Head] | str = (),
           target_lang: str | None = None, parts: Collection[str] = PARTS,
-          progress: Progress = None, chunk: int = 32,
-          encoded: Batch | None = None) -> Patching:
+          progress: Progress = None, chunk: int = 32, encoded: Batch | None = None,
+          decoded: Sequence[Translation] | None = None) -> Patching:
     """Patch every head, attention output and residual position of the clean run into the
     corrupted one (see the module docstring). `ablate`: heads knocked out in every run;
     `parts`: which of heads / attn_out / resid to compute (the others stay empty);
     `progress` gets fractions 0..1; `chunk`: patched copies per forward (exact); `encoded`:
     encode(bundle, [clean, corrupted], target_lang=…) when the caller tokenized the pair
-    already (read instead of tokenizing again where it is that pair)."""
+    already (read instead of tokenizing again where it is that pair); `decoded`: translate()'s
+    result for the pair (same language and ablation), reused where a translator would decode
+    it again."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, not {method!r}")
     if set(parts) - set(PARTS):
@@ -158,7 +161,8 @@ def patch(bundle: Bundle, clean: str, corrupted: str, *, target: str | None = No
     report(0.0)
     heads = checked_heads(bundle, ablate)
     fns = ablation_hooks(heads)
-    setup = _setup(bundle, clean, corrupted, target, step, target_lang, heads, encoded)
+    setup = _setup(bundle, clean, corrupted, target, step, target_lang, heads, encoded,
+                   decoded)
     clean_acts, clean_out = record_run(setup, "clean", fns)
     report(0.1)
     rows = _rows(setup, parts)

@@ -121,3 +121,29 @@ def test_the_count_sees_a_second_tokenization(models):
         assert with_count == Counter({clean: 1, corrupted: 1})
     finally:
         PreTrainedTokenizerBase.__call__ = real
+
+
+def test_the_pair_is_decoded_once_for_both_methods(models, monkeypatch):
+    """The lab translator's greedy decode of the pair is kept with the page's translations
+    (ui/runtime.cached_translate): exact, then attribution on the same pair, decode it once
+    (before, every patch() decoded it in its setup)."""
+    from model.backends import LabBackend
+    from ui.runtime import shared_results, translations
+
+    translations.clear()  # the tests above kept this pair's decode and its patching
+    shared_results.clear()
+    clean, corrupted = CASES["paper"]
+    pairs: list[tuple] = []
+    real = LabBackend.translate
+
+    def counted(self, batch, **kwargs):
+        pairs.append(tuple(batch.sources))
+        return real(self, batch, **kwargs)
+
+    monkeypatch.setattr(LabBackend, "translate", counted)
+    at = run_app({"ckpt": "paper", "view": "patch", "text": clean, "corrupt": corrupted},
+                 timeout=120)
+    assert not at.exception and "Metric" in texts(at.markdown)
+    at.radio(key="patch_method").set_value("attribution").run(timeout=120)
+    assert not at.exception and "attribution" in texts(at.caption)
+    assert pairs.count((clean, corrupted)) == 1, pairs

@@ -27,7 +27,7 @@ from ui.context import Ctx
 from ui.i18n import N_, _
 from ui.model_words import embedding_words
 from ui.pick import head_chart, kind_maps
-from ui.runtime import result_get, result_put
+from ui.runtime import cached_translate, result_get, result_put
 from ui.state import seed, url_value
 from ui.sweep import Sweep, chunk_within, stopped
 from ui.text import KIND_LABELS, md
@@ -217,12 +217,17 @@ def _run(ctx: Ctx, source: Batch | str, clean: str, corrupted: str, method: str,
         if dims is not None:
             chunk = chunk_within(_exact_seconds(ctx, source, lang), _exact_rows(ctx, dims),
                                  CHUNK)
+    pair = source if isinstance(source, Batch) else None
+    # a translator's greedy decode of the pair, kept with the page's translations: the other
+    # method, the button and a later visit read it instead of decoding again
+    decoded = cached_translate(ctx.bundle, ctx.key, (clean, corrupted), ctx.lang, ctx.ablate,
+                               batch=pair) if lang is not None and pair is not None else None
     # the bar is shown only while the work runs: never above a refusal
     with Sweep("patch", _("Patching…")) as sweep:
         start = time.monotonic()
         result = patch(ctx.bundle, clean, corrupted, method=method, ablate=ctx.ablate,
                        target_lang=lang, progress=sweep.report, parts=_parts(ctx, method),
-                       chunk=chunk, encoded=source if isinstance(source, Batch) else None)
+                       chunk=chunk, encoded=pair, decoded=decoded)
         found = (result, time.monotonic() - start)
         result_put(key, found)
     return found

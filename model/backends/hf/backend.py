@@ -156,9 +156,11 @@ class HFBackend:
 
     def patch_setup(self, clean: str, corrupted: str, *, target: str | None,
                     step: int | None, target_lang: str | None,
-                    ablate: frozenset[Head], encoded: Batch | None = None) -> Setup:
+                    ablate: frozenset[Head], encoded: Batch | None = None,
+                    decoded: Sequence[Translation] | None = None) -> Setup:
         """A clean/corrupted pair ready for model.patching (see hf/patching.py);
-        target_lang is not used."""
+        target_lang and decoded are not used (no Hugging Face model translates here: an
+        encoder–decoder one's output comes from the setup's own greedy run, hooks in force)."""
         from .patching import hf_setup
 
         return hf_setup(self.bundle, clean, corrupted, target=target, step=step,

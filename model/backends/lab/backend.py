@@ -150,12 +150,14 @@ class LabBackend:
 
     def patch_setup(self, clean: str, corrupted: str, *, target: str | None,
                     step: int | None, target_lang: str | None,
-                    ablate: frozenset[Head], encoded: Batch | None = None) -> Setup:
+                    ablate: frozenset[Head], encoded: Batch | None = None,
+                    decoded: Sequence[Translation] | None = None) -> Setup:
         """A clean/corrupted pair ready for model.patching (see lab/patching.py)."""
         from .patching import lab_setup
 
         return lab_setup(self, clean, corrupted, target=target, step=step,
-                         target_lang=target_lang, ablate=ablate, encoded=encoded)
+                         target_lang=target_lang, ablate=ablate, encoded=encoded,
+                         decoded=decoded)
 
     def forward(self, src: Any, src_mask: Any, tgt: Any, tgt_mask: Any) -> Any:
         """One forward on given ids (B, S) / (B, T) under the caller's hooks; the lab's model

@@ -21,15 +21,17 @@ from ...pairs import (
     first_difference,
     nothing_differs,
     pair_batch,
+    pair_decoded,
 )
 from .langs import target_langs
 
 
 def lab_setup(backend, clean: str, corrupted: str, *, target: str | None, step: int | None,
               target_lang: str | None, ablate: frozenset[Head],
-              encoded: Batch | None = None) -> Setup:
+              encoded: Batch | None = None, decoded: Sequence | None = None) -> Setup:
     """Tokenise (or read `encoded`, the pair's Batch made in the clean sentence's target
-    language), check and decide where the metric is read; nothing patched yet."""
+    language), decode (or read `decoded`, the pair's greedy translation with these heads
+    knocked out), check and decide where the metric is read; nothing patched yet."""
     bundle = backend.bundle
     model, tok, cfg = bundle.model, bundle.tokenizer, bundle.config
     if model.training:
@@ -53,7 +55,8 @@ def lab_setup(backend, clean: str, corrupted: str, *, target: str | None, step: 
     if has_dec:
         sides["dec"] = len(model.decoder.layers)
     if has_enc and has_dec:
-        done = backend.translate(batch, ablate=ablate)
+        done = pair_decoded(decoded, clean, corrupted, (lang, lang)) \
+            or backend.translate(batch, ablate=ablate)
         body = done[0].ids if target is None else tok.encode(target)
         body = list(body)[: limit - 1]
         chosen = checked_step(step, first_difference(done[0].ids, done[1].ids), len(body))
