@@ -42,6 +42,19 @@ def pytest_runtest_setup(item) -> None:
             skip_or_fail(mark.kwargs["reason"])
 
 
+@pytest.fixture(scope="module")
+def one_thread():
+    """torch at one intra-op thread for a module of tiny models, restored afterwards: their
+    tensors are so small that thread start-up costs more than the work on a busy 2-core
+    machine. A module asks for it with pytestmark = pytest.mark.usefixtures("one_thread")."""
+    import torch  # here, not above: OMP_WAIT_POLICY must be set before torch starts OpenMP
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _run_from_repo_root():
     """Relative paths (app.py, checkpoints/) resolve the same wherever pytest was started."""

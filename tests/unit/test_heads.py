@@ -8,7 +8,6 @@ from types import SimpleNamespace
 import numpy as np
 import plotly.graph_objects as go
 import pytest
-import torch
 
 from model import Trace, capture, translate
 from model.analysis.ablation import ablation_effect, all_heads, importance_scan
@@ -42,14 +41,8 @@ KO = REFS[0]
 LAST_CROSS = "cross:1:0,cross:1:1,cross:1:2,cross:1:3"  # every head of the last cross layer
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _one_torch_thread():
-    """Tiny models decode ~20x slower with 2 intra-op threads when the cores are busy (a training
-    job shares them); one thread keeps this file fast. Restored afterwards."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+# tiny models decode ~20x slower with 2 intra-op threads when the cores are busy
+pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py
 
 
 def enc_trace(rows: np.ndarray, tokens: list[str] | None = None, width: int | None = None

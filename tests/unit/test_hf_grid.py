@@ -19,13 +19,7 @@ from model import capture, load_checkpoint  # noqa: E402
 from tests.unit.test_hf import SPECIALS, WORDS, make_tokenizer  # noqa: E402
 from viz.attention import grid_figure, layer_figure  # noqa: E402
 
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)  # tiny tensors: threads cost more than they give on 2 busy cores
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py
 
 
 def _folder(tmp_path, family: str):
@@ -129,3 +123,8 @@ def test_heads_that_share_keys_and_values_are_drawn_together(tmp_path, family):
         rows = layer.layout.meta["tiles"]["row_spans"]
         cols = layer.layout.meta["tiles"]["col_spans"]
         assert data[rows[1][0], cols[2][0]].tolist() == [8, 2]  # second row, third panel
+
+
+def test_runs_on_one_thread():
+    """tests/conftest.one_thread is in force for this module (and restored after it)."""
+    assert torch.get_num_threads() == 1

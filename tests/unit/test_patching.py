@@ -30,12 +30,7 @@ HF_CLEAN, HF_CORRUPT = "the cat eats fish every day .", "the dog eats fish every
 T5_TARGET = "고양이는 생선을 먹어요"
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py
 
 
 @pytest.fixture(scope="module")
