@@ -140,3 +140,50 @@ def test_tokens_view_draws_the_token_types_of_a_typed_pair():
     assert z[1, :single].tolist() == [0] * single and np.isnan(z[1, single:]).all()
     said = re.sub(r"\\(.)", r"\1", " ".join(c.value for c in at.caption))  # md escapes
     assert "Line(s) 1 hold a pair “A [SEP] B”" in said
+
+
+def _transformers_layer0(line: str) -> dict[str, np.ndarray]:
+    """Layer 0 of plain transformers on one line: BertSelfOutput's output (the post-LN
+    attention block) and BertIntermediate's (after GELU), by forward hooks."""
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(MINILM)
+    model = AutoModel.from_pretrained(MINILM, attn_implementation="eager").eval()
+    got: dict[str, np.ndarray] = {}
+    layer = model.encoder.layer[0]
+    hooks = [layer.attention.output.register_forward_hook(
+                 lambda m, a, out: got.__setitem__("normed", out[0].double().numpy())),
+             layer.intermediate.register_forward_hook(
+                 lambda m, a, out: got.__setitem__("hidden", out[0].double().numpy()))]
+    try:
+        with torch.no_grad():
+            model(**tok(line, return_tensors="pt"))
+    finally:
+        for h in hooks:
+            h.remove()
+    return got
+
+
+def test_tour_steps_14_and_15_are_computed_from_the_weights(trace):
+    """Steps 14 (the post-LN output) and 15 (the FFN with GELU) on minilm, against
+    transformers' own modules."""
+    want = _transformers_layer0(LINES[0])
+    at = run_app({"ckpt": "minilm", "text": LINES[0], "view": "tour", "step": "14"},
+                 timeout=240)
+    assert not at.exception, [e.value for e in at.exception]
+    bars = next(c for c in _charts(at) if "Vector length per piece" in
+                json.dumps(c["layout"].get("title", "")))
+    normed = next(t for t in bars["data"] if t["name"] == "after the norm")
+    np.testing.assert_allclose(np.asarray(array(normed["y"]), np.float64),
+                               np.linalg.norm(want["normed"], axis=-1), atol=1e-4)
+    at = run_app({"ckpt": "minilm", "text": LINES[0], "view": "tour", "step": "15"},
+                 timeout=240)
+    assert not at.exception, [e.value for e in at.exception]
+    said = " ".join(m.value for m in at.markdown)
+    assert "the activation GELU" in said and "computed here from this layer's weights" in said
+    spec = next(c for c in _charts(at) if "FFN hidden layer after the activation" in
+                json.dumps(c["layout"].get("title", "")))
+    np.testing.assert_allclose(np.asarray(array(spec["data"][0]["z"]), np.float64),
+                               want["hidden"], atol=1e-4)
+    assert not any("no chart here" in x.value for x in [*at.info, *at.warning])

@@ -297,10 +297,10 @@ def test_every_step_on_a_decoder_only_hf_model(gpt2):
         assert step_title(at).startswith(f"{i}. ") and link_step(at) == str(i)
         if at.info:
             skipped.append(i)
-    # FFN (not recorded for HF) and cross-attention (none); the embedding rows, ·W_O and the
-    # residual are read from the table or rebuilt from the recorded attention and W_O
-    # (tests/unit/test_tour_block checks them)
-    assert skipped == [15, 18], skipped
+    # cross-attention (none); the embedding rows, ·W_O, the residual and the FFN are read
+    # from the table or rebuilt from the recorded attention and the weights
+    # (tests/unit/test_tour_block and test_block_walk check them)
+    assert skipped == [18], skipped
 
 
 def test_trace_walk_recomputes_the_hf_models_attention(gpt2):

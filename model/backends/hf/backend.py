@@ -244,6 +244,13 @@ class HFBackend:
 
         return circuit_weights(self.bundle, kind, layer)
 
+    def block_weights(self, kind: str, layer: int) -> dict[str, Any]:
+        """The layer's two LayerNorms and its FFN, float64, with the model's own activation
+        (hf/blocks.py): what the tour's steps 14 and 15 compute from."""
+        from .blocks import block_weights
+
+        return block_weights(self.bundle, kind, layer)
+
     def qk_parts(self, trace: Trace, kind: str, layer: int, head: int, query: int, key: int,
                  batch: int = 0) -> tuple[dict[str, Any], dict[str, Any], float, float]:
         """One head's query and key split by upstream component (hf/components.py)."""

@@ -76,6 +76,13 @@ def _rebuilt_residual(w: Where, pre: bool) -> None:
                          mean=mean, std=std))
     parts = {_("x (layer input)"): x, _("attention output"): out[:m],
              _("x + attention output"): added}
+    block = w.block
+    if not pre and block is not None:  # the norm itself, from this layer's γ and β
+        mean, std = viz_tour.layer_stats(block.normed)
+        st.caption(_("After the norm, computed with this layer's own γ and β: mean {mean:.3f} "
+                     "and standard deviation {std:.3f} on average. This is what the FFN reads "
+                     "(next step).").format(mean=mean, std=std))
+        parts[_("after the norm")] = block.normed
     chart(viz_tour.norms_figure(parts, w.tokens, _("Vector length per piece")), w.ctx)
 
 
@@ -85,7 +92,24 @@ def ffn(w: Where) -> None:
     act = w.facts.activation
     f = hidden.shape[-1] if hidden is not None else w.facts.d_ff
     names = w.names
-    if hidden is not None:
+    m = len(w.tokens)
+    block = w.block if hidden is None else None
+    if block is not None:  # rebuilt from this layer's weights (model.analysis.block_walk)
+        rows, act, f = block.hidden, block.activation, block.hidden.shape[-1]
+        if names.ffn == "d_ff" and f == 4 * d:  # the config leaves it unnamed (GPT-2)
+            names = replace(names, ffn=f"4 · {names.width}")
+        after = (_("then the residual add and the LayerNorm (post-norm).")
+                 if block.norm == "post" else
+                 _("it reads the vector after the layer's second norm, and its output is "
+                   "added to the residual stream (pre-norm)."))
+        say(_("The position-wise FFN, computed here from this layer's weights: Linear {width} "
+              "→ {ffn} ({d} → {f}), the activation {act}, Linear back to {d}, for each piece "
+              "separately; {after}").format(width=names.width, ffn=names.ffn, d=d, f=f,
+                                           act=act.upper() or "?", after=after),
+            f"ff_1: (bs, {w.seq}, {names.ffn}) = ({bs}, {n}, {f})\n"
+            f"ff_3: (bs, {w.seq}, {names.width}) = ({bs}, {n}, {d})")
+    elif hidden is not None:
+        rows = hidden[w.b, :m]
         say(_("The position-wise FFN: Linear {width} → {ffn} ({d} → {f}), the activation "
               "{act}, Linear back to {d}, for each piece separately; then residual and "
               "LayerNorm again, as in the previous step.").format(
@@ -108,15 +132,17 @@ def ffn(w: Where) -> None:
         say(text, f"ffn output: (bs, {w.seq}, {names.width}) = ({bs}, {n}, {d})")
         hf_note()
         return
-    m = len(w.tokens)
     if act == "relu":
         st.caption(_("ReLU = max(0, x): {z:.0%} of the hidden values are exactly 0 here.")
-                   .format(z=viz_tour.zero_share(hidden[w.b, :m])))
-    else:
+                   .format(z=viz_tour.zero_share(rows)))
+    elif act.startswith("gelu"):
         st.caption(_("GELU lets small negative values through, so few hidden values are "
-                     "exactly 0 ({z:.1%} here).").format(z=viz_tour.zero_share(hidden[w.b, :m])))
-    chart(viz_tour.matrix_figure(hidden[w.b, :m], w.tokens, _("FFN hidden layer after the "
-                                                                "activation"), _("unit")), w.ctx)
+                     "exactly 0 ({z:.1%} here).").format(z=viz_tour.zero_share(rows)))
+    else:
+        st.caption(_("{act}: {z:.1%} of the hidden values are exactly 0 here.").format(
+            act=act.upper() or "?", z=viz_tour.zero_share(rows)))
+    chart(viz_tour.matrix_figure(rows, w.tokens, _("FFN hidden layer after the activation"),
+                                 _("unit")), w.ctx)
 
 
 def next_layer(w: Where) -> None:

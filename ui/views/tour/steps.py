@@ -55,7 +55,8 @@ NEEDS: dict[str, frozenset[str]] = {
     "pieces": _BASE, "padding": _BASE, "embedding": _BASE | {"embed"},
     "positional": _BASE, "sum": _BASE | {"embed"}, "pad_mask": _BASE,
     **dict.fromkeys(("qkv", "qk", "scale", "mask", "softmax", "context", "concat"), _HEAD_STEPS),
-    "residual": _BASE | {"steps", "tour"}, "ffn": _BASE | {"tour"}, "next": _BASE,
+    # residual and ffn rebuild layer 0 from the weights on a Hugging Face model: v too
+    "residual": _HEAD_STEPS | {"tour"}, "ffn": _BASE | {"v", "tour"}, "next": _BASE,
     "subsequent": _BASE, "cross": _BASE, "output": _BASE | {"logits"},
 }
 

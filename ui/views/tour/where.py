@@ -15,6 +15,7 @@ import numpy as np
 import streamlit as st
 
 from model import Bundle, Trace
+from model.analysis.block_walk import BlockWalk, block_walk
 from model.backends import backend_for, capabilities
 from model.backends import facts as backend_facts
 from ui.common import chart
@@ -249,6 +250,18 @@ class Where:
             if self.facts.norm == "post" else walk.x
         return replace(walk, x=x, x_kv=x if self.facts.norm == "post" else walk.x_kv,
                        concat=concat, out=out)
+
+    @cached_property
+    def block(self) -> BlockWalk | None:
+        """Layer 0 after its attention, rebuilt from the weights (model.analysis.block_walk):
+        for a model whose recorder keeps no norm or FFN intermediates; None where the backend
+        cannot give them (the step then says so)."""
+        if self.facts.raw_hooks:
+            return None
+        try:
+            return block_walk(self.bundle, self.t, self.kind, 0, self.b)
+        except ValueError:
+            return None
 
     @cached_property
     def figures(self) -> dict[str, viz_steps.Step]:
