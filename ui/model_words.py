@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from model import Bundle, Trace
 from model.backends import Facts, facts
+from model.segments import is_pair
 from ui.i18n import N_, _
 from ui.text import KIND_LABELS
 
@@ -101,13 +102,22 @@ def pair_sentence(f: Facts, pairs: Sequence[int]) -> str | None:
              "B's pieces then get 1.").format(sep=sep)
 
 
-def token_types_sentence(f: Facts, n_lines: int) -> str | None:
-    """The token-type (segment) ids this model adds, or None without a token-type embedding."""
-    if not f.token_types:
+def token_types_sentence(f: Facts, tokens: Sequence[Sequence[str]]) -> str | None:
+    """The token-type (segment) ids this model adds to the lines' pieces (`tokens`, one list
+    per line), or None without a token-type embedding."""
+    sep = separator_piece(f)
+    if sep is None:
         return None
+    pairs = [b + 1 for b, pieces in enumerate(tokens) if is_pair(pieces, sep)]
+    if pairs:
+        return _("Token-type (segment) ids: line(s) {lines} hold a pair “A {sep} B”, so the "
+                 "model adds its token-type row 0 to A's pieces and the first {sep} and row 1 "
+                 "to B's; every piece of the other lines gets row 0.").format(
+            lines=", ".join(map(str, pairs)), sep=sep)
     return _("Token-type (segment) ids: 0 for every piece of these {n} line(s), each read as "
              "one segment; the model adds its token-type embedding row 0 to every piece (a "
-             "pair “A [SEP] B” would give B's pieces 1).").format(n=n_lines)
+             "pair “A {sep} B” typed in one line would give B's pieces 1).").format(
+        n=len(tokens), sep=sep)
 
 
 def kinds_help(kinds: Sequence[str]) -> str:

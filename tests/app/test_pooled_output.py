@@ -187,3 +187,12 @@ def test_tour_steps_14_and_15_are_computed_from_the_weights(trace):
     np.testing.assert_allclose(np.asarray(array(spec["data"][0]["z"]), np.float64),
                                want["hidden"], atol=1e-4)
     assert not any("no chart here" in x.value for x in [*at.info, *at.warning])
+
+
+def test_tour_step_5_says_which_lines_are_pairs(trace):
+    at = run_app({"ckpt": "minilm", "text": "Winter is cold.\nA cat sits. [SEP] A kitten rests.",
+                  "view": "tour", "step": "5"}, timeout=240)
+    assert not at.exception, [e.value for e in at.exception]
+    said = re.sub(r"\\(.)", r"\1", " ".join(m.value for m in at.markdown))
+    assert "line(s) 2 hold a pair “A [SEP] B”" in said
+    assert "0 for every piece of these" not in said

@@ -204,7 +204,7 @@ def embedding_sum(w: Where) -> None:
 def embedding_extras(w: Where) -> str:
     """What else the model adds or does before layer 0: token types, a LayerNorm (facts)."""
     bf, extra = backend_facts(w.bundle), ""
-    types = token_types_sentence(bf, len(w.all_tokens))
+    types = token_types_sentence(bf, w.all_tokens)
     if types:
         extra += " " + types
     if bf.embedding_norm:
