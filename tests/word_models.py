@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import torch
 
-from tests.unit.test_hf import SPECIALS, WORDS
+from tests.hf_folders import SPECIALS, WORDS
 
 
 def vocab_args() -> dict:

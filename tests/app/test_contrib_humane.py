@@ -16,7 +16,7 @@ TEXT = " ".join(["the cat eats fish every day ."] * 25)  # 200 words: GPT-2's 20
 def _gpt2(tmp_path, monkeypatch) -> None:
     """A 12 × 12 GPT-2-shaped model (d_model small) listed through ATTN_MODELS."""
     from tests.app.test_hf_views import build
-    from tests.unit.test_hf import make_tokenizer
+    from tests.hf_folders import make_tokenizer
 
     model, template = build("gpt2-12")
     model.save_pretrained(tmp_path / "gpt2-12", safe_serialization=True)

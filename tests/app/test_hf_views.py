@@ -13,7 +13,7 @@ from tests import word_models
 from tests.app.conftest import run_app
 from tests.app.test_views import charts, ok, texts
 from tests.chartdata import array, find
-from tests.unit.test_hf import make_tokenizer
+from tests.hf_folders import save_families
 from ui.views import VIEWS
 from ui.views.heads import HEADS_PARTS
 
@@ -35,10 +35,7 @@ def build(name: str):
 @pytest.fixture(scope="module", autouse=True)
 def hf_models(tmp_path_factory):
     root = tmp_path_factory.mktemp("hf_views")
-    for name in MODELS:
-        model, template = build(name)
-        model.save_pretrained(root / name, safe_serialization=True)
-        make_tokenizer(template).save_pretrained(root / name)
+    save_families(root, MODELS, build)
     before = torch.get_num_threads()
     torch.set_num_threads(1)  # small tensors: thread start-up costs more on a busy machine
     with pytest.MonkeyPatch.context() as mp:

@@ -19,8 +19,9 @@ import sentencepiece as spm
 
 from tests.app.conftest import run_app
 from tests.app.test_views import texts
+from tests.hf_folders import save_families
 from tests.tiny_model import save_tiny_checkpoint
-from tests.unit.test_hf import make_model, make_tokenizer
+from tests.unit.test_hf import make_model
 from ui.views import VIEWS
 
 CASES = {"paper": ("the cat eats fish .", "the dog eats fish ."),
@@ -33,10 +34,7 @@ def models(tmp_path_factory):
     root = tmp_path_factory.mktemp("patch_tok")
     save_tiny_checkpoint(root / "paper", extra=["cat", "dog", "eats", "fish"], max_len=40,
                          card={"variant": "paper"})
-    for family in ("gpt2", "marian"):
-        model, template = make_model(family)
-        model.save_pretrained(root / family, safe_serialization=True)
-        make_tokenizer(template).save_pretrained(root / family)
+    save_families(root, ("gpt2", "marian"), make_model)
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("ATTN_CHECKPOINTS_DIR", str(root))
         mp.setenv("ATTN_MODELS", str(root))

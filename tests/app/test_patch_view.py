@@ -134,7 +134,7 @@ def test_hugging_face_decoder_only(tmp_path, monkeypatch):
     """A 12 × 12 GPT-2-shaped model listed through ATTN_MODELS: the next token each run
     predicts, one 12 × 12 heat map of dec_self heads, the residual stream of the decoder."""
     from tests.app.test_hf_views import build
-    from tests.unit.test_hf import make_tokenizer
+    from tests.hf_folders import make_tokenizer
 
     model, template = build("gpt2-12")
     model.save_pretrained(tmp_path / "gpt2-12", safe_serialization=True)

@@ -75,10 +75,10 @@ def build(name: str, root: Path) -> Path:
     """One random-weight Hugging Face folder under root."""
     import transformers as tf
 
+    from tests.hf_folders import SPECIALS, WORDS
+    from tests.hf_folders import make_tokenizer as word_tokenizer
     from tests.hostile.families import build_folder
     from tests.hostile.families import make_tokenizer as family_tokenizer
-    from tests.unit.test_hf import SPECIALS, WORDS
-    from tests.unit.test_hf import make_tokenizer as word_tokenizer
 
     if name in ("gpt2", "bert", "marian"):
         return build_folder(root, name)

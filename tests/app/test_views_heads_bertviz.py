@@ -29,7 +29,8 @@ from model.analysis.heads import METRICS, head_stats
 from model.analysis.rollout import rollout
 from tests.app.conftest import run_app
 from tests.app.test_views import array, charts, ok, texts
-from tests.unit.test_hf import eager_twin, make_model, make_tokenizer, reference
+from tests.hf_folders import make_tokenizer
+from tests.unit.test_hf import eager_twin, make_model, reference
 from viz.bertviz_embed import bertviz_height
 
 LINES = ["Winter is cold.", "The big dog eats the fish."]  # the first is a corpus seed sentence

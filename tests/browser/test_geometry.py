@@ -97,7 +97,7 @@ def gpt2_small(streamlit_server_factory, tmp_path_factory) -> str:
     """A server listing a random GPT-2-small-shaped folder (768 wide, 12 layers × 12 heads of
     64): the head sizes and grid of the real one, over the tests' word vocabulary."""
     from tests import word_models
-    from tests.unit.test_hf import make_tokenizer
+    from tests.hf_folders import make_tokenizer
 
     root = tmp_path_factory.mktemp("geometry_gpt2")
     model, template = word_models.gpt2(768, 12, 12, 1024)

@@ -10,7 +10,7 @@ import pytest
 
 from tests.app.test_hf_views import MODELS, build
 from tests.browser.conftest import wait_for_app
-from tests.unit.test_hf import make_tokenizer
+from tests.hf_folders import make_tokenizer
 from ui.views import VIEWS
 
 TEXT = "the cat eats fish every day .\nwinter is cold"

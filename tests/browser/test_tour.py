@@ -21,7 +21,8 @@ HEADING = '[data-testid="stMainBlockContainer"] h3'
 
 @pytest.fixture(scope="module")
 def gpt2_folder(tmp_path_factory):
-    from tests.unit.test_hf import make_model, make_tokenizer
+    from tests.hf_folders import make_tokenizer
+    from tests.unit.test_hf import make_model
 
     folder = tmp_path_factory.mktemp("hf") / "tiny-gpt2"
     model, template = make_model("gpt2")

@@ -17,8 +17,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from model import load_checkpoint  # noqa: E402
 from model.analysis import composition_scores  # noqa: E402
 from model.backends import backend_for  # noqa: E402
+from tests.hf_folders import save_families  # noqa: E402
 from tests.unit.conftest import make_bundle  # noqa: E402
-from tests.unit.test_hf import make_tokenizer  # noqa: E402
 from tests.unit.test_qk_terms import hf_model  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -167,15 +167,8 @@ def randomise_norms(model: torch.nn.Module) -> None:
 def tweaked_bundles(root: Path, families, *tweaks) -> dict:
     """{family: bundle} of test_qk_terms' tiny models, each tweak(model) applied, saved and
     loaded through load_checkpoint."""
-    out = {}
-    for family in families:
-        model, template = hf_model(family)
-        for tweak in tweaks:
-            tweak(model)
-        model.save_pretrained(root / family, safe_serialization=True)
-        make_tokenizer(template).save_pretrained(root / family)
-        out[family] = load_checkpoint(root / family)
-    return out
+    save_families(root, families, hf_model, *tweaks)
+    return {family: load_checkpoint(root / family) for family in families}
 
 
 @pytest.fixture(scope="module")

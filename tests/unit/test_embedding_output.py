@@ -21,7 +21,8 @@ from model.analysis.ablation import ablation_effect  # noqa: E402
 from model.analysis.similarity import partner, pooled_knockout, pooled_scan  # noqa: E402
 from model.backends import facts  # noqa: E402
 from model.patching import effect, patch  # noqa: E402
-from tests.unit.test_hf import make_model, make_tokenizer  # noqa: E402
+from tests.hf_folders import make_tokenizer  # noqa: E402
+from tests.unit.test_hf import make_model  # noqa: E402
 from tests.unit.test_similarity import write_sentence_files  # noqa: E402
 
 LINES = ["the cat eats fish every day .", "a dog runs", "winter is cold ."]

@@ -14,30 +14,14 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing in this file may reach t
 
 from model import CheckpointError, capture, load_checkpoint  # noqa: E402
 from model.backends.hf import listed_models, resolve_model_ref  # noqa: E402
+from tests.hf_folders import SPECIALS, WORDS, make_tokenizer, save_families  # noqa: E402, F401
 from viz.bertviz_embed import bertviz_html  # noqa: E402
 
-WORDS = ("the cat eats fish every day winter is cold . a dog runs "
-         "겨울은 추워요 고양이는 생선을 먹어요").split()
-SPECIALS = ["<pad>", "<unk>", "<s>", "</s>", "[CLS]", "[SEP]"]
+# make_tokenizer above: still imported from here by modules being edited this round
+# (test_tour, test_block_walk, benchmarks/trace_hashes); the rest import tests.hf_folders
+
 SENTENCES = ["the cat eats fish every day .", "winter is cold"]
 FAMILIES = ("bert", "gpt2", "marian")
-
-
-def make_tokenizer(template: str | None):
-    """A word-level fast tokenizer; `template` like '[CLS] $A [SEP]' adds special tokens."""
-    from tokenizers import Tokenizer, models, pre_tokenizers, processors
-    from transformers import PreTrainedTokenizerFast
-
-    vocab = {w: i for i, w in enumerate(SPECIALS + WORDS)}
-    tk = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
-    tk.pre_tokenizer = pre_tokenizers.Whitespace()
-    if template:
-        names = [t for t in template.split() if t != "$A"]
-        tk.post_processor = processors.TemplateProcessing(
-            single=template, special_tokens=[(t, vocab[t]) for t in names])
-    return PreTrainedTokenizerFast(tokenizer_object=tk, pad_token="<pad>", unk_token="<unk>",
-                                   bos_token="<s>", eos_token="</s>", cls_token="[CLS]",
-                                   sep_token="[SEP]")
 
 
 def make_model(family: str):
@@ -65,15 +49,6 @@ def make_model(family: str):
                        decoder_ffn_dim=32, max_position_embeddings=32, pad_token_id=0,
                        eos_token_id=3, decoder_start_token_id=0, forced_eos_token_id=3)
     return MarianMTModel(cfg), "$A </s>"
-
-
-def save_families(root: Path, families, build) -> Path:
-    """One folder per family under root: build(family) -> (model, tokenizer template)."""
-    for family in families:
-        model, template = build(family)
-        model.save_pretrained(root / family, safe_serialization=True)
-        make_tokenizer(template).save_pretrained(root / family)
-    return root
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,7 @@ from model.analysis.contributions import head_contributions  # noqa: E402
 from model.backends.hf.contributions import final_norm  # noqa: E402
 from model.backends.hf.projections import projection_modules  # noqa: E402
 from model.hooks import attn_prefix, hooks  # noqa: E402
-from tests.unit.test_hf import make_tokenizer  # noqa: E402
+from tests.hf_folders import save_families  # noqa: E402
 from tests.unit.test_qk_terms import hf_model  # noqa: E402
 
 TEXT = "the cat eats fish every day . winter is cold"
@@ -24,14 +24,9 @@ TEXT = "the cat eats fish every day . winter is cold"
 
 @pytest.fixture(scope="module")
 def bundles(tmp_path_factory):
-    root = tmp_path_factory.mktemp("dla_models")
-    out = {}
-    for family in ("gpt2", "llama", "bert"):
-        model, template = hf_model(family)
-        model.save_pretrained(root / family, safe_serialization=True)
-        make_tokenizer(template).save_pretrained(root / family)
-        out[family] = load_checkpoint(root / family)
-    return out
+    families = ("gpt2", "llama", "bert")
+    root = save_families(tmp_path_factory.mktemp("dla_models"), families, hf_model)
+    return {family: load_checkpoint(root / family) for family in families}
 
 
 @pytest.mark.parametrize("family", ["gpt2", "llama"])

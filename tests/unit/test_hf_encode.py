@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from model.backends.hf.record import encode_ids
-from tests.unit.test_hf import make_tokenizer
+from tests.hf_folders import make_tokenizer
 
 LINES = ["the cat eats fish every day .", "winter is cold", "a", "",
          "the cat eats fish every day . a dog runs winter is cold . the cat eats fish",

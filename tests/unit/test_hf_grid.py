@@ -16,7 +16,7 @@ import torch
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from model import capture, load_checkpoint  # noqa: E402
-from tests.unit.test_hf import SPECIALS, WORDS, make_tokenizer  # noqa: E402
+from tests.hf_folders import SPECIALS, WORDS, make_tokenizer  # noqa: E402
 from viz.attention import grid_figure, layer_figure  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py

@@ -12,7 +12,8 @@ import torch
 from model import capture, load_checkpoint
 from model.analysis.lens import logit_lens
 from model.backends import backend_for, capabilities
-from tests.unit.test_hf import SPECIALS, WORDS, make_model, save_families
+from tests.hf_folders import SPECIALS, WORDS, save_families
+from tests.unit.test_hf import make_model
 
 TEXT = ["the cat eats fish every day .", "winter is cold"]
 

@@ -17,7 +17,8 @@ import torch
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from model import capture, load_checkpoint  # noqa: E402
-from tests.unit.test_hf import SPECIALS, WORDS, make_model, make_tokenizer  # noqa: E402
+from tests.hf_folders import SPECIALS, WORDS, make_tokenizer  # noqa: E402
+from tests.unit.test_hf import make_model  # noqa: E402
 
 LINES = ["the cat eats fish every day .", "winter is cold", "a dog"]
 

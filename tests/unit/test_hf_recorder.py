@@ -21,7 +21,7 @@ from model import capture, load_checkpoint  # noqa: E402
 from model.analysis.ablation import ablation_effect, importance_scan  # noqa: E402
 from model.backends.hf.load import model_device  # noqa: E402
 from model.backends.hf.recorder import NAME  # noqa: E402
-from tests.unit.test_hf import SPECIALS, WORDS, make_tokenizer, save_families  # noqa: E402
+from tests.hf_folders import SPECIALS, WORDS, make_tokenizer, save_families  # noqa: E402
 
 FAMILIES = ("gpt2", "bert", "llama", "mistral", "t5", "marian")
 SENTENCES = ["the cat eats fish every day .", "winter is cold", "a dog runs"]

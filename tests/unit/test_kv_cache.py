@@ -19,7 +19,8 @@ from model.analysis.cache_reads import first_share, layer_mean, unread  # noqa: 
 from model.analysis.eviction import SINKS, eviction, policy_mask, sweep  # noqa: E402
 from model.analysis.heavy import heavy_keep, heavy_mask  # noqa: E402
 from tests import word_models  # noqa: E402
-from tests.unit.test_hf import eager_twin, make_tokenizer  # noqa: E402
+from tests.hf_folders import save_families  # noqa: E402
+from tests.unit.test_hf import eager_twin  # noqa: E402
 
 PROMPT = "the cat eats fish every day . a dog runs"
 FAMILIES = ("gpt2-small", "llama-gqa")
@@ -39,12 +40,7 @@ def build(name: str):
 
 @pytest.fixture(scope="module")
 def root(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("kv_cache")
-    for name in FAMILIES:
-        model, template = build(name)
-        model.save_pretrained(out / name, safe_serialization=True)
-        make_tokenizer(template).save_pretrained(out / name)
-    return out
+    return save_families(tmp_path_factory.mktemp("kv_cache"), FAMILIES, build)
 
 
 @pytest.fixture(scope="module")

@@ -23,8 +23,8 @@ from model.long.reduce import LOCAL, MIDDLE, REACH, bin_starts  # noqa: E402
 from model.specials import is_special  # noqa: E402
 from tests import word_models  # noqa: E402
 from tests.conftest import needs
+from tests.hf_folders import WORDS, save_families  # noqa: E402
 from tests.unit.conftest import make_bundle  # noqa: E402
-from tests.unit.test_hf import WORDS, make_tokenizer  # noqa: E402
 
 N_WORDS = 2047  # past the middle band (1,024); 2,048 pieces with <s>, the size issue 38 names
 PIXELS = 96  # does not divide n: pixels of unequal size
@@ -68,12 +68,8 @@ def _small_chunks():
 
 @pytest.fixture(scope="module")
 def root(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("long")
-    for family in ("gpt2", "llama", "mistral", "qwen2"):
-        model, template = build(family)
-        model.save_pretrained(out / family, safe_serialization=True)
-        make_tokenizer(template).save_pretrained(out / family)
-    return out
+    return save_families(tmp_path_factory.mktemp("long"), ("gpt2", "llama", "mistral", "qwen2"),
+                         build)
 
 
 def reference(a: np.ndarray, specials: np.ndarray, pixels: int) -> dict[str, np.ndarray]:

@@ -21,7 +21,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing in this file may reach t
 from model import load_checkpoint, translate  # noqa: E402
 from model.backends.lab.langs import target_langs  # noqa: E402
 from model.patching import effect, patch  # noqa: E402
-from tests.unit.test_hf import save_families  # noqa: E402
+from tests.hf_folders import save_families  # noqa: E402
 from tests.unit.test_hf_recorder import build  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]

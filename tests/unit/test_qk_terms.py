@@ -13,7 +13,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from model import capture, load_checkpoint  # noqa: E402
 from model.analysis import qk_terms  # noqa: E402
-from tests.unit.test_hf import SPECIALS, WORDS, make_tokenizer  # noqa: E402
+from tests.hf_folders import SPECIALS, WORDS, save_families  # noqa: E402
 
 N = len(SPECIALS) + len(WORDS)
 LINES = ["the cat eats fish every day .", "winter is cold"]
@@ -54,14 +54,9 @@ def hf_model(family: str):
 
 @pytest.fixture(scope="module")
 def hf_bundles(tmp_path_factory):
-    root = tmp_path_factory.mktemp("qk_models")
-    out = {}
-    for family in ("gpt2", "bert", "llama", "t5"):
-        model, template = hf_model(family)
-        model.save_pretrained(root / family, safe_serialization=True)
-        make_tokenizer(template).save_pretrained(root / family)
-        out[family] = load_checkpoint(root / family)
-    return out
+    families = ("gpt2", "bert", "llama", "t5")
+    root = save_families(tmp_path_factory.mktemp("qk_models"), families, hf_model)
+    return {family: load_checkpoint(root / family) for family in families}
 
 
 def _cells(trace, kind: str, n: int = 6):

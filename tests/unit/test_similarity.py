@@ -24,7 +24,8 @@ from model.analysis import head_similarity, similarity_terms  # noqa: E402
 from model.backends import MINILM_FOLDER, capabilities, minilm_status  # noqa: E402
 from model.backends.hf.sentence import SentenceConfig, sentence_config  # noqa: E402
 from tests.conftest import ROOT, skip_or_fail  # noqa: E402
-from tests.unit.test_hf import make_model, make_tokenizer  # noqa: E402
+from tests.hf_folders import save_folder  # noqa: E402
+from tests.unit.test_hf import make_model  # noqa: E402
 
 LINES = ["the cat eats fish every day .", "a dog runs", "winter is cold .",
          "the cat eats fish every day . the dog runs . winter is cold . a cat"]
@@ -53,11 +54,7 @@ def write_sentence_files(folder: Path, pooling: str, normalize: bool, max_seq: i
 
 @pytest.fixture(scope="module")
 def base_folder(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("sentence")
-    model, template = make_model("bert")
-    model.save_pretrained(root / "plain", safe_serialization=True)
-    make_tokenizer(template).save_pretrained(root / "plain")
-    return root / "plain"
+    return save_folder(tmp_path_factory.mktemp("sentence") / "plain", *make_model("bert"))
 
 
 def variant(base: Path, pooling: str, normalize: bool, max_seq: int | None = MAX_SEQ) -> Path:

@@ -16,7 +16,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from model import capture, load_checkpoint  # noqa: E402
 from model.analysis.embedding_rows import token_rows  # noqa: E402
 from model.backends import backend_for  # noqa: E402
-from tests.unit.test_hf import make_tokenizer  # noqa: E402
+from tests.hf_folders import make_tokenizer  # noqa: E402
 from tests.unit.test_qk_terms import hf_model  # noqa: E402
 from viz.tour import attention_block  # noqa: E402
 

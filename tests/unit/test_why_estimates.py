@@ -96,7 +96,7 @@ def bert_big_vocab(tmp_path_factory):
     MiniLM 12-18 s at 62 keys against a 0.1-0.4 s estimate."""
     from transformers import BertConfig, BertModel
 
-    from tests.unit.test_hf import make_tokenizer
+    from tests.hf_folders import make_tokenizer
 
     torch.manual_seed(0)
     model = BertModel(BertConfig(vocab_size=30522, hidden_size=96, num_hidden_layers=2,
