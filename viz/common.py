@@ -13,12 +13,11 @@ import pandas  # noqa: F401 - see below
 import PIL.Image  # noqa: F401
 import plotly.colors
 import plotly.graph_objects as go
-import plotly.io as pio
 
 from model.masks import MASK_FILL  # blocked scores; cell_text prints them as "-1e9"
 
 from .i18n import _
-from .look import LOOK, merged
+from .look import TEMPLATE  # the page's one template, with its look (viz/look.py)
 
 # pandas and PIL.Image are imported here, fully, before any figure is built: plotly's validators
 # and JSON encoder look them up in sys.modules without importing them, so while one session's
@@ -307,26 +306,6 @@ def cell_text(z: np.ndarray, fmt: str = ".2f", fill: str = "-1e9") -> np.ndarray
         else:
             out[idx] = format(value, fmt)
     return out
-
-
-def _compact_template() -> dict:
-    """plotly's default look, kept to the parts these figures use.
-
-    The full default template carries defaults for two dozen trace types; it is copied into
-    every figure and sent with it, which was a fifth of a rerun's server time.
-    """
-    full = pio.templates["plotly"].to_plotly_json()
-    cartesian = ("autotypenumbers", "colorway", "font", "hovermode", "hoverlabel",
-                 "paper_bgcolor", "plot_bgcolor", "coloraxis", "xaxis", "yaxis",
-                 "shapedefaults", "annotationdefaults", "title")  # no polar/3-D/geo/scales
-    data = {k: full["data"][k] for k in ("scatter", "bar")}
-    # heatmaps always name their colour scale; only the colour bar's look is kept
-    data["heatmap"] = [{"type": "heatmap", "colorbar": full["data"]["heatmap"][0]["colorbar"]}]
-    layout = {k: full["layout"][k] for k in cartesian if k in full["layout"]}
-    return {"layout": merged(layout, LOOK), "data": data}  # the page's look (viz.look)
-
-
-TEMPLATE = _compact_template()
 
 
 def base_layout(title: str, height: int | None = None) -> dict:
