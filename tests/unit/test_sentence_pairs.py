@@ -80,3 +80,20 @@ def test_a_typed_pair_runs_as_the_tokenizers_pair(minilm, plain):
         h = model(**enc).last_hidden_state[0].double().numpy()
     v = h.mean(0) / np.linalg.norm(h.mean(0))
     np.testing.assert_allclose(embed(minilm, [typed(a, b)])[0], v, atol=1e-5)
+
+
+def test_score_decompositions_add_up_on_a_pair(minilm):
+    """qk_terms and qk_components rebuild the embedding sum from the tables: on B's pieces
+    they read token-type row 1, so their terms still add up to the recorded score."""
+    from model.analysis import qk_components, qk_terms
+
+    line = typed(*PAIRS[0])
+    trace = capture(minilm, [line])
+    n = len(trace.src_tokens[0])
+    query, key = n - 2, n - 3  # both in segment B
+    for layer, head in ((0, 2), (2, 5)):
+        score = float(trace.scores["enc_self"][layer, 0, head, query, key])
+        terms = qk_terms(minilm, trace, "enc_self", layer, head, query, key)
+        assert abs(sum(terms.values()) - score) < 1e-3 * max(1.0, abs(score)), terms
+        c = qk_components(minilm, trace, "enc_self", layer, head, query, key)
+        assert abs(float(c.terms.sum()) + c.bias - score) < 1e-3 * max(1.0, abs(score))

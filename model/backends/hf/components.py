@@ -22,6 +22,7 @@ from ...capture import SIDE_STACK, Trace, query_side
 from ...qkparts import Parts, frozen_parts, project_parts
 from .circuits import attention_of, circuit_weights, pre_norm
 from .projections import projection_modules
+from .segments import row_types
 
 NEEDS = ("attn", "v", "hidden")
 
@@ -65,7 +66,7 @@ class _Run:
     hidden states (L+1, n, D), positions, and each layer's circuit_weights."""
 
     def __init__(self, backend, trace: Trace, kind: str, layer: int, batch: int) -> None:
-        bundle = backend.bundle
+        bundle = self.bundle = backend.bundle
         self.kind, self.side = kind, SIDE_STACK[query_side(kind)]
         self.rec, self.row = _recorded(backend, trace, kind, self.side, batch)
         self.hidden = self.rec.hidden[self.side][:, self.row].astype(np.float64)
@@ -130,7 +131,7 @@ def _bert_stream(run: _Run, model, paths: list[str], layer: int, p: int) -> Part
 
     tok = row(emb.word_embeddings, ids[p])
     if getattr(emb, "token_type_embeddings", None) is not None:
-        tok = tok + row(emb.token_type_embeddings, 0)
+        tok = tok + row(emb.token_type_embeddings, row_types(run.bundle, ids)[p])
     parts = frozen_parts({"embedding": tok, "position": row(emb.position_embeddings,
                                                             run.positions[p])}, emb.LayerNorm)
     for i in range(layer):

@@ -14,6 +14,7 @@ from ...capture import SIDE_STACK, Trace, query_side
 from ...qkparts import BANDS, Parts, frozen_parts, products, project_parts, split_parts
 from .positions import rotary_frequencies, t5_bias
 from .recorder import site_of, sites
+from .segments import row_types
 
 
 def _attention_module(bundle, kind: str, layer: int) -> tuple[str, torch.nn.Module]:
@@ -62,7 +63,7 @@ def _hf_added_parts(backend, trace: Trace, kind: str, layer: int, head: int, que
         tok = table(emb.word_embeddings, ids)
         types = getattr(emb, "token_type_embeddings", None)
         if types is not None:
-            tok = tok + table(types, np.zeros_like(ids))
+            tok = tok + table(types, row_types(bundle, ids))  # 1 for a pair's B half
         pos = table(emb.position_embeddings, positions)
 
         def resid(i: int) -> Parts:

@@ -12,6 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+import torch
+
 from ...segments import token_types
 
 TABLE = "token_type_embeddings"
@@ -47,3 +50,13 @@ def type_segments(model: Any, sep_id: int | None, pad_id: int | None) -> bool:
     module.register_forward_pre_hook(fill, with_kwargs=True)
     module._lab_segments = True
     return True
+
+
+def row_types(bundle: Any, ids: Any) -> np.ndarray:
+    """int64 (n,) token types of one row of ids as the pre-hook gives them (all 0 where the
+    model types no pairs): for analyses that rebuild the embedding sum from the tables."""
+    ids = torch.as_tensor(np.asarray(ids, dtype=np.int64))
+    sep = getattr(bundle.tokenizer, "sep_token_id", None)
+    if segment_table(bundle.model) is None or sep is None:
+        return np.zeros(ids.shape, np.int64)
+    return token_types(ids[None], sep, bundle.config.pad_id)[0].numpy()
