@@ -1,18 +1,18 @@
 """One batch per input: a rerun with new text tokenizes each line once (AppTest, tiny model).
 
-Every SentencePiece encode entry point is wrapped to count the texts it is given; the memory
+Every tokenizer entry point is wrapped to count the texts it is given; the memory
 estimate, the greedy decode and the capture all read the one Batch the backend made.
 """
 
 from __future__ import annotations
 
-import threading
+from collections import Counter
 
 import pytest
-import sentencepiece as spm
 
 from tests.app.conftest import run_app
 from tests.tiny_model import save_tiny_checkpoint
+from tests.tokenizer_calls import count_encodes
 
 FIRST = "Winter is cold."
 NEW = ["The big dog eats the fish.", "겨울은 추워요."]
@@ -29,28 +29,9 @@ def models(tmp_path_factory):
 
 
 @pytest.fixture
-def encoded(monkeypatch) -> list[str]:
-    """Texts given to SentencePiece, one entry per text (a list given at once counts each)."""
-    seen: list[str] = []
-    inside = threading.local()  # EncodeAsIds calls Encode: count the outer call only
-    names = [n for n in dir(spm.SentencePieceProcessor)
-             if "encode" in n.lower() and not n.startswith("_")]
-
-    def wrap(real):
-        def counted(self, text, *args, **kwargs):
-            if getattr(inside, "depth", 0) == 0:
-                seen.extend([text] if isinstance(text, str) else list(text))
-            inside.depth = getattr(inside, "depth", 0) + 1
-            try:
-                return real(self, text, *args, **kwargs)
-            finally:
-                inside.depth -= 1
-        return counted
-
-    for name in names:
-        monkeypatch.setattr(spm.SentencePieceProcessor, name,
-                            wrap(getattr(spm.SentencePieceProcessor, name)))
-    return seen
+def encoded(monkeypatch) -> Counter:
+    """Texts given to a tokenizer, one count per text (tests/tokenizer_calls.py)."""
+    return count_encodes(monkeypatch)
 
 
 @pytest.mark.parametrize("view", ["tokens", "attention", "translation"])
@@ -60,7 +41,7 @@ def test_a_new_two_line_input_is_tokenized_once_per_line(models, encoded, view):
     encoded.clear()
     at.text_area(key="text").input("\n".join(NEW)).run()
     assert not at.exception and not at.error, [e.value for e in at.error]
-    assert sorted(encoded) == sorted(NEW), encoded  # the estimate, decode and capture: one Batch
+    assert encoded == Counter(NEW), encoded  # the estimate, decode and capture: one Batch
 
 
 def test_the_count_sees_a_second_tokenization(models, encoded):
@@ -69,10 +50,10 @@ def test_the_count_sees_a_second_tokenization(models, encoded):
 
     bundle = load_checkpoint(models / "paper")
     capture(bundle, NEW, target_lang="auto", names=["attn"])
-    assert sorted(encoded) == sorted(NEW)  # text -> one Batch -> decode and capture read it
+    assert encoded == Counter(NEW)  # text -> one Batch -> decode and capture read it
     encoded.clear()
     from model.backends.lab.decode import source_batch
     from model.backends.lab.langs import target_langs
 
     source_batch(bundle, NEW, target_langs(bundle, NEW, "auto"))  # the old way, once more
-    assert len(encoded) == 2
+    assert sum(encoded.values()) == 2

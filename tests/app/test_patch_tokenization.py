@@ -15,12 +15,12 @@ import threading
 from collections import Counter
 
 import pytest
-import sentencepiece as spm
 
 from tests.app.conftest import run_app
 from tests.app.test_views import texts
 from tests.hf_folders import save_families
 from tests.tiny_model import save_tiny_checkpoint
+from tests.tokenizer_calls import count_encodes
 from tests.unit.test_hf import make_model
 from ui.views import VIEWS
 
@@ -44,31 +44,9 @@ def models(tmp_path_factory):
 
 @pytest.fixture
 def tokenized(monkeypatch) -> Counter:
-    """Texts given to a tokenizer while the patch view draws, one count per text (a list given
-    at once counts each; an entry point calling another counts once)."""
-    from transformers import PreTrainedTokenizerBase
-
-    seen: Counter = Counter()
+    """Texts given to a tokenizer while the patch view draws (tests/tokenizer_calls.py)."""
     state = threading.local()
-
-    def wrap(real):
-        def counted(self, text=None, *args, **kwargs):
-            text = kwargs.get("text", text) if text is None else text
-            if getattr(state, "view", False) and getattr(state, "depth", 0) == 0:
-                seen.update([text] if isinstance(text, str) else list(text or []))
-            state.depth = getattr(state, "depth", 0) + 1
-            try:
-                return real(self, text, *args, **kwargs)
-            finally:
-                state.depth -= 1
-        return counted
-
-    for cls, names in ((spm.SentencePieceProcessor,
-                        [n for n in dir(spm.SentencePieceProcessor)
-                         if "encode" in n.lower() and not n.startswith("_")]),
-                       (PreTrainedTokenizerBase, ["__call__", "encode"])):
-        for name in names:
-            monkeypatch.setattr(cls, name, wrap(getattr(cls, name)))
+    seen = count_encodes(monkeypatch, when=lambda: getattr(state, "view", False))
     real_render = VIEWS["patch"].render
 
     def render(ctx):
@@ -93,7 +71,7 @@ def test_a_patch_run_tokenizes_each_input_once(models, tokenized, name):
     assert tokenized == Counter({clean: 1, corrupted: 1})
 
 
-def test_the_count_sees_a_second_tokenization(models):
+def test_the_count_sees_a_second_tokenization(models, monkeypatch):
     """The counter is not blind: patch() on text alone tokenizes the pair itself."""
     from model import load_checkpoint
     from model.dispatch import encode
@@ -102,23 +80,11 @@ def test_the_count_sees_a_second_tokenization(models):
     clean, corrupted = CASES["gpt2"]
     bundle = load_checkpoint(models / "gpt2")
     pair = encode(bundle, [clean, corrupted])
-    with_count: Counter = Counter()  # counted everywhere here, not only inside the view
-    from transformers import PreTrainedTokenizerBase
-
-    real = PreTrainedTokenizerBase.__call__
-
-    def counted(self, text=None, *args, **kwargs):
-        with_count.update([text] if isinstance(text, str) else list(text or []))
-        return real(self, text, *args, **kwargs)
-
-    PreTrainedTokenizerBase.__call__ = counted
-    try:
-        patch(bundle, clean, corrupted, parts=("heads",), encoded=pair)
-        assert with_count == Counter()  # the given Batch is read
-        patch(bundle, clean, corrupted, parts=("heads",))
-        assert with_count == Counter({clean: 1, corrupted: 1})
-    finally:
-        PreTrainedTokenizerBase.__call__ = real
+    counted = count_encodes(monkeypatch)  # everywhere here, not only inside the view
+    patch(bundle, clean, corrupted, parts=("heads",), encoded=pair)
+    assert counted == Counter()  # the given Batch is read
+    patch(bundle, clean, corrupted, parts=("heads",))
+    assert counted == Counter({clean: 1, corrupted: 1})
 
 
 def test_the_pair_is_decoded_once_for_both_methods(models, monkeypatch):
