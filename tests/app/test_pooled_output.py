@@ -196,3 +196,21 @@ def test_tour_step_5_says_which_lines_are_pairs(trace):
     said = re.sub(r"\\(.)", r"\1", " ".join(m.value for m in at.markdown))
     assert "line(s) 2 hold a pair “A [SEP] B”" in said
     assert "0 for every piece of these" not in said
+
+
+def test_patch_view_measures_the_cosine_to_the_clean_line(minilm):
+    """Patching on a sentence-embedding model: the page's metric is each run's cosine to the
+    clean line's embedding (clean 1, corrupted the two lines' cosine from model.embed)."""
+    clean, corrupt = "A cat sits on the mat.", "A dog sits on the mat."
+    at = run_app({"ckpt": "minilm", "view": "patch", "text": clean, "corrupt": corrupt},
+                 timeout=240)
+    assert not at.exception, [e.value for e in at.exception]
+    at.radio(key="patch_method").set_value("attribution").run(timeout=240)
+    said = re.sub(r"\\(.)", r"\1", " ".join(m.value for m in at.markdown))
+    found = re.search(r"each run's vector is compared with the clean line's by cosine: clean "
+                      r"([\d.]+), corrupted ([\d.]+)", said)
+    assert found, said[-600:]
+    assert float(found.group(1)) == pytest.approx(1.0, abs=1e-3)
+    assert float(found.group(2)) == pytest.approx(_embed_cos(minilm, [clean, corrupt]),
+                                                  abs=1e-3)
+    assert "mean last hidden state" not in said
