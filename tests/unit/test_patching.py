@@ -229,3 +229,33 @@ def test_threads_sharing_one_model_see_their_own_patches(hf_root):
         alone = patch(bundle, clean, corrupted)
         np.testing.assert_array_equal(p.heads["dec_self"], alone.heads["dec_self"])
         np.testing.assert_array_equal(p.resid["dec"], alone.resid["dec"])
+
+
+def test_a_given_batch_or_decode_is_read_only_for_that_pair(tmp_path):
+    """patch(..., encoded=, decoded=) reads the caller's Batch and greedy decode only where
+    they are this pair in the clean sentence's target language (model.pairs.pair_batch /
+    pair_decoded); anything else is tokenized and decoded afresh, so the result is the same."""
+    from model.dispatch import encode
+    from model.pairs import pair_batch, pair_decoded
+    from tests.tiny_model import save_tiny_checkpoint
+
+    clean, corrupt = "The cat drinks water.", "A child drinks water."  # 18 pieces each
+    bundle = load_checkpoint(save_tiny_checkpoint(tmp_path / "tiny", max_len=40))
+    pair = encode(bundle, [clean, corrupt], target_lang="ko")
+    assert pair_batch(pair, clean, corrupt, ("ko", "ko")) is pair
+    assert pair_batch(pair, clean, corrupt, ("en", "en")) is None  # another language
+    assert pair_batch(pair, corrupt, clean) is None  # another order
+    decoded = translate(bundle, pair)
+    assert pair_decoded(decoded, clean, corrupt, ("ko", "ko")) == decoded
+    assert pair_decoded(decoded, clean, corrupt, ("en", "en")) is None
+    assert pair_decoded(decoded[:1], clean, corrupt, ("ko",)) is None
+    plain = patch(bundle, clean, corrupt, target_lang="ko", method="attribution")
+    given = patch(bundle, clean, corrupt, target_lang="ko", method="attribution", encoded=pair,
+                  decoded=decoded)
+    wrong = patch(bundle, clean, corrupt, target_lang="ko", method="attribution",
+                  encoded=encode(bundle, [clean, corrupt], target_lang="en"),
+                  decoded=translate(bundle, [clean, corrupt], "en"))
+    for got in (given, wrong):
+        assert got.outputs == plain.outputs and got.clean_ids == plain.clean_ids
+        for kind in plain.heads:
+            np.testing.assert_array_equal(got.heads[kind], plain.heads[kind])
