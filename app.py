@@ -76,7 +76,7 @@ def main() -> None:
         return
     catalog = model_folders()
     if not catalog:
-        st.error(_("No checkpoint found. Train one (python -m model.training.train) or point "
+        st.error(_("No checkpoint found. Train one (python -m training.train) or point "
                    "ATTN_CHECKPOINTS_DIR at a folder of checkpoints."))
         return
     with st.sidebar:

@@ -15,7 +15,7 @@ import torch
 from model.analysis.heads import validation_stats
 from model.analysis.qkmap import QKMapCache, corpus_sentences
 from model.norms import limit_blas_threads
-from model.training import corpus
+from training import corpus
 from ui.views.heads.stats import VAL_SIZES
 from ui.views.qkmap import N_SENTENCES
 limit_blas_threads(torch.get_num_threads())  # the server's thread policy (server_gate)

@@ -81,7 +81,7 @@ def _plain(bundle, inputs) -> float:
 
 def _part(name: str, tmp: Path) -> tuple[str, dict]:
     from model import load_checkpoint
-    from model.training.corpus import generate, read_pairs_file
+    from training.corpus import generate, read_pairs_file
 
     if name == "paper":
         bundle, what = paper_bundle()

@@ -29,7 +29,7 @@ NORMS_REPEAT = 21
 
 def validation_split(card: dict) -> tuple[list, str]:
     """The paper checkpoint's validation pairs and where they came from (file or generated)."""
-    from model.training import corpus
+    from training import corpus
 
     path = ROOT / "checkpoints" / "paper" / corpus.VAL_FILE
     if Path(path).is_file():

@@ -114,7 +114,7 @@ def measure() -> tuple[list[str], dict]:
 
 
 def lm_eviction(budgets: tuple[int, ...] = LM_BUDGETS, late: int = 64) -> tuple[list[str], dict]:
-    """checkpoints/lm on its held-out documents (model/training/lm/figures.py's, cut to the
+    """checkpoints/lm on its held-out documents (training/lm/figures.py's, cut to the
     model's 128 positions): mean next-piece loss per policy and budget, over every prediction
     and over those from position `late` on (where every budget here evicts something)."""
     import numpy as np
@@ -122,7 +122,7 @@ def lm_eviction(budgets: tuple[int, ...] = LM_BUDGETS, late: int = 64) -> tuple[
     from benchmarks.common import ROOT
     from model import load_checkpoint
     from model.analysis.eviction import POLICIES, full_run, least_budget, rescore
-    from model.training.lm.figures import held_out_documents
+    from training.lm.figures import held_out_documents
 
     bundle = load_checkpoint(ROOT / "checkpoints" / "lm")
     docs = held_out_documents(bundle)

@@ -1,6 +1,6 @@
 """How well the translators' confidence tells right from wrong outputs (issue 58).
 
-Both shipped translators decode every hand-written set (model/training/confidence_fit.py: the
+Both shipped translators decode every hand-written set (training/confidence_fit.py: the
 held-out halves tests/data/heldout_dev.tsv and heldout_test.tsv, confidence_eval,
 confidence_calibration, newcomer glue and out-of-grammar), each with its way back and the
 partner's output. The combination is fitted again on the dev half, exactly as the cards were
@@ -11,7 +11,7 @@ notice's rule (either alarm: the old measure below its threshold or the combinat
 its own, ranked by the smaller log margin); and both on the two checkpoints' test halves
 pooled. The target is 0.85 on the test half.
 
-The glue guard (model/training/confidence_variants.py): every other ranking tried, each fitted
+The glue guard (training/confidence_variants.py): every other ranking tried, each fitted
 on the dev half only, with its AUROC on the dev and test halves and the glue and out-of-grammar
 sets, and the lines it misses (no lower than the old measure on glue and out-of-grammar, for
 both checkpoints, and >= 0.85 on the test half).
@@ -31,8 +31,8 @@ SHIPPED = ("paper", "seed001")
 
 
 def main() -> Report:
-    from model.training import confidence_fit as cf
-    from model.training import confidence_variants as cv
+    from training import confidence_fit as cf
+    from training import confidence_variants as cv
 
     folders = [ROOT / "checkpoints" / n for n in SHIPPED]
     if not all((f / "config.json").is_file() for f in folders):

@@ -20,7 +20,7 @@ def _bundle():
         return bundle, label
     try:
         from model import Bundle, ModelConfig, Tokenizer, Transformer
-        from model.training.corpus import generate
+        from training.corpus import generate
     except ImportError:  # no corpus generator yet: the smaller-vocabulary stand-in
         return bundle, label
     pairs = generate(4000, seed=0)

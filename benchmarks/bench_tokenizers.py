@@ -1,8 +1,8 @@
 """The tokenizer-size comparison behind README's **Pieces.** paragraph, trained again.
 
 sizes: the four candidates the README compares (unigram asking for 8,000 pieces; BPE 6,000,
-    8,000 and 16,000 (shipped)), each trained by model.training.pieces.train_tokenizer, the
-    function model/training/train.py trains the shipped one with, on the same training split:
+    8,000 and 16,000 (shipped)), each trained by training.pieces.train_tokenizer, the
+    function training/train.py trains the shipped one with, on the same training split:
     corpus.splits with the shipped cards' corpus_seed and split sizes, so the same prepared
     text (pieces.training_lines: particles split off, English case variants). Each is measured
     as training measures the card: pieces.one_piece_shares on that split (share of the 500 most
@@ -37,7 +37,7 @@ SHIPPED = "bpe_16000"  # what the shipped cards' --vocab 16000 trains
 
 def measure(tok, en: Sequence[str], ko: Sequence[str]) -> dict:
     """The README table's columns for one tokenizer on one split's sentences."""
-    from model.training.pieces import one_piece_shares
+    from training.pieces import one_piece_shares
 
     def per_sentence(lines: Sequence[str]) -> float:
         return round(sum(len(tok.pieces(s)) for s in lines) / max(len(lines), 1), 2)
@@ -50,7 +50,7 @@ def measure(tok, en: Sequence[str], ko: Sequence[str]) -> dict:
 
 def compare(en: Sequence[str], ko: Sequence[str], candidates=CANDIDATES) -> dict[str, dict]:
     """Train each candidate on (en, ko) as training does and measure it: {name: figures}."""
-    from model.training.pieces import train_tokenizer
+    from training.pieces import train_tokenizer
 
     found = {}
     cores = os.sched_getaffinity(0)
@@ -76,7 +76,7 @@ def same_pieces(a, b) -> bool:
 def sizes() -> tuple[list[str], dict]:
     """The four candidates on the shipped training split."""
     from model import Tokenizer
-    from model.training import corpus
+    from training import corpus
 
     card = json.loads(CARD.read_text(encoding="utf-8"))
     t0 = time.perf_counter()

@@ -37,7 +37,7 @@ class Step:
 
 
 def student_sentences(n: int, seed: int) -> list[str]:
-    from model.training import corpus
+    from training import corpus
 
     pairs = corpus.generate(4 * n + 50, seed=seed)
     out = sorted({p.en for p in pairs} | {p.ko for p in pairs})

@@ -66,7 +66,7 @@ def block_alignment(results: dict) -> str:
     """Best head by α vs by ‖αf(x)‖ per layer, from the cards' two per-head tables."""
     import numpy as np
 
-    from model.training.alignment_table import HEADER, card_tables, layer_rows
+    from training.alignment_table import HEADER, card_tables, layer_rows
 
     rows, diffs, drops = [HEADER], [], []
     for name, card in _cards().items():
@@ -185,7 +185,7 @@ def block_examples(results: dict) -> str:
 
 def block_textbook(results: dict) -> str:
     """The hand-written first-year textbook sentences and the issue's seven sentences, per
-    card (card.textbook, written by python -m model.training.textbook_eval --write)."""
+    card (card.textbook, written by python -m training.textbook_eval --write)."""
     cards = _cards()
     areas = sorted({a for card in cards.values() for a in card["textbook"]["areas"]})
     head = ["| checkpoint | en→ko exact / chrF | ko→en exact / chrF | "
@@ -217,7 +217,7 @@ def block_textbook(results: dict) -> str:
 def block_newcomer(results: dict) -> str:
     """What newcomers type (issue 42): the hand-written glue and out-of-grammar sets, the
     confidence's AUROC there and the issue's six sentences, per card (card.newcomer, written by
-    python -m model.training.newcomer_eval --write)."""
+    python -m training.newcomer_eval --write)."""
     cards = _cards()
     head = ["| checkpoint | glue en→ko exact / chrF | glue ko→en exact / chrF "
             "| outside the grammar en→ko / ko→en chrF | confidence AUROC: outside the grammar "

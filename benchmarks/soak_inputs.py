@@ -14,7 +14,7 @@ class Inputs:
     """Distinct inputs made of corpus sentences, glued to random lengths."""
 
     def __init__(self, cfg: SoakConfig) -> None:
-        from model.training import corpus
+        from training import corpus
 
         self.cfg, self.rng = cfg, random.Random(cfg.seed)
         pairs = corpus.generate(4_000, seed=cfg.seed + 1)

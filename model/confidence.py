@@ -10,7 +10,7 @@ does not copy through: such a word was translated by guessing, or dropped. A cop
 unknown noun (I like blorvit. -> 저는 blorvit을 좋아해요.) costs nothing: the model said less.
 The threshold is calibrated per checkpoint on sentences written for that purpose outside the
 training grammar (tests/data/confidence_calibration.tsv) by `python -m
-model.training.calibrate`, which stores it in the checkpoint's card.json under "confidence".
+training.calibrate`, which stores it in the checkpoint's card.json under "confidence".
 
 Issue 58 adds a second alarm beside this one: a combination of six signals (round trip,
 agreement with the partner checkpoint, …) in model/confidence_signals.py, whose notice names
@@ -39,7 +39,7 @@ def geometric_mean(probs: Sequence[float]) -> float:
 
 
 # the core reads no training code: the particles and the word rule of the out-of-lexicon notice
-# (model/training/knowledge.py) are restated here, a little more lenient (any known stem)
+# (training/knowledge.py) are restated here, a little more lenient (any known stem)
 _PARTICLES = ("이었어요", "였어요", "이에요", "예요", "에서", "으로", "은", "는", "이", "가", "을",
               "를", "와", "과", "에", "로", "의", "들", "만", "도")
 _PUNCT = ".,?!\"'()[]{}:;"

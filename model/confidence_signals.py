@@ -13,7 +13,7 @@ inventions on sentences unlike the training data. Six signals, each cheap to rea
                  trained apart agree on what they know and disagree on what they guess
 
 They are combined by a logistic regression fitted on a development half of hand-written
-sentences outside the grammar (model/training/confidence_fit.py), stored in the checkpoint's
+sentences outside the grammar (training/confidence_fit.py), stored in the checkpoint's
 card under confidence.combined with a calibrated threshold. A signal that cannot be read (no
 partner checkpoint) is set to its fitted mean, so it moves the score neither way.
 
@@ -24,7 +24,7 @@ misses, so the regression alone ranks the newcomer glue set's right outputs lowe
 old measure did (bench_confidence: seed001 0.816 against 0.974); either alarm loses little
 there and keeps the held-out gain. `margin` is that rule as one number (below 0: the notice).
 Other rankings, each fitted on the dev half alone, are compared with it on the glue and
-out-of-grammar sets in model/training/confidence_variants.py (figures: bench_confidence).
+out-of-grammar sets in training/confidence_variants.py (figures: bench_confidence).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """chrF and exact match written from their definitions, for tests that recompute a card's
-figures without calling model.training.evaluate (the code that wrote them).
+figures without calling training.evaluate (the code that wrote them).
 
 chrF: character 1..6-grams with spaces removed, matched counts clipped per n-gram, precision
 and recall each summed over the whole corpus per order and averaged over the orders, then

@@ -20,7 +20,7 @@ LOOKUP_SAMPLE = 20_000  # corpus pairs searched for a typed sentence's gold alig
 @st.cache_resource(max_entries=2, show_spinner=False)
 def lookup_pairs(seed: int) -> list:
     """The corpus's seed sentences and LOOKUP_SAMPLE generated pairs (seconds, once)."""
-    from model.training import corpus
+    from training import corpus
 
     return list(corpus.SEED_PAIRS) + corpus.generate(LOOKUP_SAMPLE, seed=seed)
 
@@ -30,9 +30,9 @@ def lookup_pairs(seed: int) -> list:
 def validation_pairs(folder: str, stamp: float, seed: int, n_train: int, n_val: int,
                      n_test: int) -> list:
     """The validation split the checkpoint was trained beside: its val_pairs.tsv, written by
-    training, or else model.training.corpus.splits again (that draws the 200,000 training
+    training, or else training.corpus.splits again (that draws the 200,000 training
     pairs first; reading the file saves the wait and ~170 MB the server kept afterwards)."""
-    from model.training import corpus
+    from training import corpus
 
     path = Path(folder) / corpus.VAL_FILE
     if path.is_file():
@@ -51,7 +51,7 @@ def cached_alignment(_bundle: Bundle, key: str, text: str, lang: str) -> object:
 def corpus_words(folder: str, stamp: float) -> frozenset[str] | None:
     """The words a lab checkpoint's training corpus contained (its corpus_words.txt, written
     by training), read once per checkpoint version; None without the file (Hugging Face)."""
-    from model.training.knowledge import read_corpus_words
+    from training.knowledge import read_corpus_words
 
     return read_corpus_words(folder)
 
@@ -59,8 +59,8 @@ def corpus_words(folder: str, stamp: float) -> frozenset[str] | None:
 @spinning(N_("Listing the lexicon and constructions…"))
 @st.cache_resource(max_entries=1, show_spinner=False)
 def cached_knowledge() -> dict:
-    """model.training.knowledge.knowledge(): the lexicon and constructions (~1 s, once)."""
-    from model.training.knowledge import knowledge
+    """training.knowledge.knowledge(): the lexicon and constructions (~1 s, once)."""
+    from training.knowledge import knowledge
 
     return knowledge()
 

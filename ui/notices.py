@@ -86,7 +86,7 @@ def unknown_in(ctx: Ctx, b: int) -> tuple[list[bool] | None, list[str]]:
         return None, []
     # imported here: the training corpus modules took 0.6 s of every cold open (issue 40),
     # and only the lab's own checkpoints (with a word list) ever get this far
-    from model.training.knowledge import unknown_flags, unknown_list
+    from training.knowledge import unknown_flags, unknown_list
 
     flags = unknown_flags(ctx.lines[b], known)
     return flags, unknown_list(ctx.lines[b], flags)

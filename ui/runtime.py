@@ -244,7 +244,7 @@ def qkmap_cache(_bundle: Bundle, key: str, n: int) -> QKMapCache:
         # a vocabulary without Korean: the built-in English set, not jamo-split corpus Korean
         lines = builtin_sentences.sentences("en")[:n]
         return QKMapCache(_bundle, [Sentence(s, None, None, "en") for s in lines])
-    from model.training.corpus import generate  # any other model: corpus sentences, read alone
+    from training.corpus import generate  # any other model: corpus sentences, read alone
 
     return QKMapCache(_bundle, text_sentences(generate(n, seed=QKMAP_SEED), n))
 

@@ -14,7 +14,7 @@ import streamlit as st
 
 from model import Bundle, Trace, capture, generate
 from model.analysis.eviction import Eviction, eviction, sweep
-from model.training.lm.history import History, read_history, snapshot_bundle
+from training.lm.history import History, read_history, snapshot_bundle
 
 
 @st.cache_resource(max_entries=4, show_spinner=False)

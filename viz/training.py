@@ -1,6 +1,6 @@
 """Training view figures: loss and in-context learning over steps, heads × steps per detector.
 
-Pure functions: a model.training.lm.history.History in, plotly Figures out. The phase change
+Pure functions: a training.lm.history.History in, plotly Figures out. The phase change
 (the step where the best induction score rises most) is marked on every chart over steps.
 """
 

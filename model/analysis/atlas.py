@@ -6,8 +6,8 @@ by behaviour (atlas_groups.py). The per-input metrics are atlas_metrics.py's.
 The corpus, in order of preference: the lines given; a translator's validation pairs (given
 by the caller, which knows the checkpoint's folder), half of them English → Korean and half
 Korean → English, teacher-forced on their references so gold alignments apply; else the
-built-in sentence set (model/data/sentences_en.txt, where present); else English sentences
-of this project's corpus (a translator: its pairs).
+built-in sentence set (model/data/sentences_en.txt, where present); else a ValueError naming
+what to pass (model/ does not import the training room, where the corpus is drawn).
 
 Shape legend
     I  inputs   L  layers   H  heads   N = L · H heads of one kind, layer-major
@@ -38,7 +38,7 @@ Progress = Callable[[float], None] | None
 DEFAULT_INPUTS = 300  # the corpus size when none is given (issue 56's targets)
 MAX_INPUTS = 2_000  # more lines than this are refused: the atlas is one run per corpus
 BATCH = 32  # inputs per capture
-ATLAS_SEED = 56  # corpus sentences drawn for a model without a sentence set of its own
+ATLAS_SEED = 56  # the seed to draw corpus sentences with, for a model without a set of its own
 INDUCTION_SEEDS = (0, 1)  # repeated random sequences: detectors.INDUCTION_ROWS per seed
 BUILTIN = Path(__file__).resolve().parents[1] / "data" / "sentences_en.txt"
 # seconds per (head pair × query row × key) of the JS loop at one thread: 0.23 s for 144
@@ -217,12 +217,10 @@ def corpus_inputs(bundle, lines: Sequence[str] | None = None, pairs: Sequence | 
         kept = [s.strip() for s in text if s.strip() and not s.startswith("#")][:n]
         if kept:
             return [AtlasInput(s) for s in kept], "builtin"
-    from ..training import corpus  # the grammar's sentences, drawn only when needed
-
-    drawn = corpus.generate(n, seed=ATLAS_SEED)
-    if translator:
-        return pair_inputs(drawn, n), "corpus"
-    return [AtlasInput(p.en) for p in drawn], "corpus"
+    # model/ does not import the training room (it builds on model/): the corpus sentences
+    # this default drew before are the caller's to pass
+    raise ValueError("the atlas needs lines, or a translator's pairs (its val_pairs.tsv, or "
+                     f"training.corpus.generate(n, seed={ATLAS_SEED}): this project's corpus)")
 
 
 def _chunks(inputs: Sequence[AtlasInput], batch: int):

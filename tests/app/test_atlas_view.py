@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from model import capture, load_checkpoint
-from model.training.corpus import read_pairs_file
 from tests.app.conftest import run_app
 from tests.chartdata import array, charts
 from tests.conftest import ROOT, skip_or_fail
+from training.corpus import read_pairs_file
 
 PAPER = ROOT / "checkpoints" / "paper"
 N = 50  # the view's smallest corpus size

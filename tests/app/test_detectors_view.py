@@ -79,7 +79,7 @@ def test_detector_maps_rank_and_open_a_head(models, paper, trace):
 
 
 def test_sink_adds_validation_pairs(models, paper, trace, monkeypatch):
-    from model.training import corpus
+    from training import corpus
     from ui.views.heads import detectors as view
 
     sample = corpus.generate(6, seed=3)

@@ -178,7 +178,7 @@ def test_korean_unsure_notice_says_why():
 
 
 def test_constructions_are_described_in_korean_and_found_by_korean_words():
-    from model.training.knowledge import DESCRIPTIONS_KO
+    from training.knowledge import DESCRIPTIONS_KO
 
     at = run_app({"ckpt": "paper", "view": "knows", "lang_ui": "ko"}, timeout=300)
     clean(at)

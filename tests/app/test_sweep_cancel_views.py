@@ -37,7 +37,7 @@ def _stop_second_check(monkeypatch) -> StopAt:
 
 
 def test_cancel_stops_the_validation_average(monkeypatch):
-    from model.training import corpus
+    from training import corpus
     from ui.views.heads import stats
 
     sample = corpus.generate(40, seed=5)
@@ -57,7 +57,7 @@ def test_cancel_stops_the_validation_average(monkeypatch):
 
 
 def test_cancel_stops_the_sink_average(monkeypatch):
-    from model.training import corpus
+    from training import corpus
     from ui.views.heads import detectors
 
     sample = corpus.generate(40, seed=5)

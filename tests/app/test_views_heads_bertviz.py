@@ -195,7 +195,7 @@ def test_heads_statistics_with_gold_alignment_and_open_a_head(models, trace):
 
 
 def test_validation_average_button(models, monkeypatch):
-    from model.training import corpus
+    from training import corpus
 
     sample = corpus.generate(6, seed=3)
     calls = []

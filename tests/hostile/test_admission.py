@@ -361,7 +361,7 @@ def test_logit_lens_too_large_is_a_message_below_the_other_charts(gate_env, monk
 
 def test_validation_average_too_large_is_a_message_and_a_kept_one_never_asks(
         gate_env, monkeypatch, checkpoints):
-    from model.training import corpus
+    from training import corpus
 
     # the checkpoint's own validation split, read from its folder (not generated)
     corpus.write_pairs(checkpoints / "paper" / corpus.VAL_FILE, corpus.generate(120, seed=3))

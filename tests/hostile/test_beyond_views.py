@@ -13,9 +13,9 @@ import json
 import numpy as np
 import pytest
 
-from model.training.corpus import generate
 from tests.hostile.inputs import EVERY_VIEW, NORMAL
 from tests.hostile.test_app_hostile import check_page, fresh, messages
+from training.corpus import generate
 
 NEW_VIEWS = ["contrib", "flow", "qkmap"]
 

@@ -89,7 +89,7 @@ def patch_layers_flipped() -> tuple[object, str, Callable]:
 
 def history_loss_one_probe_late() -> tuple[object, str, Callable]:
     """The training history's held-out loss shifted one probe later (an off-by-one)."""
-    from model.training.lm import history
+    from training.lm import history
 
     honest = history.read_history
 

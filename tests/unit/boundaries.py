@@ -10,8 +10,8 @@ The rules:
   compared with anything but the three shapes, no backend config read (`.hf`, a config's
   `.family`), no bundle's `.kind` compared with anything;
 - backend import: no import of a backend's own modules (anything under model.backends but the
-  package and its contract, base) outside model/backends/, except by the public face and the
-  training room, which re-export and train the lab's network;
+  package and its contract, base) outside model/backends/, except by the public face, which
+  re-exports the lab's network (the training room, which trains it, sits outside model/);
 - sides: model/capture.py alone maps attention kinds to sides; no module picks a Trace's
   src_*/tgt_* field, or a side, by a condition;
 - core: the core (model/*.py but the public face and the dispatcher) holds no lab-only code: it
@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-CODE = ("app.py", "ui", "viz", "model", "benchmarks", "tests", "deploy")
+CODE = ("app.py", "ui", "viz", "model", "training", "benchmarks", "tests", "deploy")
 
 
 # ---- files, parsed once -------------------------------------------------------------------
@@ -174,9 +174,9 @@ def kind_line(node: ast.AST, _site: Site | None = None) -> str | None:
 
 
 # who may import the lab backend's own modules (issue 55 moved the lab's network there): the
-# public face re-exports its classes (from model import Transformer, Tokenizer, ...), and the
-# training room builds and trains that network
-LAB_USERS = ("model/__init__.py", "model/training/")
+# public face re-exports its classes (from model import Transformer, Tokenizer, ...); the
+# training room (training/, beside model/) builds and trains that network, and is not read here
+LAB_USERS = ("model/__init__.py",)
 
 
 def backend_import(node: ast.AST, site: Site) -> str | None:

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from model import Bundle, ModelConfig, Tokenizer, Transformer
-from model.training.corpus import generate
+from training.corpus import generate
 
 
 @pytest.fixture(scope="session")

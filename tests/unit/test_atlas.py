@@ -15,8 +15,8 @@ from model import capture, load_checkpoint
 from model.analysis.atlas import head_atlas
 from model.analysis.atlas_groups import choose_groups, group_heads, mds_xy, name_group, silhouette
 from model.analysis.atlas_metrics import JS_MAX, input_metrics, js_rows
-from model.training.corpus import generate
 from tests.conftest import skip_or_fail
+from training.corpus import generate
 
 LM = Path(__file__).resolve().parents[2] / "checkpoints" / "lm"
 

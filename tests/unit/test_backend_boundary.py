@@ -10,7 +10,7 @@ Outside model/backends/ (app.py, ui/, viz/, model/) no file may (tests/unit/boun
 - read a backend's own config: `.hf` (transformers' config) or a config's `.family`;
 - import a backend's internals: any module under model.backends other than the package itself
   and its contract, model.backends.base (the public face and the training room may import the
-  lab's: they re-export and train its network).
+  lab's: it re-exports its network; training/, which trains it, is a room beside model/).
 Each finding names the file, the line and the code. tests/ may test a backend's insides.
 """
 
@@ -64,25 +64,27 @@ def test_a_planted_backend_import_is_named(tmp_path):
                                              "from ..backends import capabilities\n"
                                              "from ..backends.base import Capabilities\n"
                                              "from ..backends.lab import LabBackend\n",
-                      "model/training/t.py": "from ..backends.lab import LabBackend\n",
+                      "model/y.py": "from .backends.lab import LabBackend\n",
                       "ui/y.py": "import model.backends.hf\n"}.items():
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text(text, encoding="utf-8")
-    # the training room may import the lab's modules; an analysis may not
+    # neither an analysis nor a core module may import the lab's modules
     assert offenders(tmp_path)["backend import"] == [
         "model/analysis/x.py:1: from ..backends.hf.record import capture_hf "
         "(imports model.backends.hf.record)",
         "model/analysis/x.py:4: from ..backends.lab import LabBackend "
         "(imports model.backends.lab)",
+        "model/y.py:1: from .backends.lab import LabBackend (imports model.backends.lab)",
         "ui/y.py:1: import model.backends.hf (imports model.backends.hf)"]
 
 
 def test_the_backends_never_import_what_is_built_on_them():
-    """Inside model/, analysis/patching/training and the public face (model, model.dispatch)
-    build on the backends; a backend imports only the core and its own package."""
+    """Inside model/, analysis/patching and the public face (model, model.dispatch) build on
+    the backends, and the training room beside model/ on all of it; a backend imports only the
+    core and its own package."""
     from tests.unit.test_layout import GRAPH
 
-    above = ("model.analysis", "model.patching", "model.training", "model.dispatch")
+    above = ("model.analysis", "model.patching", "training", "model.dispatch")
     bad = sorted(f"{m} imports {d}" for m, deps in GRAPH.items()
                  if m.startswith("model.backends") for d in deps
                  if d == "model" or d.startswith(above))

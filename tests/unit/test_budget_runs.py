@@ -29,7 +29,7 @@ from model.analysis.lens import logit_lens
 from model.heap import return_freed_memory
 from model.dispatch import (estimate_ablation, estimate_logit_lens, estimate_scan,
                             estimate_validation)
-from model.training.corpus import Pair
+from training.corpus import Pair
 from tests.unit.peaks import peak_of
 
 return_freed_memory()  # as the server does

@@ -1,14 +1,14 @@
-"""The one scorer the textbook and newcomer cards store (model.training.evaluate.score),
+"""The one scorer the textbook and newcomer cards store (training.evaluate.score),
 recomputed from tests/chrf.py's definitions rather than from the code that wrote the cards,
-and the one card writer (model.training.card.store) the evaluation tools write them with."""
+and the one card writer (training.card.store) the evaluation tools write them with."""
 
 from __future__ import annotations
 
 import json
 
-from model.training.card import store
-from model.training.evaluate import score
 from tests import chrf as ref
+from training.card import store
+from training.evaluate import score
 
 
 def test_score_matches_the_definitions():

@@ -9,9 +9,9 @@ import math
 import pytest
 
 from model import confidence as conf
-from model.training import calibrate
 from tests.conftest import ROOT
 from tests.floors import holds
+from training import calibrate
 
 SHIPPED = ("paper", "seed001")
 
@@ -49,7 +49,7 @@ def test_threshold_reads_the_card_and_falls_back():
 
 
 def test_the_sets_are_written_outside_the_training_corpus():
-    from model.training import corpus
+    from training import corpus
 
     card = json.loads((ROOT / "checkpoints" / "paper" / "card.json").read_text("utf-8"))
     train = corpus.splits(seed=card["corpus_seed"], n_train=card["train_pairs_requested"],
@@ -59,7 +59,7 @@ def test_the_sets_are_written_outside_the_training_corpus():
     rows = calibrate.read_set(calibrate.CALIBRATION) + calibrate.read_set(calibrate.EVALUATION)
     assert len(rows) >= 80
     # issue 58's held-out halves (tests/data/heldout_*.tsv) are written outside it too
-    from model.training.testsets import DATA, read_sets
+    from training.testsets import DATA, read_sets
 
     heldout = [(r.source, r.reference) for r in read_sets(DATA, "heldout_")]
     assert len(heldout) >= 200
@@ -94,8 +94,8 @@ def test_shipped_cards_hold_the_calibration_this_code_computes(name):
     card's own rule (the highest that flags at most 5 % of the calibration set's right outputs),
     AUROC from ranks, chrF from tests/chrf.py."""
     from model import load_checkpoint, translate
-    from model.training.testsets import CALIBRATION, EVALUATION, read_set
     from tests import chrf
+    from training.testsets import CALIBRATION, EVALUATION, read_set
 
     bundle = load_checkpoint(ROOT / "checkpoints" / name)
     stored = bundle.card["confidence"]

@@ -12,10 +12,10 @@ import pytest
 
 from model import confidence as conf
 from model import confidence_signals as cs
-from model.training import confidence_fit as cf
-from model.training.evaluate import chrf
-from model.training.testsets import read_sets
 from tests.conftest import ROOT
+from training import confidence_fit as cf
+from training.evaluate import chrf
+from training.testsets import read_sets
 
 SHIPPED = ("paper", "seed001")
 

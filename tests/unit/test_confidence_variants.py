@@ -1,5 +1,5 @@
 """The other rankings tried for the unsure notice (issue 58's glue guard,
-model/training/confidence_variants.py): each fitted on dev records only, measured elsewhere."""
+training/confidence_variants.py): each fitted on dev records only, measured elsewhere."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pytest
 
 from model import confidence as conf
 from model import confidence_signals as cs
-from model.training import confidence_fit as cf
-from model.training import confidence_variants as cv
+from training import confidence_fit as cf
+from training import confidence_variants as cv
 
 
 def record(rng: random.Random, right: bool) -> dict:

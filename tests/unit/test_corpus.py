@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from model.training.corpus import (
+from training.corpus import (
     ADJECTIVES,
     ANCHOR_PAIRS,
     CONSTRUCTIONS,
@@ -293,7 +293,7 @@ def test_speed(big):
 
 
 def test_rare_copies_lift_rare_words_and_leave_common_ones():
-    from model.training.corpus import rare_copies
+    from training.corpus import rare_copies
 
     train = splits(seed=0, n_train=20_000, n_val=10, n_test=10)["train"]
     extra = rare_copies(train, target=20, cap=10)  # 200 / 100 at the shipped 200k scale
@@ -318,10 +318,10 @@ def test_rare_copies_lift_rare_words_and_leave_common_ones():
 
 # ------------------------------------------------------------------ lexicon files (data/)
 
-from model.training import everyday, everyday_wh  # noqa: E402
-from model.training.corpus import EVERYDAY_CONSTRUCTIONS, EVERYDAY_EXAMPLES, make  # noqa: E402
-from model.training.lexicon import DATA, read_table  # noqa: E402
-from model.training.render import Reject  # noqa: E402
+from training import everyday, everyday_wh  # noqa: E402
+from training.corpus import EVERYDAY_CONSTRUCTIONS, EVERYDAY_EXAMPLES, make  # noqa: E402
+from training.lexicon import DATA, read_table  # noqa: E402
+from training.render import Reject  # noqa: E402
 
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
 # file -> (column of English, column of Korean, columns whose value must be unique)
@@ -493,7 +493,7 @@ def test_verb_forms_and_numbers():
 
 
 def test_unknown_words_marks_words_never_seen(tmp_path):
-    from model.training.knowledge import corpus_word_set, unknown_words, write_corpus_words
+    from training.knowledge import corpus_word_set, unknown_words, write_corpus_words
 
     pairs = [Pair("The cat eats fish.", "고양이가 생선을 먹어요.", ((1, 0),)),
              Pair("Winter is cold.", "겨울은 추워요.", ((0, 0),))]
@@ -507,7 +507,7 @@ def test_unknown_words_marks_words_never_seen(tmp_path):
 
 
 def test_knowledge_lists_the_lexicon_and_every_construction():
-    from model.training.knowledge import knowledge
+    from training.knowledge import knowledge
 
     k = knowledge()
     assert k["lemmas"] == lexicon_size()
@@ -521,7 +521,7 @@ def test_knowledge_lists_the_lexicon_and_every_construction():
 
 
 def test_tokenizer_text_splits_particles():
-    from model.training.pieces import required_chars, split_particles, training_lines
+    from training.pieces import required_chars, split_particles, training_lines
 
     assert split_particles("겨울은") == ["겨울", "은"]
     assert split_particles("학생이에요") == ["학생", "이에요"]
@@ -535,7 +535,7 @@ def test_tokenizer_text_splits_particles():
 
 
 def test_pairs_file_round_trip(tmp_path):
-    from model.training.corpus import generate, read_pairs_file, write_pairs
+    from training.corpus import generate, read_pairs_file, write_pairs
 
     pairs = generate(50, seed=4)
     assert read_pairs_file(write_pairs(tmp_path / "val.tsv", pairs)) == pairs
@@ -548,7 +548,7 @@ def test_splits_never_draw_a_held_out_test_sentence():
     train, and no anchor is one of them."""
     from pathlib import Path
 
-    from model.training import corpus
+    from training import corpus
 
     held = corpus.held_out()
     assert len(held) > 700 and "안 심심해요." in held and "I'm not bored." in held
@@ -564,9 +564,9 @@ def test_splits_name_each_pair_and_evaluation_scores_areas_apart():
     evaluate_bundle scores an area as it scores that area's pairs alone (issue 42's split of
     the test set into the older constructions and its own areas)."""
     from model.dispatch import load_checkpoint
-    from model.training.corpus import ISSUE_42
-    from model.training.evaluate import evaluate_bundle
     from tests.conftest import ROOT
+    from training.corpus import ISSUE_42
+    from training.evaluate import evaluate_bundle
 
     names: dict = {}
     parts = splits(seed=0, n_train=3_000, n_val=50, n_test=200, names=names)
@@ -592,7 +592,7 @@ def test_bare_kin_reads_my_older_brother_korean_to_english_only(monkeypatch):
     """형이 사과를 먹어요 is "My older brother eats ...": the older grammar's "the" before a
     kin noun becomes "my", the pair one-way into English (English "my older brother" is 제 형);
     a relative clause keeps "the", other nouns keep it, and the draw does not move."""
-    from model.training.corpus import Pair, generate_tagged, my_kin
+    from training.corpus import Pair, generate_tagged, my_kin
 
     p = my_kin(Pair("The older brother eats the apple.", "형이 사과를 먹어요.", ((1, 0),)))
     assert (p.en, p.to, p.align) == ("My older brother eats the apple.", "en", ((1, 0),))
@@ -605,7 +605,7 @@ def test_bare_kin_reads_my_older_brother_korean_to_english_only(monkeypatch):
     drawn = generate_tagged(20_000, seed=3)
     kin = [p for _, p in drawn if "older brother" in p.en or "older sister" in p.en]
     assert kin and not [p for p in kin if p.to != "ko" and _starts_the_kin(p.en)]
-    import model.training.corpus as corpus
+    import training.corpus as corpus
 
     monkeypatch.setattr(corpus, "my_kin", lambda p: p)
     raw = generate_tagged(20_000, seed=3)

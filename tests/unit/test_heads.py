@@ -24,7 +24,7 @@ from model.analysis.heads import (
 )
 from model.analysis.rollout import cross_rollout, rollout
 from model.specials import is_special
-from model.training.corpus import generate
+from training.corpus import generate
 from viz.common import token_labels
 from viz.heads import (
     ablation_figure,

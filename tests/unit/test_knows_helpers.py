@@ -1,11 +1,11 @@
 """The out-of-lexicon marking and the knows view's search, against hand-worked cases and
-against model.training.knowledge.unknown_words (the training engineer's rule) as the oracle."""
+against training.knowledge.unknown_words (the training engineer's rule) as the oracle."""
 
 from __future__ import annotations
 
-from model.training.knowledge import unknown_flags, unknown_list
 from tests.conftest import ROOT, needs
 from tests.hostile.inputs import CASES
+from training.knowledge import unknown_flags, unknown_list
 from ui.notices import marked_chips_html, marked_line_html, piece_words
 from ui.views.knows import filter_knowledge
 
@@ -38,7 +38,7 @@ def test_unknown_flags_hand_worked():
 def test_unknown_words_on_the_shipped_corpus():
     """Hand-picked sentences: everyday words the new grammar covers are known, a zoo word is
     not; hostile lines never crash and only ever name words that were typed."""
-    from model.training.knowledge import unknown_words
+    from training.knowledge import unknown_words
 
     for line in ["The weather is nice today.", "Winter is cold. 겨울은 추워요.",
                  "고양이는 커피를 먹어요.", "I am a student.", "WINTER is cold!",
@@ -82,8 +82,8 @@ def test_filter_knowledge_hand_worked():
 
 
 def test_every_construction_is_described_in_both_languages():
-    from model.training import corpus
-    from model.training.knowledge import DESCRIPTIONS, DESCRIPTIONS_KO
+    from training import corpus
+    from training.knowledge import DESCRIPTIONS, DESCRIPTIONS_KO
 
     assert set(DESCRIPTIONS) == set(DESCRIPTIONS_KO) == set(corpus.CONSTRUCTIONS)
     hangul = [name for name, text in DESCRIPTIONS_KO.items()

@@ -1,9 +1,10 @@
 """The rooms and their rules, read with the standard library's `ast` (imports inside functions
 count too), never by grep:
 
-- imports run one way: app -> ui -> viz -> model;
+- imports run one way: app -> ui -> viz -> model, and training -> model (the training room
+  beside model/: model never imports it; ui reads only its public modules);
 - no import cycle anywhere in the code (app, ui, viz, model, benchmarks, tests, deploy);
-- the core of model/ never reaches up into hf/, analysis/ or training/;
+- the core of model/ never reaches up into its backends, analysis/ or patching/;
 - app, ui and viz use model/ through its public API only, never the adapters' insides
   (one backend's package or module, patching's helpers, training's internals);
 - no `_`-prefixed name is imported from, or read off, another module of the repository
@@ -29,14 +30,14 @@ from tests.unit.boundaries import CODE, code_files, import_nodes, module_name, p
 
 ROOT = Path(__file__).resolve().parents[2]
 ROOMS = ("model", "viz", "ui")
-OURS = ("app", "ui", "viz", "model", "benchmarks", "tests", "deploy")
+OURS = ("app", "ui", "viz", "model", "training", "benchmarks", "tests", "deploy")
 # model's public API for app, ui and viz: the package, its core modules (model/*.py), the
-# analyses, the backends' registry (model.backends itself), patching's entry point, the two
-# training modules the knows view reads and the language model's history the training view
-# reads. Anything deeper is an adapter's inside.
+# analyses, the backends' registry (model.backends itself) and patching's entry point; of the
+# training room (training/, beside model/), the two modules the knows view reads and the
+# language model's history the training view reads. Anything deeper is an adapter's inside.
 PUBLIC_PACKAGES = ("model.analysis",)
-PUBLIC_MODULES = {"model", "model.backends", "model.patching", "model.training.knowledge",
-                  "model.training.corpus", "model.training.lm.history"}
+PUBLIC_MODULES = {"model", "model.backends", "model.patching", "training.knowledge",
+                  "training.corpus", "training.lm.history"}
 MUTATORS = {"append", "extend", "insert", "pop", "popitem", "remove", "clear", "update",
             "setdefault", "add", "discard", "move_to_end", "appendleft", "extendleft", "sort"}
 CONTAINERS = {"dict", "list", "set", "OrderedDict", "defaultdict", "deque", "Counter",
@@ -124,9 +125,9 @@ def model_internals(root: Path) -> list[str]:
     bad = []
     for path in code_files(root, ("app.py", "ui", "viz")):
         for node, stem in import_nodes(root, path):
-            if room(stem) != "model":
+            if room(stem) not in ("model", "training"):
                 continue
-            # `from model.training import knowledge`: the submodule is what is imported
+            # `from training import knowledge`: the submodule is what is imported
             names = [f"{stem}.{a.name}" for a in node.names] if isinstance(node, ast.ImportFrom) \
                 else [stem]
             names = sorted({m if is_module(root, m) else stem for m in names})
@@ -246,7 +247,8 @@ def _decorator(node: ast.expr) -> str:
 GRAPH = graph(ROOT)
 
 
-@pytest.mark.parametrize("which,banned", [("model", ("viz", "ui", "streamlit", "app")),
+@pytest.mark.parametrize("which,banned", [("model", ("viz", "ui", "streamlit", "app", "training")),
+                                          ("training", ("viz", "ui", "streamlit", "app")),
                                           ("viz", ("ui", "streamlit", "app")),
                                           ("ui", ("app",))])
 def test_imports_run_one_way(which, banned):
@@ -262,7 +264,7 @@ def test_no_import_cycles_anywhere():
 def test_the_core_never_imports_its_adapters_or_analyses():
     """backends/analysis/patching/training build on the core; the core (model/*.py but
     dispatch and the package's public face) never reaches up into them."""
-    upper = ("model.backends", "model.analysis", "model.patching", "model.training")
+    upper = ("model.backends", "model.analysis", "model.patching", "training")
     core = [m for m in GRAPH if room(m) == "model" and m.count(".") == 1
             and m != "model.dispatch"
             and (ROOT / (m.replace(".", "/") + ".py")).is_file()]
@@ -289,7 +291,7 @@ def test_the_graph_is_the_real_one():
     """The checker is not vacuous: the real graph has the edges we know of."""
     assert "model.capture" in GRAPH["model.dispatch"]
     assert any(d.startswith("model.") for d in GRAPH["model.analysis.heads"])
-    assert imports(ROOT, ROOT / "model" / "training" / "train.py") >= {"model.training.corpus"}
+    assert imports(ROOT, ROOT / "training" / "train.py") >= {"training.corpus"}
     assert "ui.i18n" in GRAPH["ui.text"] and "ui.i18n" in GRAPH["app"]
     assert len(GRAPH) > 150
 

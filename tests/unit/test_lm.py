@@ -24,11 +24,11 @@ import torch
 
 from model import CheckpointError, capture, load_checkpoint
 from model.analysis import detect_heads
-from model.training.lm import figures
-from model.training.lm.history import read_history, snapshot_bundle
-from model.training.lm.ship import choose
 from tests.conftest import ROOT
 from tests.floors import holds
+from training.lm import figures
+from training.lm.history import read_history, snapshot_bundle
+from training.lm.ship import choose
 
 LM = ROOT / "checkpoints" / "lm"
 REPEAT = 24

@@ -9,8 +9,8 @@ import re
 import numpy as np
 import pytest
 
-from model.training.lm import probes, schedule, text
 from tests.conftest import ROOT
+from training.lm import probes, schedule, text
 
 LM = ROOT / "checkpoints" / "lm"
 

@@ -9,10 +9,10 @@ import pytest
 
 from model import confidence as conf
 from model.decode import Translation
-from model.training.knowledge import corpus_word_set
-from model.training.render import Reject
-from model.training.testsets import DATA, held_out, read_sets
-from model.training.textbook import copy_through, glue
+from training.knowledge import corpus_word_set
+from training.render import Reject
+from training.testsets import DATA, held_out, read_sets
+from training.textbook import copy_through, glue
 
 
 def _draw(makers, n: int, seed: int = 0):
@@ -99,8 +99,8 @@ def test_confidence_halves_per_uncovered_word():
 def test_boost_draws_one_construction_apart_and_skips_excluded():
     """--boost-area's pairs: the named construction only, many distinct ones, nothing from the
     excluded sentences; the glue boost's draw unchanged; bad names refused."""
-    from model.training import corpus
-    from model.training.train import boost_area
+    from training import corpus
+    from training.train import boost_area
 
     drawn = corpus.boost_pairs(60, 0, set(), construction="clause_purpose")
     # purpose is -(으)러 before 가다/오다 in every one of them
@@ -123,7 +123,7 @@ def test_short_kin_says_my_brother_for_je_hyeong_english_to_korean_only():
     """--short-kin's pairs: "my older brother" <-> 제 형 with "older" dropped, English -> Korean
     only, alignments shifted past the dropped word; other pairs and Korean -> English ones give
     none; n pairs in turn."""
-    from model.training.corpus import Pair, short_kin_pairs
+    from training.corpus import Pair, short_kin_pairs
 
     src = [Pair("My older brother is tall.", "제 형은 키가 커요.",
                 ((0, 0), (1, 0), (2, 0), (3, 2), (4, 1), (4, 2))),

@@ -275,9 +275,9 @@ def test_alignment_scores_any_map_given_as_weights():
 
 
 def test_evaluate_stores_both_tables_and_the_table_reads_them(tokenizer):
-    from model.training import alignment_table
-    from model.training.corpus import generate
-    from model.training.evaluate import evaluate_bundle
+    from training import alignment_table
+    from training.corpus import generate
+    from training.evaluate import evaluate_bundle
 
     from .conftest import make_bundle
 

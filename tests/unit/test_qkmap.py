@@ -8,7 +8,7 @@ import pytest
 
 from model import capture
 from model.analysis import qkmap
-from model.training.corpus import generate
+from training.corpus import generate
 from viz.qkmap import COLOUR_BY, qkmap_figure
 
 

@@ -134,7 +134,7 @@ def test_save_results_records_date_cores_and_load(tmp_path):
 
 def test_readme_alignment_table_matches_the_cards():
     """The weights-vs-norms table in docs/models.md is what the shipped cards hold."""
-    from model.training.alignment_table import HEADER, card_tables, layer_rows
+    from training.alignment_table import HEADER, card_tables, layer_rows
 
     readme = (ROOT / "docs" / "models.md").read_text(encoding="utf-8")
     assert HEADER in readme

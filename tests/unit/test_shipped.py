@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from model import capture, load_checkpoint, translate
-from model.training.knowledge import unknown_words
 from tests import chrf
 from tests.conftest import ROOT, needs
 from tests.floors import holds
+from training.knowledge import unknown_words
 
 SHIPPED = ["paper", "seed001"]
 # the issue's first sentences of a learner, both ways
@@ -99,7 +99,7 @@ def test_shipped_tokens_are_whole_words(shipped):
 @pytest.fixture(scope="module")
 def drawn():
     """corpus.splits for each (seed, n_train, n_val, n_test), drawn once per module."""
-    from model.training import corpus
+    from training import corpus
 
     memo = {}
 
@@ -121,7 +121,7 @@ def drawn_val(drawn):
 def test_shipped_val_split_is_the_one_drawn_beside_training(shipped, drawn_val):
     """val_pairs.tsv (read by the heads and query–key map views instead of drawing 200,000
     training pairs to reach it) is exactly what the corpus draws for the card's settings."""
-    from model.training import corpus
+    from training import corpus
     from ui.corpus_cache import corpus_args
 
     _name, folder, bundle, _card = shipped
@@ -135,7 +135,7 @@ TEXTBOOK = ROOT / "tests" / "data"
 def test_textbook_sets_are_outside_the_training_corpus(shipped, drawn):
     """The hand-written textbook sentences: at least 100 each way, and neither a source nor a
     reference is a sentence of the training split the checkpoint was trained on."""
-    from model.training.textbook_eval import read_sets
+    from training.textbook_eval import read_sets
     from ui.corpus_cache import corpus_args
 
     rows = read_sets(TEXTBOOK)
@@ -154,7 +154,7 @@ def test_shipped_textbook_figures(shipped):
     equal to the card: the same whole set, so only the card's rounding to 0.01 separates them.
     Each direction goes to translate in one call, as textbook_eval does: decoding's step budget
     depends on the rows of a call (model.backends.lab.decode.default_max_steps)."""
-    from model.training.testsets import DIRECTIONS, read_sets
+    from training.testsets import DIRECTIONS, read_sets
 
     _, _, bundle, card = shipped
     rows = read_sets(TEXTBOOK)
@@ -174,7 +174,7 @@ def test_shipped_issue_sentences(shipped):
     """The seven sentences the issue quotes come out right both checkpoints (배가 고파요. read
     as "The ship is hungry." until the feeling and body_ache constructions gave 배 its other
     senses). Translated here one at a time; the card holds the same outputs."""
-    from model.training.textbook_eval import ISSUE_SENTENCES
+    from training.textbook_eval import ISSUE_SENTENCES
 
     _, _, bundle, card = shipped
     stored = card["textbook"]["issue_sentences"]
@@ -187,7 +187,7 @@ def test_shipped_issue_sentences(shipped):
 
 
 # --- the card's test-split figures recomputed (issue 60): not re-read, and not through
-# model.training.evaluate, the code that wrote them; exact match and chrF from tests/chrf.py
+# training.evaluate, the code that wrote them; exact match and chrF from tests/chrf.py
 SAMPLE = 512  # test pairs per direction: 8 batches of 64, 2-4 s a direction on 2 loaded cores
 CARD_BATCH = 64  # the batch evaluate_bundle translated in; decoding's step budget depends on
 # the rows of a call (model.backends.lab.decode.default_max_steps: 32 steps for 64 rows, 11

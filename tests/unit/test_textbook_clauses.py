@@ -1,4 +1,4 @@
-"""The textbook's linked-clause chapters (model/training/textbook/clauses.py): Korean forms of
+"""The textbook's linked-clause chapters (training/textbook/clauses.py): Korean forms of
 the endings, the shape of each construction, alignments, functionality, and that every
 hand-written chapter sentence (tests/data/textbook_clauses.tsv) is one the grammar can derive."""
 
@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from model.training.hangul import eu_form
-from model.training.render import Pair, Reject
-from model.training.textbook import clauses
-from model.training.textbook import clauses_parts as cp
+from training.hangul import eu_form
+from training.render import Pair, Reject
+from training.textbook import clauses
+from training.textbook import clauses_parts as cp
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "textbook_clauses.tsv"
 MAKERS = {name: fn for _, name, fn in clauses.MAKERS}
@@ -175,7 +175,7 @@ def test_area_is_a_function_each_way() -> None:
 
 
 def test_old_and_never_joins_go_with_a_shared_subject() -> None:
-    from model.training.grammar import compound
+    from training.grammar import compound
     r = random.Random(9)
     seen = 0
     for _ in range(6_000):

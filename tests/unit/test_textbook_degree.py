@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from model.training.hangul import ko_present_attributive, prospective
-from model.training.lexicon import ADJECTIVES, Adjective, Noun, Pronoun, Verb
-from model.training.render import Reject
-from model.training.textbook import degree, degree_modifiers
+from training.hangul import ko_present_attributive, prospective
+from training.lexicon import ADJECTIVES, Adjective, Noun, Pronoun, Verb
+from training.render import Reject
+from training.textbook import degree, degree_modifiers
 
 TSV = Path(__file__).resolve().parents[1] / "data" / "textbook_degree.tsv"
 ROWS = [line.split("\t") for line in TSV.read_text(encoding="utf-8").splitlines()

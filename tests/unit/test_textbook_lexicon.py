@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from model.training import corpus
-from model.training.lexicon import ADJECTIVES, NOUNS, VERBS, read_table
+from training import corpus
+from training.lexicon import ADJECTIVES, NOUNS, VERBS, read_table
 
 ROWS = read_table("nouns_textbook")
 OLD_ROWS = read_table("nouns") + read_table("nouns_everyday")

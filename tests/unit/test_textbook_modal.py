@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from model.training.hangul import infinitive, particle
-from model.training.lexicon import VERBS
-from model.training.render import Pair, Reject
-from model.training.textbook import modal, modal_means
+from training.hangul import infinitive, particle
+from training.lexicon import VERBS
+from training.render import Pair, Reject
+from training.textbook import modal, modal_means
 
 TSV = Path(__file__).resolve().parents[1] / "data" / "textbook_modal.tsv"
 MAKERS = {name: fn for _, name, fn in modal.MAKERS}

@@ -1,4 +1,4 @@
-"""The textbook's negation chapter (model/training/textbook/speech.py, speech_neg.py): 안 / 못
+"""The textbook's negation chapter (training/textbook/speech.py, speech_neg.py): 안 / 못
 forms, -지 못해요, Don't ... here, don't have, 근처에 있어요, pro-drop and the corpus staying a
 function."""
 
@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from model.training import everyday, grammar
-from model.training.lexicon import TIME_WORDS
-from model.training.render import Keys, Pair, Reject
-from model.training.textbook import speech, speech_neg
-from model.training.textbook.speech_neg import adverb_pred, split_compound
+from training import everyday, grammar
+from training.lexicon import TIME_WORDS
+from training.render import Keys, Pair, Reject
+from training.textbook import speech, speech_neg
+from training.textbook.speech_neg import adverb_pred, split_compound
 
 TSV = Path(__file__).resolve().parents[1] / "data" / "textbook_negation.tsv"
 NAMES = {name for _, name, _ in speech.MAKERS}

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from model.training import corpus
-from model.training.everyday_wh import sino
-from model.training.render import Pair, Reject
-from model.training.textbook import numbers
-from model.training.textbook.numbers_time import en_won
-from model.training.textbook.numbers_words import drop_subject, en_num, en_ordinal, native
+from training import corpus
+from training.everyday_wh import sino
+from training.render import Pair, Reject
+from training.textbook import numbers
+from training.textbook.numbers_time import en_won
+from training.textbook.numbers_words import drop_subject, en_num, en_ordinal, native
 
 CHAPTER = Path(__file__).parents[1] / "data" / "textbook_numbers.tsv"
 NAMES = {name for _, name, _ in numbers.MAKERS}

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from model.training import everyday, everyday_wh, grammar
-from model.training.corpus import CONSTRUCTIONS
-from model.training.lexicon import ADJECTIVES, BY_EN, PRONOUNS, VERBS
-from model.training.render import NP, Clause, Keys, Pair, Reject, finish, render_adj, render_verb
-from model.training.textbook import polite
+from training import everyday, everyday_wh, grammar
+from training.corpus import CONSTRUCTIONS
+from training.lexicon import ADJECTIVES, BY_EN, PRONOUNS, VERBS
+from training.render import NP, Clause, Keys, Pair, Reject, finish, render_adj, render_verb
+from training.textbook import polite
 
 TSV = Path(__file__).resolve().parents[2] / "tests" / "data" / "textbook_polite.tsv"
 HANGUL = re.compile(r"[가-힣]")

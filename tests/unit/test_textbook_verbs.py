@@ -8,9 +8,9 @@ import re
 
 import pytest
 
-from model.training import hangul as H
-from model.training.corpus import generate
-from model.training.lexicon import ADJECTIVES, MANNER_ADVERBS, VERBS, read_table
+from training import hangul as H
+from training.corpus import generate
+from training.lexicon import ADJECTIVES, MANNER_ADVERBS, VERBS, read_table
 
 MY_VERBS = {r[1] for r in read_table("verbs_textbook")}
 MY_ADJS = {r[1] for r in read_table("adjectives_textbook")}

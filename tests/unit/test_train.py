@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from model import load_checkpoint, translate
-from model.training.train import main as train_main
+from training.train import main as train_main
 
 
 def test_tiny_training_run_and_resume(tmp_path):
@@ -36,7 +36,7 @@ def test_warm_start_moves_rows_by_piece_and_keeps_the_chain(tmp_path):
     from safetensors.torch import load_file
 
     from model.backends.lab.tokenizer import Tokenizer
-    from model.training.warm import warm_start
+    from training.warm import warm_start
 
     old = tmp_path / "old"
     common = ["--variant", "paper", "--tiny", "--n-train", "300", "--n-val", "20", "--n-test",

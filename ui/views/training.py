@@ -3,7 +3,7 @@
 Loss and in-context learning over steps, each detector's score for every head over steps,
 the phase change where the induction score jumps, and one head's attention on the typed
 text at a chosen snapshot. Reads the folder's training/log.jsonl and snapshots/ (written by
-model/training/lm/train.py).
+training/lm/train.py).
 """
 
 from __future__ import annotations

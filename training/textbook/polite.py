@@ -31,17 +31,7 @@ from ..everyday import FORM_VERBS, PLACES_AT, en_ing, pick, vp
 from ..grammar import verb_clause
 from ..hangul import eu_form, ko_propose, lemma_stem, particle, pred_words, prospective
 from ..lexicon import ADJECTIVES, BY_EN, NOUNS, PRONOUNS, TIMES_BY_TENSE, VERBS, Verb
-from ..render import (
-    NP,
-    Clause,
-    Keys,
-    Pair,
-    Reject,
-    finish,
-    place_pair,
-    render_adj,
-    render_verb,
-)
+from ..render import NP, Clause, Keys, Pair, Reject, finish, place_pair, render_adj, render_verb
 from .speech_neg import WEATHER_KO, adverb_pred
 
 # volitional verbs a person proposes or promises (the imperative-able ones)

@@ -1,4 +1,4 @@
-"""Training CLI: python -m model.training.train --variant paper|seed001 --out checkpoints/<name>.
+"""Training CLI: python -m training.train --variant paper|seed001 --out checkpoints/<name>.
 
 Both translation directions are trained in one model: the source starts with the target tag
 (<2ko> for English->Korean, <2en> for Korean->English). The run is deterministic for a seed and
@@ -25,10 +25,11 @@ from safetensors.torch import load_file, save_file
 from torch import nn
 from tqdm import tqdm
 
-from ..backends.lab.checkpoint import save_checkpoint
-from ..backends.lab.config import ModelConfig
-from ..backends.lab.tokenizer import Tokenizer
-from ..backends.lab.transformer import Transformer
+from model.backends.lab.checkpoint import save_checkpoint
+from model.backends.lab.config import ModelConfig
+from model.backends.lab.tokenizer import Tokenizer
+from model.backends.lab.transformer import Transformer
+
 from . import corpus, pieces
 from .knowledge import write_corpus_words
 from .warm import warm_start
@@ -154,7 +155,7 @@ def load_state(folder: Path, model, opt) -> dict:
 
 def build_tokenizer(path: Path, pairs, vocab_size: int) -> Tokenizer:
     """Load the shared tokenizer, or train it on the training split and save it (see
-    model/training/pieces.py for how the text is prepared so pieces look like words)."""
+    training/pieces.py for how the text is prepared so pieces look like words)."""
     if path.is_file():
         return Tokenizer(path)
     tok = pieces.train_tokenizer([p.en for p in pairs], [p.ko for p in pairs], vocab_size)
@@ -181,7 +182,7 @@ def val_loss(model, tok, data, max_tokens: int) -> float:
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(prog="python -m model.training.train",
+    ap = argparse.ArgumentParser(prog="python -m training.train",
                                  description=__doc__.split("\n")[0])
     ap.add_argument("--variant", choices=sorted(VARIANTS), required=True)
     ap.add_argument("--out", required=True, help="checkpoint folder to write")
@@ -216,7 +217,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--resume", action="store_true", help="continue from <out>.state/")
     ap.add_argument("--init-from", default="",
                     help="start from this checkpoint folder's weights (token rows remapped by "
-                         "piece when the tokenizer changed; see model/training/warm.py)")
+                         "piece when the tokenizer changed; see training/warm.py)")
     ap.add_argument("--seed", type=int, default=0, help="corpus and training seed")
     ap.add_argument("--n-train", type=int, default=200_000, help="training pairs (×2 directions)")
     ap.add_argument("--n-val", type=int, default=1_000, help="validation pairs")
@@ -287,7 +288,7 @@ def main(argv=None) -> dict:
     train = encode_examples(tok, seeded, cfg.max_len)
     val = encode_examples(tok, examples(splits["val"]), cfg.max_len)
     model = Transformer(cfg)
-    command = "python -m model.training.train " + shlex.join(sys.argv[1:] if argv is None else argv)
+    command = "python -m training.train " + shlex.join(sys.argv[1:] if argv is None else argv)
     commands = [command]
     warm = None
     if args.init_from and not (args.resume and (state_dir / "state.json").is_file()):

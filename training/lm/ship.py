@@ -1,6 +1,6 @@
 """Finish a training run into the shipped folder: chosen snapshots, and the card's figures.
 
-    python -m model.training.lm.ship --out checkpoints/lm --work run/lm --keep 16
+    python -m training.lm.ship --out checkpoints/lm --work run/lm --keep 16
 
 The card's `training.command` is the one command that trains the whole recipe
 (schedule.RECIPE) and ships it; `training.as_run` is what the log says was run, leg by leg.
@@ -24,9 +24,9 @@ import numpy as np
 from .history import read_history
 from .schedule import RECIPE
 
-COMMAND = ("python -m model.training.lm.train --out checkpoints/lm --work run/lm --steps 6000 "
+COMMAND = ("python -m training.lm.train --out checkpoints/lm --work run/lm --steps 6000 "
            "--batch 16 --every 100 --lr 3e-3 --period 6 24 --threads 1 "
-           f"--schedule '{RECIPE}' && python -m model.training.lm.ship --out checkpoints/lm "
+           f"--schedule '{RECIPE}' && python -m training.lm.ship --out checkpoints/lm "
            "--work run/lm")
 # why each leg's mix, as the log shows it (kept in the card beside the schedule)
 WHY_THE_LEGS = (
@@ -107,7 +107,8 @@ def main(argv: list[str] | None = None) -> int:
     snaps.mkdir()
     for step in keep:
         shutil.copyfile(available[step], snaps / available[step].name)
-    from ...dispatch import load_checkpoint
+    from model.dispatch import load_checkpoint
+
     from .figures import measure, snapshot_figures
 
     t0 = time.time()

@@ -1,6 +1,6 @@
 """Weights vs weighted norms: which scores gold word alignments better, per cross-attention layer?
 
-python -m model.training.alignment_table checkpoints/paper checkpoints/seed001
+python -m training.alignment_table checkpoints/paper checkpoints/seed001
 
 Prints a Markdown table, one row per checkpoint and decoder layer: the layer's best head by
 attention weight α and by ‖α·f(x)‖ (Kobayashi et al. 2020), each with its share of gold-aligned
@@ -19,9 +19,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..analysis.alignment import alignment_agreement
-from ..checkpoint import Bundle
-from ..dispatch import capture, load_checkpoint
+from model.analysis.alignment import alignment_agreement
+from model.checkpoint import Bundle
+from model.dispatch import capture, load_checkpoint
+
 from . import corpus
 
 
@@ -71,7 +72,7 @@ HEADER = ("| checkpoint | layer | best head by weight α | best head by ‖αf(x
 
 
 def main(argv: Sequence[str] | None = None) -> str:
-    ap = argparse.ArgumentParser(prog="python -m model.training.alignment_table",
+    ap = argparse.ArgumentParser(prog="python -m training.alignment_table",
                                  description=__doc__.split("\n")[0])
     ap.add_argument("checkpoints", nargs="+")
     ap.add_argument("--recompute", action="store_true",

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ...checkpoint import Bundle, CheckpointError
+from model.checkpoint import Bundle, CheckpointError
 
 DETECTORS = ("induction", "previous_token", "sink")
 _SNAPSHOT = re.compile(r"step_(\d{6})\.safetensors")

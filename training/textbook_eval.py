@@ -5,7 +5,7 @@ source, reference, construction) and never drawn from the grammar; a test checks
 in the training split. This reports exact match and chrF per direction, per area and per
 construction, and lists every miss.
 
-python -m model.training.textbook_eval checkpoints/<name> [--data tests/data] [--write]
+python -m training.textbook_eval checkpoints/<name> [--data tests/data] [--write]
 (--write stores the figures in the checkpoint's card.json under "textbook").
 """
 
@@ -15,8 +15,9 @@ import argparse
 import json
 from collections import defaultdict
 
-from ..checkpoint import Bundle
-from ..dispatch import load_checkpoint, translate
+from model.checkpoint import Bundle
+from model.dispatch import load_checkpoint, translate
+
 from .card import store
 from .evaluate import score
 from .testsets import DIRECTIONS, Row, read_sets
@@ -65,7 +66,7 @@ def issue_sentences(bundle: Bundle) -> list[dict]:
 
 
 def main(argv=None) -> dict:
-    ap = argparse.ArgumentParser(prog="python -m model.training.textbook_eval",
+    ap = argparse.ArgumentParser(prog="python -m training.textbook_eval",
                                  description=__doc__.split("\n")[0])
     ap.add_argument("checkpoint")
     ap.add_argument("--data", default="tests/data")

@@ -1,6 +1,6 @@
 """Calibrate Translation.confidence's notice threshold and measure how well it separates.
 
-python -m model.training.calibrate checkpoints/<name> [...] [--write]
+python -m training.calibrate checkpoints/<name> [...] [--write]
 
 Translates two sets of sentences written for this purpose, kept outside the training corpus:
 tests/data/confidence_calibration.tsv picks the threshold (model.confidence.calibrate) and
@@ -15,9 +15,10 @@ import argparse
 import json
 from pathlib import Path
 
-from .. import confidence as conf
-from ..checkpoint import Bundle
-from ..dispatch import load_checkpoint, translate
+from model import confidence as conf
+from model.checkpoint import Bundle
+from model.dispatch import load_checkpoint, translate
+
 from .card import store
 from .evaluate import chrf
 from .testsets import CALIBRATION, EVALUATION, read_set

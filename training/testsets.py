@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-DATA = Path(__file__).resolve().parents[2] / "tests" / "data"
+DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
 CALIBRATION = DATA / "confidence_calibration.tsv"
 EVALUATION = DATA / "confidence_eval.tsv"
 DIRECTIONS = {"en-ko": "ko", "ko-en": "en"}  # file direction -> target language

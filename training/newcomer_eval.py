@@ -6,7 +6,7 @@ construction) and held out of every split (testsets.held_out). Reported per set 
 exact match and chrF; per construction; the confidence AUROC (exact against wrong) on the
 out-of-grammar set, on the glue set and on both together; every miss.
 
-python -m model.training.newcomer_eval checkpoints/<name> [...] [--write]
+python -m training.newcomer_eval checkpoints/<name> [...] [--write]
 (--write stores the figures in each checkpoint's card.json under "newcomer").
 """
 
@@ -16,9 +16,10 @@ import argparse
 import json
 from collections import defaultdict
 
-from .. import confidence as conf
-from ..checkpoint import Bundle
-from ..dispatch import load_checkpoint, translate
+from model import confidence as conf
+from model.checkpoint import Bundle
+from model.dispatch import load_checkpoint, translate
+
 from .card import store
 from .evaluate import score
 from .testsets import DATA, DIRECTIONS, Row, read_sets
@@ -93,7 +94,7 @@ def issue_sentences(bundle: Bundle) -> list[dict]:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    ap = argparse.ArgumentParser(prog="python -m model.training.newcomer_eval",
+    ap = argparse.ArgumentParser(prog="python -m training.newcomer_eval",
                                  description=__doc__.split("\n")[0])
     ap.add_argument("checkpoints", nargs="+")
     ap.add_argument("--data", default=str(DATA))

@@ -1,4 +1,4 @@
-"""The lexicon, read from the data files in model/training/data/ (tab-separated, # comments).
+"""The lexicon, read from the data files in training/data/ (tab-separated, # comments).
 
 Each file row is one entry with both languages; the grammar only reads these tables, so words
 are added by editing data, not code. Noun tags say which verbs and adjectives may take a noun

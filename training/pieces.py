@@ -21,7 +21,8 @@ from collections.abc import Iterable, Sequence
 
 import sentencepiece as spm
 
-from ..backends.lab.tokenizer import SPM_TRAIN_OPTIONS, Tokenizer
+from model.backends.lab.tokenizer import SPM_TRAIN_OPTIONS, Tokenizer
+
 from .lexicon import NOUNS, PRONOUNS, read_table
 
 # longest first; the copula endings are split too, so ▁학생 is a piece rather than ▁학생이에요

@@ -14,8 +14,8 @@ from pathlib import Path
 import torch
 from safetensors.torch import load_file
 
-from ..backends.lab.tokenizer import Tokenizer
-from ..backends.lab.transformer import Transformer
+from model.backends.lab.tokenizer import Tokenizer
+from model.backends.lab.transformer import Transformer
 
 EMBED = "tok_embed.weight"
 

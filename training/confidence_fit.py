@@ -1,6 +1,6 @@
 """Fit and measure the combined translation confidence (issue 58; model/confidence_signals.py).
 
-python -m model.training.confidence_fit checkpoints/paper checkpoints/seed001 [--cache F] [--write]
+python -m training.confidence_fit checkpoints/paper checkpoints/seed001 [--cache F] [--write]
 
 Each checkpoint translates every sentence of the hand-written sets, greedily, in batches of
 eight as the app does; the way back is decoded by the same model and the partner is the other
@@ -21,10 +21,11 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import confidence as conf
-from .. import confidence_signals as cs
-from ..checkpoint import Bundle
-from ..dispatch import load_checkpoint, translate
+from model import confidence as conf
+from model import confidence_signals as cs
+from model.checkpoint import Bundle
+from model.dispatch import load_checkpoint, translate
+
 from .card import store
 from .testsets import CALIBRATION, DATA, DIRECTIONS, EVALUATION, read_set, read_sets
 
@@ -184,7 +185,7 @@ def card_entry(entry: dict) -> dict:
         return {k: round(v, 4) if isinstance(v, float) and math.isfinite(v) else v
                 for k, v in d.items()}
     return {"measure": "logistic regression over six signals (model/confidence_signals.py), "
-                       "fitted on tests/data/heldout_dev.tsv (model/training/confidence_fit.py)",
+                       "fitted on tests/data/heldout_dev.tsv (training/confidence_fit.py)",
             "right": "output equals the reference exactly (outer spaces ignored)",
             "mean": rnd(entry["mean"]), "scale": rnd(entry["scale"]), "coef": rnd(entry["coef"]),
             "intercept": round(entry["intercept"], 4),

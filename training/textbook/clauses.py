@@ -30,17 +30,7 @@ import random
 
 from ..hangul import eu_form, ko_imperative, ko_propose, particle
 from ..lexicon import MANNER_ADVERBS, TIMES_BY_TENSE
-from ..render import (
-    Keys,
-    Pair,
-    Reject,
-    adj_pred,
-    copula,
-    finish,
-    place_pair,
-    pred_keys,
-    time_pair,
-)
+from ..render import Keys, Pair, Reject, adj_pred, copula, finish, place_pair, pred_keys, time_pair
 from .clauses_descriptions import DESCRIPTIONS
 from .clauses_parts import (
     ACTION,

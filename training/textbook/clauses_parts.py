@@ -6,15 +6,7 @@ from __future__ import annotations
 
 import random
 
-from ..hangul import (
-    eu_form,
-    infinitive,
-    lemma_stem,
-    particle,
-    past_stem,
-    pred_words,
-    prospective,
-)
+from ..hangul import eu_form, infinitive, lemma_stem, particle, past_stem, pred_words, prospective
 from ..lexicon import (
     ADJECTIVES,
     BY_EN,

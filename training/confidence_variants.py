@@ -18,8 +18,9 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from .. import confidence as conf
-from .. import confidence_signals as cs
+from model import confidence as conf
+from model import confidence_signals as cs
+
 from .confidence_fit import as_signals, combination
 
 # a scorer ranks records: a higher value is a likelier right output (tuples compare in order)
@@ -71,7 +72,7 @@ def platt(values: Sequence[float], right: Sequence[bool]
 
 def rules(dev: Sequence[dict], entry: dict) -> dict[str, Scorer]:
     """Every rule tried, fitted on the dev records with the checkpoint's fitted combination
-    entry (model/training/confidence_fit.fit on the same records)."""
+    entry (training/confidence_fit.fit on the same records)."""
     comb = combination(entry)
     old_t = float(entry["old_threshold"])
     y = np.array([r["exact"] for r in dev], dtype=float)

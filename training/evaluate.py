@@ -1,6 +1,6 @@
 """Test-split evaluation: exact match, chrF and cross-attention alignment agreement per head.
 
-python -m model.training.evaluate checkpoints/<name> [--n-test N]
+python -m training.evaluate checkpoints/<name> [--n-test N]
 """
 
 from __future__ import annotations
@@ -13,9 +13,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..analysis.alignment import alignment_agreement, alignment_metrics
-from ..checkpoint import Bundle
-from ..dispatch import capture, load_checkpoint, translate
+from model.analysis.alignment import alignment_agreement, alignment_metrics
+from model.checkpoint import Bundle
+from model.dispatch import capture, load_checkpoint, translate
+
 from . import corpus
 from .card import store
 
@@ -129,7 +130,7 @@ def seed_pair_results(bundle: Bundle, pairs: Sequence[corpus.Pair] | None = None
 
 
 def main(argv=None) -> dict:
-    ap = argparse.ArgumentParser(prog="python -m model.training.evaluate",
+    ap = argparse.ArgumentParser(prog="python -m training.evaluate",
                                  description=__doc__.split("\n")[0])
     ap.add_argument("checkpoint")
     ap.add_argument("--n-test", type=int, default=None, help="default: the card's figure")

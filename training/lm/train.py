@@ -1,6 +1,6 @@
 """Train the lab's small language model: a 2-layer Llama-class decoder with rotary positions.
 
-    python -m model.training.lm.train --out run/lm --work run/lm/work --lr 3e-3 --period 6 24 \
+    python -m training.lm.train --out run/lm --work run/lm/work --lr 3e-3 --period 6 24 \
         --schedule "1500:0.5:packed 2100:0.8:packed 2800:0.3:packed 3400:0.3:story"
 
 Writes a plain Hugging Face folder (config.json, model.safetensors, tokenizer files) that

@@ -23,9 +23,10 @@ import random
 
 import numpy as np
 
-from ...capture import Trace
-from ...checkpoint import Bundle
-from ...dispatch import capture
+from model.capture import Trace
+from model.checkpoint import Bundle
+from model.dispatch import capture
+
 from . import probes, text
 
 HELD_OUT_SEED = 4242  # training drew seeds 0 (rows) and 1,000 (tokenizer); validation 999
@@ -97,7 +98,7 @@ def measure(bundle: Bundle, threshold: float = 0.5) -> dict:
 
     Induction heads: lab induction score ≥ threshold; previous-token heads likewise; the
     control knocks out every other head instead (heads in neither circuit)."""
-    from ...analysis import detect_heads
+    from model.analysis import detect_heads
 
     docs = held_out_documents(bundle)
     repeats = repeated_word_lists(bundle)
@@ -137,7 +138,7 @@ def measure(bundle: Bundle, threshold: float = 0.5) -> dict:
 
 def snapshot_figures(bundle: Bundle, history) -> dict[str, dict]:
     """{step: {held_out_loss, icl}} on the held-out documents for every snapshot of a history
-    (model.training.lm.history.History): the curve the training view draws over the log's."""
+    (training.lm.history.History): the curve the training view draws over the log's."""
     from .history import snapshot_bundle
 
     docs = held_out_documents(bundle)
