@@ -6,7 +6,8 @@ A refactoring that only moves code must leave every number the same, bit for bit
 loads the shipped checkpoints (paper, seed001, lm, checkpoints/minilm; each skipped with a line
 when absent) and builds, from the tests' own seeded builders, a tiny random lab checkpoint and
 tiny random GPT-2 / Llama / T5 / BERT folders; on each it digests every array of the Trace of
-fixed inputs (norms weighed), the greedy translations, patching (model.patching.patch) on paper
+fixed inputs (norms weighed), the same through the app's path (model.dispatch.run, every need
+group), the greedy translations, patching (model.patching.patch) on paper
 and lm, detect_heads, composition_scores and one capture_long. Run it before and after, then
 compare the two JSON files (`--diff before.json after.json`): any digest that moved names what
 changed.
@@ -123,6 +124,7 @@ def jobs(name: str, bundle) -> list[tuple[str, Callable[[], object]]]:
         ("trace", lambda: capture(bundle, lines)),
         ("trace_ablated", lambda: capture(bundle, lines, ablate={(first, 0, 1)})),
     ]
+    out.append(("trace_run", lambda: app_run(bundle, lines, caps.translates)))
     if caps.translates:
         out.append(("translate", lambda: translate(bundle, lines)))
     if name in ("paper", "lm"):
@@ -135,6 +137,23 @@ def jobs(name: str, bundle) -> list[tuple[str, Callable[[], object]]]:
     if name == "lm":
         out.append(("capture_long", lambda: capture_long(bundle, LONG_TEXT, pixels=64)))
     return out
+
+
+def app_run(bundle, lines: list[str], decode: bool) -> object:
+    """The app's path (ui/runtime's cached capture): the one model.dispatch.run with every
+    need group and a gate that admits at once; before issue 55 item 2, the backend's own run.
+    Returns (Trace, the Translations it decoded)."""
+    from model.backends import EVERYTHING, backend_for
+
+    def admit(_cost, work):
+        return work()
+
+    try:
+        from model.dispatch import run as one_run
+    except ImportError:  # a checkout from before the one run
+        return backend_for(bundle).run(lines, None, None, EVERYTHING, (), admit=admit,
+                                       decode=decode)
+    return one_run(bundle, lines, None, None, EVERYTHING, (), admit=admit, decode=decode)
 
 
 def run(only: set[str] | None = None) -> dict:
@@ -183,6 +202,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", nargs="*", help="model names (paper, lm, tiny_gpt2, ...)")
     parser.add_argument("--diff", nargs=2, metavar=("BEFORE", "AFTER"),
                         help="compare two JSON files written by --json and exit")
+    parser.add_argument("--save", nargs=3, metavar=("PART", "COMMIT_BEFORE", "COMMIT_AFTER"),
+                        help="with --diff: keep the comparison in benchmarks/results.json under "
+                             "trace_hashes.PART (the two commits the files were made at)")
     args = parser.parse_args(argv)
     if args.diff:
         before, after = (json.loads(Path(p).read_text()) for p in args.diff)
@@ -190,6 +212,15 @@ def main(argv: list[str] | None = None) -> int:
         total = sum(len(m) for m in after["models"].values())
         print("\n".join(changed) or f"identical: {total} digests over "
               f"{len(after['models'])} models")
+        if args.save:
+            from benchmarks.common import save_results
+
+            part, commit_before, commit_after = args.save
+            save_results("trace_hashes", {part: {
+                "commit_before": commit_before, "commit_after": commit_after,
+                "identical": not changed, "digests": total,
+                "models": sorted(after["models"]), "skipped": after.get("skipped", {}),
+                "differences": changed}})
         return 1 if changed else 0
     result = run(set(args.only) if args.only else None)
     for name, found in result["models"].items():
