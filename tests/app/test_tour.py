@@ -39,7 +39,8 @@ def step_title(at) -> str:
 @pytest.fixture(scope="module")
 def gpt2(tmp_path_factory):
     """A tiny random GPT-2 folder (tests/unit/test_hf's builder), listed via ATTN_MODELS."""
-    from tests.unit.test_hf import make_model, make_tokenizer
+    from tests.hf_folders import make_tokenizer
+    from tests.unit.test_hf import make_model
 
     root = tmp_path_factory.mktemp("hf")
     model, template = make_model("gpt2")

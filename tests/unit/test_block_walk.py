@@ -18,7 +18,8 @@ from model import capture, load_checkpoint  # noqa: E402
 from model.analysis.block_walk import block_walk  # noqa: E402
 from model.backends import MINILM_FOLDER, backend_for, minilm_status  # noqa: E402
 from tests.conftest import ROOT, skip_or_fail  # noqa: E402
-from tests.unit.test_hf import eager_twin, make_model, make_tokenizer  # noqa: E402
+from tests.hf_folders import make_tokenizer  # noqa: E402
+from tests.unit.test_hf import eager_twin, make_model  # noqa: E402
 
 LINES = ["the cat eats fish every day .", "winter is cold"]
 MINILM = ROOT / "checkpoints" / MINILM_FOLDER

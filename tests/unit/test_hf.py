@@ -14,11 +14,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing in this file may reach t
 
 from model import CheckpointError, capture, load_checkpoint  # noqa: E402
 from model.backends.hf import listed_models, resolve_model_ref  # noqa: E402
-from tests.hf_folders import SPECIALS, WORDS, make_tokenizer, save_families  # noqa: E402, F401
+from tests.hf_folders import SPECIALS, WORDS, save_families  # noqa: E402
 from viz.bertviz_embed import bertviz_html  # noqa: E402
-
-# make_tokenizer above: still imported from here by modules being edited this round
-# (test_tour, test_block_walk, benchmarks/trace_hashes); the rest import tests.hf_folders
 
 SENTENCES = ["the cat eats fish every day .", "winter is cold"]
 FAMILIES = ("bert", "gpt2", "marian")
