@@ -64,11 +64,16 @@ def card_line(bundle: Bundle) -> str:
     cfg, card = bundle.config, bundle.card or {}
     parts = [str(card.get("variant") or bundle.name)]
     if trained_here(bundle):  # the lab's own card; a Hugging Face card names its source instead
-        caps = capabilities(bundle)
-        parts += [_("{enc}+{dec} layers × {heads} heads").format(
-                      enc=cfg.n_enc_layers, dec=cfg.n_dec_layers, heads=cfg.n_heads),
-                  f"d_model {cfg.d_model}",
-                  _("{kind} positions").format(kind=caps.positional), f"{caps.norm}-LN"]
+        caps, f = capabilities(bundle), facts(bundle)
+        if cfg.n_enc_layers and cfg.n_dec_layers:  # the translators: encoder + decoder
+            layers = _("{enc}+{dec} layers × {heads} heads").format(
+                enc=cfg.n_enc_layers, dec=cfg.n_dec_layers, heads=cfg.n_heads)
+        else:  # one stack (the shipped lm is decoder-only: "0+2" said nothing true)
+            layers = _("{layers} layers × {heads} heads").format(
+                layers=cfg.n_enc_layers or cfg.n_dec_layers, heads=cfg.n_heads)
+        norm = f"{f.norm}-LN" if f.norm_kind == "LayerNorm" else f"{f.norm}-{f.norm_kind}"
+        parts += [layers, f"d_model {cfg.d_model}",
+                  _("{kind} positions").format(kind=caps.positional), norm]
     metrics = card.get("metrics") or {}
     for direction in ("en->ko", "ko->en"):
         m = metrics.get(direction)

@@ -93,6 +93,7 @@ class Facts:
     #                   "cosine" (change of a cosine between sentence embeddings)
     max_positions: int  # the most pieces one input may hold (the position limit)
     trained_length: int | None  # the longest input it was trained for, where it says (or None)
+    norm_kind: str = "LayerNorm"  # the norm's name: "LayerNorm" or "RMSNorm" (no mean removed)
 
 @runtime_checkable
 class Backend(Protocol):

@@ -95,4 +95,7 @@ def hf_facts(bundle: Bundle, caps: Capabilities, pieces: list[str]) -> Facts:
         pooling=pooling, normalize=bool(getattr(sentence, "normalize", False)), output=output,
         effect_unit={"next_token": "nats", "embedding": "cosine"}.get(output, "hidden"),
         max_positions=int(cfg.max_len),
-        trained_length=getattr(sentence, "max_seq_length", None))
+        trained_length=getattr(sentence, "max_seq_length", None),
+        # Llama, Mistral, Qwen, Gemma, T5: RMSNorm scales without removing the mean
+        norm_kind="RMSNorm" if any("RMSNorm" in type(m).__name__ for m in model.modules())
+        else "LayerNorm")
