@@ -45,7 +45,7 @@ SAMPLE = {
                               "embeddings"),
               "presenter": views("steps", "heads>Detectors", "tour:7", "tour:17", "positional",
                                  "embeddings")},
-    "lm": {"normal": views("training", "attention", "patch"),
+    "lm": {"normal": views("training", "attention", "patch", "generate", "cache"),
            "presenter": views("training", "patch")},
     "gpt2-small": {"normal": views("attention", "heads", "steps"),
                    "presenter": views("heads")},

@@ -37,7 +37,8 @@ def render(ctx: Ctx) -> None:
         st.error(str(exc))
         return
     st.markdown(_("**Continuation** (greedy, up to {n} pieces)").format(n=MAX_NEW))
-    st.code(ctx.lines[ctx.b] + " ⟶ " + (result.text or _("(empty)")), language=None)
+    st.code(ctx.lines[ctx.b] + " ⟶ " + (result.text or _("(empty)")), language=None,
+            wrap_lines=True)  # a long continuation wraps, not runs past the window
     if not result.finished:
         st.caption(_("Stopped after {n} pieces, before the end-of-text piece.").format(
             n=len(result.ids)))
