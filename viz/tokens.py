@@ -133,19 +133,26 @@ def token_types_figure(tokens: list[list[str]], types: list[list[int]], width: i
 
 
 def lengths_rows(trace) -> list[dict]:
-    """One row per sentence: lengths with and without padding, pieces cut, target language."""
+    """One row per sentence: lengths with and without padding, pieces cut, target language;
+    only the columns of the sides the model has (an encoder-only BERT has no decoder input
+    or target language, a decoder-only LM no source), so no column reads 0 or "—" for all."""
+    encodes, decodes = any(trace.src_tokens), any(trace.tgt_tokens)
+    langs = [trace.target_langs[b] if b < len(trace.target_langs) else None
+             for b in range(len(trace.src_tokens))]
     rows = []
     for b in range(len(trace.src_tokens)):
-        rows.append({
-            "sentence": b + 1,
-            "source pieces": len(trace.src_tokens[b]),
-            "padded source width": int(trace.src_ids.shape[1]),
-            "pieces cut": int(trace.src_cut[b]) if b < len(trace.src_cut) else 0,
-            "decoder input pieces": len(trace.tgt_tokens[b]) if trace.tgt_tokens else 0,
-            "padded target width": int(trace.tgt_ids.shape[1]),
-            "target language": (trace.target_langs[b] if b < len(trace.target_langs)
-                                else None) or "—",
-        })
+        row: dict = {"sentence": b + 1}
+        if encodes:
+            row["source pieces"] = len(trace.src_tokens[b])
+            row["padded source width"] = int(trace.src_ids.shape[1])
+        if decodes:
+            row["decoder input pieces"] = len(trace.tgt_tokens[b])
+            row["padded target width"] = int(trace.tgt_ids.shape[1])
+        # a decoder-only Hugging Face model's cut is kept on this side too (hf/record.py)
+        row["pieces cut"] = int(trace.src_cut[b]) if b < len(trace.src_cut) else 0
+        if any(langs):
+            row["target language"] = langs[b] or "—"
+        rows.append(row)
     return rows
 
 

@@ -267,3 +267,22 @@ def test_steps_match_both_variants(variant_bundle):
                   "cross": "decoder.layers.1.cross_attn"}[kind]
         np.testing.assert_allclose(walk.out, tr.acts[f"{prefix}.hook_out"][1], rtol=1e-4,
                                    atol=1e-5)
+
+
+def test_lengths_rows_show_only_the_sides_the_model_has(trace):
+    """An encoder-only model (BERT) has no decoder input or target language, a decoder-only
+    one no source: their columns would read 0 or "—" on every row (seen on minilm)."""
+    from dataclasses import replace
+
+    both = tokens.lengths_rows(trace)  # the translator: both sides, a language per line
+    assert {"source pieces", "decoder input pieces", "target language"} <= set(both[0])
+    assert [r["decoder input pieces"] for r in both] == [len(t) for t in trace.tgt_tokens]
+    n = len(trace.src_tokens)
+    encoder = replace(trace, tgt_tokens=[[] for _ in range(n)], target_langs=[None] * n)
+    rows = tokens.lengths_rows(encoder)
+    assert [sorted(r) for r in rows] == [sorted(
+        ["sentence", "source pieces", "padded source width", "pieces cut"])] * n
+    decoder = replace(trace, src_tokens=[[] for _ in range(n)], target_langs=[None] * n)
+    assert "source pieces" not in tokens.lengths_rows(decoder)[0]
+    assert [r["decoder input pieces"] for r in tokens.lengths_rows(decoder)] == [
+        len(t) for t in trace.tgt_tokens]
