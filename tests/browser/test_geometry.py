@@ -46,7 +46,7 @@ SAMPLE = {
               "presenter": views("steps", "heads>Detectors", "tour:7", "tour:17", "positional",
                                  "embeddings")},
     "lm": {"normal": views("training", "attention", "patch", "generate", "cache"),
-           "presenter": views("training", "patch")},
+           "presenter": views("training", "patch", "cache")},
     "gpt2-small": {"normal": views("attention", "heads", "steps"),
                    "presenter": views("heads")},
     # the real pretrained BERT (checkpoints/minilm), on the session server that lists it

@@ -108,7 +108,7 @@ def _sizes(g) -> None:
                   "holds them").format(n=g.cache_positions))
     st.dataframe({_("layer"): list(range(len(sizes))), _("bytes"): sizes,
                   _("bytes per position"): [s // max(1, g.cache_positions) for s in sizes]},
-                 hide_index=True)
+                 hide_index=True, width="content")  # stretched, presenter mode's zoom cut it
     st.caption(_("{total:,} bytes in all.").format(total=sum(sizes)))
 
 
