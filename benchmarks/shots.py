@@ -6,7 +6,11 @@
   pieces), in English and Korean, at 1280 × 720;
 - presenter mode (present=1) at 1280 × 720, each chart scrolled to the top: the single head,
   the masks view's "what a mask does to one head" row, compare, the query–key map's colour
-  bar, and the flow graph at 200 tokens.
+  bar, and the flow graph at 200 tokens;
+- for issue 59, pages as they open from a link, at 1280 × 800 (presenting: 1280 × 720), in
+  English: lm's training view and paper's tour step 7 in both modes, lm's patch page, atlas,
+  KV cache and generation, and the real BERT's (checkpoints/minilm) similarity of three
+  lines and its tokens view on a sentence pair.
 
 Each shot is the viewport (what a projector shows), quantized to 96 colours so the PNGs stay
 small. Outside requests are aborted, as in the test harness. Names on the command line
@@ -58,20 +62,23 @@ def settle(page, timeout_s: float = 240, charts: int = 0) -> None:
         page.wait_for_timeout(200)
 
 
-def save(page, name: str) -> str:
-    """The viewport as docs/shots/<name>, quantized (text stays sharp, colour bars coarser)."""
+def save(page, name: str, colors: int = 96) -> str:
+    """The viewport as docs/shots/<name>, quantized to `colors` (text stays sharp, colour
+    bars coarser; 0 keeps every colour: 96 merged the atlas's blue and green groups)."""
     from PIL import Image
 
     raw = OUT / f"{name}.raw.png"
     page.screenshot(path=str(raw))
     with Image.open(raw) as img:
-        img.convert("RGB").quantize(colors=96).save(OUT / name, optimize=True)
+        rgb = img.convert("RGB")
+        (rgb.quantize(colors=colors) if colors else rgb).save(OUT / name, optimize=True)
     raw.unlink()
     return f"wrote docs/shots/{name} ({(OUT / name).stat().st_size / 1024:.0f} KB)"
 
 
-def open_page(browser, base: str, query: dict[str, str], charts: int = 0):
-    context = browser.new_context(viewport={"width": W, "height": H})
+def open_page(browser, base: str, query: dict[str, str], charts: int = 0,
+              size: tuple[int, int] = (W, H)):
+    context = browser.new_context(viewport={"width": size[0], "height": size[1]})
     context.route("**/*", lambda r: r.continue_() if r.request.url.startswith(
         ("http://localhost", "ws://localhost", "data:", "blob:", "about:")) else r.abort())
     page = context.new_page()
@@ -137,6 +144,54 @@ def presenter(browser, base: str, only: list[str]) -> list[str]:
     return lines
 
 
+PAIR = "A cat sits. [SEP] A kitten rests."
+LINES = "A cat sits on the mat.\nA kitten rests on a rug.\nStocks fell sharply today."
+PAGES = [  # name, query, text of the chart to scroll to the top (None: the page's top);
+    # a name ending in -present opens with present=1 at 1280 × 720
+    ("training-lm.png", {"ckpt": "lm", "view": "training"}, "score of every head"),
+    ("training-lm-present.png", {"ckpt": "lm", "view": "training"}, "score of every head"),
+    ("tour-paper-07.png", {"ckpt": "paper", "view": "tour", "step": "7"}, "Q for head"),
+    ("tour-paper-07-present.png", {"ckpt": "paper", "view": "tour", "step": "7"},
+     "Q for head"),
+    ("patch-lm.png", {"ckpt": "lm", "view": "patch"}, "Patching one head"),
+    ("atlas-lm.png", {"ckpt": "lm", "view": "atlas"}, "heads placed by"),
+    ("cache-lm.png", {"ckpt": "lm", "view": "cache"}, None),
+    ("generate-lm.png", {"ckpt": "lm", "view": "generate"}, None),
+    ("similarity-minilm.png", {"ckpt": "minilm", "view": "similarity", "text": LINES}, None),
+    ("tokens-minilm.png", {"ckpt": "minilm", "view": "tokens", "text": PAIR},
+     "Padded encoder input"),
+]
+
+
+def pages(browser, base: str, only: list[str]) -> list[str]:
+    """PAGES as a link opens them, in English, scrolled to the chart named; with what the
+    geometry layer finds wrong on the whole page (tests/browser/geometry.py)."""
+    from tests.browser.geometry import charts_ready, problems
+
+    lines = []
+    for name, query, chart in PAGES:
+        if not wanted(name, only):
+            continue
+        present = name.endswith("-present.png")
+        extra = {"present": "1"} if present else {}
+        context, page = open_page(browser, base, {**query, **extra, "lang_ui": "en"},
+                                  size=(W, H) if present else (W, 800))
+        charts_ready(page)
+        found = problems(page, 16.0 if present else 9.0)
+        if chart:
+            page.add_style_tag(content=HIDE_HEADER)
+            target = page.locator(CHART).filter(has_text=chart)
+            if target.count():
+                target.first.evaluate("e => e.scrollIntoView({block: 'start'})")
+                page.wait_for_timeout(500)
+            else:  # a shot of the wrong place would pass unnoticed: say so
+                found.append(f"no chart with {chart!r} on the page")
+        lines.append(save(page, name, colors=0))  # true colours: the pages are checked by eye
+        print(lines[-1], *(f"  {p}" for p in found), sep="\n", flush=True)
+        context.close()
+    return lines
+
+
 def main(only: list[str]) -> None:
     from benchmarks.sessions import launch_browser, start_server, stop_server
     from tests.stress import tiny_llama
@@ -153,6 +208,7 @@ def main(only: list[str]) -> None:
         os.environ.update(env)
         proc, base = start_server(env, root / "server.log", wait_s=180)
         try:
+            pages(launched[1], base, only)
             presenter(launched[1], base, only)
             tour(launched[1], base, only)
         finally:
