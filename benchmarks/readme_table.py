@@ -29,6 +29,11 @@ rows_attention_512 = sourced_rows(
     "The attention view at 512 pieces (bench_app.attention_512).")
 
 
+rows_refactor = sourced_rows(
+    "bench_refactor.capture",
+    "Full capture before and after issue 55's refactor, interleaved (bench_refactor.capture).")
+
+
 def _gb(mb: float) -> str:
     return f"{mb / 1000:.2f}"
 
@@ -222,7 +227,8 @@ def rows_detectors(results: dict) -> list[str]:
 TABLE_ROWS: list[Callable[[dict], list[str]]] = [rows_rerun, rows_attention_512, rows_bertviz,
                                                  rows_scan, rows_beyond, rows_hf,
                                                  rows_capture,
-                                                 rows_native_capture, rows_needs,
+                                                 rows_native_capture, rows_refactor,
+                                                 rows_needs,
                                                  rows_detectors, rows_cold_open, rows_memory,
                                                  rows_load,
                                                  rows_admission, rows_patch]
