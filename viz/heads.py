@@ -43,17 +43,15 @@ METRIC_DEFINITIONS = {
     "entropy": N_("mean entropy (nats) of a query's attention over its unblocked keys; "
                   "0 = all on one key, log n = spread evenly over n keys"),
     "distance": N_("mean attention distance |query − key| in positions, weighted by attention "
-                   "(ViT, seed 001); cross attention: distance to the proportional source "
-                   "position"),
+                   "(ViT, seed 001)"),
     "max_weight": N_("mean of each query's largest attention weight"),
     "pad_share": N_("share of attention on padding keys (must be 0: pad keys are masked)"),
-    "special_share": N_("share of attention on special tokens (<s>, </s>, <2ko>, <2en>, [CLS] "
-                        "…; byte pieces like <0x41> count as text)"),
+    "special_share": N_("share of attention on the model's own special pieces (its start, "
+                        "end, separator and tag pieces; byte pieces count as text)"),
     "punct_share": N_("share of attention on punctuation pieces (., ?, !, ,)"),
     "prev_token": N_("mean weight on the previous position (key = query − 1), over queries "
                      "that have one; self-attention only"),
-    "diagonal": N_("mean weight on the same position (key = query); cross attention: on the "
-                   "source position nearest the proportional position"),
+    "diagonal": N_("mean weight on the same position (key = query)"),
     "alignment": N_("share of gold-aligned target words whose summed cross attention peaks on "
                     "a gold source word (cross attention, teacher-forced on the reference)"),
 }
@@ -64,13 +62,22 @@ METRIC_NAMES = {"entropy": N_("entropy"), "distance": N_("distance"),
                 "alignment": N_("alignment")}
 
 
-def _definition(metric: str, definitions: dict[str, str] | None) -> str:
-    """A caller's definition as given, else the catalogue's, else model's (English)."""
+CROSS_NOTES = {
+    "distance": N_("cross attention: distance to the proportional source position"),
+    "diagonal": N_("cross attention: on the source position nearest the proportional position"),
+}
+
+
+def metric_definition(metric: str, kind: str, definitions: dict[str, str] | None = None) -> str:
+    """A caller's definition as given, else the catalogue's, else model's (English); on cross
+    attention followed by what the metric means between two sequences."""
     if definitions and metric in definitions:
         return definitions[metric]
-    if metric in METRIC_DEFINITIONS:
-        return _(METRIC_DEFINITIONS[metric])
-    return METRICS.get(metric, "")
+    text = _(METRIC_DEFINITIONS[metric]) if metric in METRIC_DEFINITIONS else \
+        METRICS.get(metric, "")
+    if kind == "cross" and metric in CROSS_NOTES:
+        text += "; " + _(CROSS_NOTES[metric])
+    return text
 
 
 def _layer_head_hover(kind: str) -> str:
@@ -106,7 +113,7 @@ def stats_heatmaps(stats: dict[str, np.ndarray], kind: str,
             texttemplate="%{text}",
             hovertemplate=_layer_head_hover(kind) + f"<br>{name} %{{z:.4f}}<extra></extra>",
             **rng))
-        definition = plotly_text(_definition(metric, definitions))
+        definition = plotly_text(metric_definition(metric, kind, definitions))
         title = f"{kind_name(kind)}: {name}<br><sup>{definition}</sup>"
         style(fig, title, _("head"), _("layer"), height=max(220, 110 + layer_row_px(n_l) * n_l))
         _layers_heads_axes(fig, n_l, n_h)

@@ -27,18 +27,23 @@ METRICS: dict[str, str] = {
     "entropy": "mean entropy (nats) of a query's attention over its unblocked keys; "
                "0 = all on one key, log n = spread evenly over n keys",
     "distance": "mean attention distance |query − key| in positions, weighted by attention "
-                "(ViT, seed 001); cross attention: distance to the proportional source position",
+                "(ViT, seed 001)",
     "max_weight": "mean of each query's largest attention weight",
     "pad_share": "share of attention on padding keys (must be 0: pad keys are masked)",
-    "special_share": "share of attention on special tokens (<s>, </s>, <2ko>, <2en>, [CLS] …; "
-                     "byte pieces like <0x41> count as text)",
+    "special_share": "share of attention on the model's own special pieces (its start, end, "
+                     "separator and tag pieces; byte pieces count as text)",
     "punct_share": "share of attention on punctuation pieces (., ?, !, ,)",
     "prev_token": "mean weight on the previous position (key = query − 1), over queries that "
                   "have one; self-attention only",
-    "diagonal": "mean weight on the same position (key = query); cross attention: on the "
-                "source position nearest the proportional position",
+    "diagonal": "mean weight on the same position (key = query)",
     "alignment": "share of gold-aligned target words whose summed cross attention peaks on a "
                  "gold source word (cross attention, teacher-forced on the reference)",
+}
+# what two metrics mean on cross attention, where query and key sit in different sequences:
+# said only there (a model without cross attention never reads them)
+CROSS_NOTES: dict[str, str] = {
+    "distance": "cross attention: distance to the proportional source position",
+    "diagonal": "cross attention: on the source position nearest the proportional position",
 }
 
 def is_punct(piece: str) -> bool:

@@ -15,7 +15,7 @@ import pytest
 
 from model.analysis.contributions import Contributions
 from model.analysis.flow import Edge, FlowGraph
-from model.analysis.heads import METRICS
+from model.analysis.heads import CROSS_NOTES, METRICS
 from model.analysis.qkmap import QKPoints
 from tests.conftest import ROOT
 from tests.unit.test_i18n import korean
@@ -228,6 +228,7 @@ def test_without_a_translator_the_english_is_unchanged(english):
 
 def test_stats_definitions_are_the_models_and_a_callers_stay_as_given():
     assert heads.METRIC_DEFINITIONS == METRICS and set(heads.METRIC_NAMES) == set(METRICS)
+    assert heads.CROSS_NOTES == CROSS_NOTES
     stats = {"pad_share": np.zeros((1, 2)), "custom": np.ones((1, 2))}
     with translated(mark):
         pad, custom = heads.stats_heatmaps(stats, "cross", {"custom": "typed <def>"})
@@ -267,3 +268,14 @@ def test_every_marked_message_has_a_korean_entry_with_its_placeholders():
     bad = {m: ko[m] for m in marked_here
            if _fields(m) != _fields(ko[m]) or not HANGUL.search(ko[m])}
     assert not bad, bad
+
+
+def test_cross_attention_words_only_on_cross_attention():
+    """A model without cross attention (MiniLM, GPT-2) is not told what a metric means on
+    cross attention, nor shown another model's special pieces (<2ko>)."""
+    stats = {m: np.zeros((1, 2)) for m in ("distance", "diagonal", "special_share")}
+    for kind in ("enc_self", "dec_self"):
+        for fig in heads.stats_heatmaps(stats, kind):
+            assert "cross" not in fig.layout.title.text and "<2ko>" not in fig.layout.title.text
+    titles = [f.layout.title.text for f in heads.stats_heatmaps(stats, "cross")]
+    assert sum("cross attention: " in t for t in titles) == 2, titles

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from model.analysis.heads import METRICS, validation_stats
+from model.analysis.heads import validation_stats
 from model.backends import is_translator
 from model.dispatch import estimate_validation
 from ui.admission import admitted, or_warning
@@ -101,10 +101,9 @@ def render(ctx: Ctx) -> None:
     if not stats:
         st.info(_("No statistics for this attention kind."))
         return
-    names, meanings = viz_heads.METRIC_NAMES, viz_heads.METRIC_DEFINITIONS  # N_-marked copies
+    names = viz_heads.METRIC_NAMES  # N_-marked copies
     st.markdown("\n".join(f"- **{md(_(names.get(m, m)))}**: "
-                          f"{md(_(meanings[m]) if m in meanings else METRICS.get(m, ''))}"
-                          for m in stats))
+                          f"{md(viz_heads.metric_definition(m, kind))}" for m in stats))
     figs = viz_heads.stats_heatmaps(stats, kind)
     hint = _("click to open this head")
     for i in range(0, len(figs), 2):
