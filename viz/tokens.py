@@ -16,6 +16,15 @@ from .i18n import N_, _
 # (what, short): show `what` as _(what)
 SIDES = {"src": (N_("encoder input (source)"), "enc"),
          "tgt": (N_("decoder input (target)"), "dec")}
+# a model with one stack (BERT, GPT-2, the lm) has no source or target: its one input is named
+# without the translators' words
+ALONE = {"src": N_("encoder input"), "tgt": N_("decoder input")}
+
+
+def side_name(trace, side: str) -> str:
+    """What a side's input is called on this model: "(source)"/"(target)" only where the model
+    has both stacks (cross attention between them)."""
+    return _(SIDES[side][0]) if "cross" in trace.attn else _(ALONE[side])
 _CHIP = ("display:inline-block;margin:2px 3px;padding:2px 6px;border-radius:6px;"
          "border:1px solid #8a8a8a;font-family:monospace;white-space:pre")
 _SPECIAL = "background:#e8e8e8;color:#333"
@@ -52,11 +61,11 @@ def id_matrix_figure(trace, side: str = "src", numbers: bool = True) -> go.Figur
             custom[b, j] = (piece, text[b, j])
     rows = [_("sentence {b}").format(b=b + 1) for b in range(ids.shape[0])]
     cols = [str(j) for j in range(ids.shape[1])]
-    what, short = SIDES[side]
+    short = SIDES[side][1]
     name = "n_enc_seq" if short == "enc" else "n_dec_seq"
     title = _("Padded {what} ids, shape (bs={bs}, {name}={n}); dark cells are padding "
-              "(id {pad})").format(what=_(what), bs=ids.shape[0], name=name, n=ids.shape[1],
-                                   pad=trace.pad_id)
+              "(id {pad})").format(what=side_name(trace, side), bs=ids.shape[0], name=name,
+                                   n=ids.shape[1], pad=trace.pad_id)
     fig = heatmap(is_pad, cols, rows, title=title,
                   x_title=_("position in the padded batch"), y_title=_("sentence"),
                   colorscale=[[0, "#dbe9f6"], [1, "#4d4d4d"]], zmin=0, zmax=1,
@@ -84,7 +93,7 @@ def positions_figure(trace, side: str = "src", numbers: bool = True,
     rows = [_("sentence {b}").format(b=b + 1) for b in range(pos.shape[0])]
     cols = [str(j) for j in range(pos.shape[1])]
     text = np.array([[str(int(p)) for p in row] for row in pos], dtype=object)
-    what, _short = SIDES[side]
+    what = side_name(trace, side)
     pads = {int(p) for b, row in enumerate(pos) for p in row[len(tokens[b]):]}
     first = {int(row[0]) for b, row in enumerate(pos) if len(tokens[b])}
     if pads_counted:
@@ -97,7 +106,7 @@ def positions_figure(trace, side: str = "src", numbers: bool = True,
     else:
         title = _("Position ids for the {what}, shape {shape}")
     fig = heatmap(pos.astype(np.float32), cols, rows,
-                  title=title.format(what=_(what), shape=tuple(pos.shape)),
+                  title=title.format(what=what, shape=tuple(pos.shape)),
                   x_title=_("position in the padded batch"), y_title=_("sentence"),
                   colorscale="Cividis", zmin=0, zmax=max(1, int(pos.max())),
                   text=text if numbers else None,
@@ -139,15 +148,19 @@ def lengths_rows(trace) -> list[dict]:
     encodes, decodes = any(trace.src_tokens), any(trace.tgt_tokens)
     langs = [trace.target_langs[b] if b < len(trace.target_langs) else None
              for b in range(len(trace.src_tokens))]
+    # one stack (BERT, GPT-2, the lm): its input is neither a source nor a target
+    src, tgt = (("source pieces", "padded source width"),
+                ("decoder input pieces", "padded target width")) if encodes and decodes else \
+        (("pieces", "padded width"),) * 2
     rows = []
     for b in range(len(trace.src_tokens)):
         row: dict = {"sentence": b + 1}
         if encodes:
-            row["source pieces"] = len(trace.src_tokens[b])
-            row["padded source width"] = int(trace.src_ids.shape[1])
+            row[src[0]] = len(trace.src_tokens[b])
+            row[src[1]] = int(trace.src_ids.shape[1])
         if decodes:
-            row["decoder input pieces"] = len(trace.tgt_tokens[b])
-            row["padded target width"] = int(trace.tgt_ids.shape[1])
+            row[tgt[0]] = len(trace.tgt_tokens[b])
+            row[tgt[1]] = int(trace.tgt_ids.shape[1])
         # a decoder-only Hugging Face model's cut is kept on this side too (hf/record.py)
         row["pieces cut"] = int(trace.src_cut[b]) if b < len(trace.src_cut) else 0
         if any(langs):

@@ -280,9 +280,22 @@ def test_lengths_rows_show_only_the_sides_the_model_has(trace):
     n = len(trace.src_tokens)
     encoder = replace(trace, tgt_tokens=[[] for _ in range(n)], target_langs=[None] * n)
     rows = tokens.lengths_rows(encoder)
+    # one stack: its input is neither a source nor a target, and the columns say neither
     assert [sorted(r) for r in rows] == [sorted(
-        ["sentence", "source pieces", "padded source width", "pieces cut"])] * n
+        ["sentence", "pieces", "padded width", "pieces cut"])] * n
+    assert [r["pieces"] for r in rows] == [len(t) for t in trace.src_tokens]
     decoder = replace(trace, src_tokens=[[] for _ in range(n)], target_langs=[None] * n)
-    assert "source pieces" not in tokens.lengths_rows(decoder)[0]
-    assert [r["decoder input pieces"] for r in tokens.lengths_rows(decoder)] == [
+    assert [r["pieces"] for r in tokens.lengths_rows(decoder)] == [
         len(t) for t in trace.tgt_tokens]
+
+
+def test_one_stack_inputs_are_not_called_source_or_target(trace):
+    """The id and position charts of a model without cross attention (BERT, GPT-2) name its
+    input without the translators' "(source)"/"(target)"; a translator keeps them."""
+    from dataclasses import replace
+
+    assert "(source)" in tokens.id_matrix_figure(trace, "src").layout.title.text
+    alone = replace(trace, attn={k: v for k, v in trace.attn.items() if k != "cross"})
+    for fig in (tokens.id_matrix_figure(alone, "src"), tokens.positions_figure(alone, "src")):
+        assert "(source)" not in fig.layout.title.text
+        assert "encoder input" in fig.layout.title.text
