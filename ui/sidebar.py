@@ -15,7 +15,6 @@ from model.backends import (
     facts,
     is_translator,
     resolve_model_ref,
-    trained_here,
 )
 from ui.catalog import open_folder
 from ui.context import Notes
@@ -63,7 +62,7 @@ def card_line(bundle: Bundle) -> str:
     """variant · layers × heads · d_model · positions · norm · test metrics."""
     cfg, card = bundle.config, bundle.card or {}
     parts = [str(card.get("variant") or bundle.name)]
-    if trained_here(bundle):  # the lab's own card; a Hugging Face card names its source instead
+    if cfg is not None:  # every model's shape, from its own config and facts
         caps, f = capabilities(bundle), facts(bundle)
         if cfg.n_enc_layers and cfg.n_dec_layers:  # the translators: encoder + decoder
             layers = _("{enc}+{dec} layers × {heads} heads").format(

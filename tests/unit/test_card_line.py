@@ -1,4 +1,4 @@
-"""The sidebar's one-line card of a model trained here says what its config.json says: one
+"""The sidebar's one-line card of a model says what its config.json says: one
 stack's layer count for the decoder-only lm (not "0+2"), encoder+decoder for the translators,
 and the norm by its name (Llama's RMSNorm is not a LayerNorm)."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from model import load_checkpoint
-from tests.conftest import ROOT
+from tests.conftest import ROOT, skip_or_fail
 from ui.sidebar import card_line
 
 
@@ -27,3 +27,16 @@ def test_translator_line_keeps_both_stacks_and_its_layernorm():
     assert f"{raw['n_enc_layers']}+{raw['n_dec_layers']} layers × {raw['n_heads']} heads" \
         in line, line
     assert f"{raw['norm']}-LN" in line, line
+
+
+def test_a_hugging_face_model_shows_its_shape_too():
+    """MiniLM's line said only "cpu, float32": it gives layers, heads and width from its own
+    config.json (and post-LN: BERT normalises after each residual sum)."""
+    folder = ROOT / "checkpoints" / "minilm"
+    if not (folder / "config.json").exists():
+        skip_or_fail("checkpoints/minilm is installed by `make models`")
+    raw = json.loads((folder / "config.json").read_text())
+    line = card_line(load_checkpoint(folder))
+    assert (f"{raw['num_hidden_layers']} layers × {raw['num_attention_heads']} heads"
+            in line), line
+    assert f"d_model {raw['hidden_size']}" in line and "post-LN" in line, line
