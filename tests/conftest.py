@@ -25,6 +25,18 @@ def skip_or_fail(reason: str) -> None:
     pytest.skip(reason)
 
 
+def installed_minilm() -> Path:
+    """checkpoints/minilm, or skip_or_fail where `make models` has not installed and verified
+    it (model.backends.minilm_status, imported here so that torch loads after this file's
+    OMP_WAIT_POLICY)."""
+    from model.backends import MINILM_FOLDER, minilm_status
+
+    folder = ROOT / "checkpoints" / MINILM_FOLDER
+    if not (folder / "config.json").is_file() or minilm_status(folder) is not None:
+        skip_or_fail(f"{folder} is not installed and verified (make run / make test install it)")
+    return folder
+
+
 def needs(ok: object, reason: str) -> pytest.MarkDecorator:
     """A mark for a test that needs something a checkout may lack (a shipped checkpoint):
     when ok is false the test goes through skip_or_fail, never a silent skipif."""

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 from model.analysis.builtin_sentences import sentences
-from model.backends import MINILM_FOLDER, minilm_status
+from model.backends import MINILM_FOLDER
 from tests.app.conftest import run_app
 from tests.app.test_views import texts
 from tests.chartdata import array, charts
-from tests.conftest import ROOT, skip_or_fail
+from tests.conftest import ROOT, installed_minilm
 
 MINILM = ROOT / "checkpoints" / MINILM_FOLDER
 LINES = ["The quick brown fox jumps over the lazy dog.", "Where did you put my keys, Sam?"]
@@ -24,8 +24,7 @@ TEXT = "\n".join(LINES)
 def reference():
     """lines -> (Σ weight on the next piece (L, H), queries with one, Σ weight on [CLS], rows),
     from transformers (eager attention, output_attentions=True), one line at a time."""
-    if not (MINILM / "config.json").is_file() or minilm_status(MINILM) is not None:
-        skip_or_fail(f"{MINILM} is not installed and verified (make run / make test install it)")
+    installed_minilm()
     import torch
     from transformers import AutoModel, AutoTokenizer
 

@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 
 from model import embed, load_checkpoint
-from model.backends import MINILM_FOLDER, minilm_status
+from model.backends import MINILM_FOLDER
 from tests.app.conftest import run_app
 from tests.app.test_i18n import HANGUL, untranslated
 from tests.app.test_views import texts
 from tests.chartdata import array, charts, title
-from tests.conftest import ROOT, skip_or_fail
+from tests.conftest import ROOT, installed_minilm
 
 LINES = ["A cat sits on the mat.", "A kitten rests on a rug.", "Stock markets fell today."]
 TEXT = "\n".join(LINES)
@@ -23,8 +23,7 @@ OUT = "enc_self:5:11"
 
 @pytest.fixture(scope="module")
 def minilm():
-    if not (MINILM / "config.json").is_file() or minilm_status(MINILM) is not None:
-        skip_or_fail(f"{MINILM} is not installed and verified (make run / make test install it)")
+    installed_minilm()
     return load_checkpoint(MINILM)
 
 

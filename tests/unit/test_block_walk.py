@@ -16,8 +16,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from model import capture, load_checkpoint  # noqa: E402
 from model.analysis.block_walk import block_walk  # noqa: E402
-from model.backends import MINILM_FOLDER, backend_for, minilm_status  # noqa: E402
-from tests.conftest import ROOT, skip_or_fail  # noqa: E402
+from model.backends import MINILM_FOLDER, backend_for  # noqa: E402
+from tests.conftest import ROOT, installed_minilm  # noqa: E402
 from tests.hf_folders import make_tokenizer  # noqa: E402
 from tests.unit.test_hf import eager_twin, make_model  # noqa: E402
 
@@ -104,8 +104,7 @@ def test_gpt2_pre_norm_walk_matches_transformers(folders):
 
 
 def test_minilm_gelu_matches_transformers():
-    if not (MINILM / "config.json").is_file() or minilm_status(MINILM) is not None:
-        skip_or_fail(f"{MINILM} is not installed and verified (make run / make test install it)")
+    installed_minilm()
     from transformers import AutoModel
 
     bundle = load_checkpoint(MINILM)

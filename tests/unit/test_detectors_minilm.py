@@ -11,8 +11,8 @@ from model import load_checkpoint
 from model.analysis.builtin_sentences import builtin_language, builtin_lines
 from model.analysis.detector_scores import FIRST
 from model.analysis.detectors import builtin_sums, chance_levels, finish
-from model.backends import MINILM_FOLDER, minilm_status
-from tests.conftest import ROOT, skip_or_fail
+from model.backends import MINILM_FOLDER
+from tests.conftest import ROOT, installed_minilm
 
 MINILM = ROOT / "checkpoints" / MINILM_FOLDER
 SINK = 1 / 2  # issue 54: a head with over this share on [CLS] is mostly on [CLS]
@@ -20,8 +20,7 @@ SINK = 1 / 2  # issue 54: a head with over this share on [CLS] is mostly on [CLS
 
 @pytest.fixture(scope="module")
 def minilm():
-    if not (MINILM / "config.json").is_file() or minilm_status(MINILM) is not None:
-        skip_or_fail(f"{MINILM} is not installed and verified (make run / make test install it)")
+    installed_minilm()
     return load_checkpoint(MINILM)
 
 

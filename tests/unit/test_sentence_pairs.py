@@ -14,9 +14,9 @@ import torch
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from model import capture, embed, load_checkpoint  # noqa: E402
-from model.backends import MINILM_FOLDER, facts, minilm_status  # noqa: E402
+from model.backends import MINILM_FOLDER, facts  # noqa: E402
 from model.segments import is_pair, piece_types, token_types  # noqa: E402
-from tests.conftest import ROOT, skip_or_fail  # noqa: E402
+from tests.conftest import ROOT, installed_minilm  # noqa: E402
 
 MINILM = ROOT / "checkpoints" / MINILM_FOLDER
 PAIRS = [("A cat sits on the mat.", "A kitten rests on a rug."),
@@ -25,8 +25,7 @@ PAIRS = [("A cat sits on the mat.", "A kitten rests on a rug."),
 
 @pytest.fixture(scope="module")
 def minilm():
-    if not (MINILM / "config.json").is_file() or minilm_status(MINILM) is not None:
-        skip_or_fail(f"{MINILM} is not installed and verified (make run / make test install it)")
+    installed_minilm()
     return load_checkpoint(MINILM)
 
 

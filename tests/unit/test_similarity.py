@@ -21,9 +21,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from model import CheckpointError, capture, embed, load_checkpoint  # noqa: E402
 from model.analysis import head_similarity, similarity_terms  # noqa: E402
-from model.backends import MINILM_FOLDER, capabilities, minilm_status  # noqa: E402
+from model.backends import MINILM_FOLDER, capabilities  # noqa: E402
 from model.backends.hf.sentence import SentenceConfig, sentence_config  # noqa: E402
-from tests.conftest import ROOT, skip_or_fail  # noqa: E402
+from tests.conftest import ROOT, installed_minilm  # noqa: E402
 from tests.hf_folders import save_folder  # noqa: E402
 from tests.unit.test_hf import make_model  # noqa: E402
 
@@ -203,8 +203,7 @@ def test_head_similarity_attribution_is_the_first_order_change(base_folder):
 
 @pytest.fixture(scope="module")
 def minilm():
-    if not (MINILM / "config.json").is_file() or minilm_status(MINILM) is not None:
-        skip_or_fail(f"{MINILM} is not installed and verified (make run / make test install it)")
+    installed_minilm()
     return load_checkpoint(MINILM)
 
 
