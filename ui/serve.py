@@ -77,8 +77,11 @@ def _warm_in_background() -> None:
 
 def main() -> None:
     """Start the warm-up thread, then hand the command line to Streamlit's."""
-    threading.Thread(target=_warm_in_background, name="warm-up", daemon=True).start()
+    # Streamlit is imported before the thread starts: both threads importing it at once once
+    # stopped a cluster replica at start (importlib's _DeadlockError on streamlit.web, CI)
     from streamlit.web import cli
+
+    threading.Thread(target=_warm_in_background, name="warm-up", daemon=True).start()
 
     sys.argv[0] = "streamlit"
     cli.main()
