@@ -6,10 +6,12 @@ confidence_calibration, newcomer glue and out-of-grammar), each with its way bac
 partner's output. The combination is fitted again on the dev half, exactly as the cards were
 written, and compared with what the cards hold. Reported per checkpoint and set: right
 outputs (exactly the reference), the AUROC (right against wrong) of each of the six signals,
-of the old measure (geometric mean with the coverage term), of the combination, and of the
-notice's rule (either alarm: the old measure below its threshold or the combination below
-its own, ranked by the smaller log margin); and both on the two checkpoints' test halves
-pooled. The target is 0.85 on the test half.
+of the old measure (geometric mean with the coverage term), of the combination (the
+regression, whose limits name the notice's reasons), of the pair measure (both checkpoints'
+geometric mean probability of the output, with the coverage term) and of the notice's rule
+(either likelihood alarm: the old measure or the pair measure below its threshold, ranked by
+the smaller log margin); and all on the two checkpoints' test halves pooled. The target is
+0.85 on the test half.
 
 The glue guard (training/confidence_variants.py): every other ranking tried, each fitted
 on the dev half only, with its AUROC on the dev and test halves and the glue and out-of-grammar
@@ -58,14 +60,16 @@ def main() -> Report:
             per = " ".join(f"{k}={a[k]:.3f}" for k in
                            ("mean_logp", "min_logp", "unknown", "length_gap", "round_trip",
                             "agreement"))
-            lines.append(f"{name} {s}: {a['exact']}/{a['n']} right; combined {a['combined']:.3f}, "
-                         f"either alarm {a['either']:.3f} (old {a['old']:.3f}); {per}")
+            lines.append(f"{name} {s}: {a['exact']}/{a['n']} right; notice's rule "
+                         f"{a['either']:.3f} (old {a['old']:.3f}, pair {a['pair']:.3f}, "
+                         f"combined {a['combined']:.3f}); flags {a['wrong_flagged']} wrong, "
+                         f"{a['exact_flagged']} right; {per}")
         lines.append(f"{name}: card holds this fit: {same}")
     pooled = result["pooled_test"]
     figures["pooled_test"] = {**pooled, "target": TARGET, "decode_s": round(decode_s, 1)}
-    lines.append(f"test halves pooled: {pooled['exact']}/{pooled['n']} right, combined AUROC "
-                 f"{pooled['combined']:.3f}, either alarm {pooled['either']:.3f} (old "
-                 f"{pooled['old']:.3f}; target {TARGET}); "
+    lines.append(f"test halves pooled: {pooled['exact']}/{pooled['n']} right, notice's rule "
+                 f"{pooled['either']:.3f} (old {pooled['old']:.3f}, pair {pooled['pair']:.3f}, "
+                 f"combined {pooled['combined']:.3f}; target {TARGET}); "
                  f"decoding took {decode_s:.0f} s")
     table = cv.table(data, result)
     old = table["old measure alone"]

@@ -256,6 +256,23 @@ def translate(bundle: Bundle, sources: Sequence[str] | str | Batch,
     return backend_for(bundle).translate(batch, max_len=max_len, top_k=top_k, ablate=ablate)
 
 
+def piece_logps(bundle: Bundle, source: str, target: str,
+                target_lang: str | None = None) -> list[float]:
+    """Teacher-forced log-probability of each piece of `target` (its end piece included) as
+    a translation of `source`: what this translator thinks of a text another model wrote
+    (issue 58's second opinion). One forward, no decoding; [] for an empty target."""
+    if not capabilities(bundle).translates:
+        raise ValueError("scoring a translation needs one of this project's encoder–decoder "
+                         "checkpoints")
+    if not target.strip():
+        return []
+    backend = backend_for(bundle)
+    forced = backend.forced([source], target_lang, target=target)
+    values = backend.forced_values(forced, {})  # (1, T) float64, 0 where not valid
+    return [float(v) for v, ok in zip(values[0].tolist(), forced.valid[0].tolist(),
+                                      strict=True) if ok]
+
+
 def long_batch(bundle: Bundle, text: str | Batch) -> Batch:
     if isinstance(text, Batch):
         return text

@@ -24,7 +24,7 @@ import numpy as np
 from model import confidence as conf
 from model import confidence_signals as cs
 from model.checkpoint import Bundle
-from model.dispatch import load_checkpoint, translate
+from model.dispatch import load_checkpoint, piece_logps, translate
 
 from .card import store
 from .testsets import CALIBRATION, DATA, DIRECTIONS, EVALUATION, read_set, read_sets
@@ -94,7 +94,9 @@ def collect(folders: list[Path], rows: dict) -> dict:
             other = outs[partner][s][0] if partner else [None] * len(rs)
             recs = []
             for r, t, b, o in zip(rs, fwd, back, other, strict=True):
-                sig = cs.read(t, bundle.known_words, b, o, center.get(r[0], 0.0))
+                # the partner's opinion of this very output: one teacher-forced forward
+                opinion = piece_logps(bundles[partner], r[1], t.text, r[0]) if partner else None
+                sig = cs.read(t, bundle.known_words, b, o, center.get(r[0], 0.0), opinion)
                 recs.append({**sig.to_dict(), "lang": r[0], "source": r[1], "reference": r[2],
                              "exact": t.text.strip() == r[2].strip(), "old": t.confidence})
             result[name]["sets"][s] = recs
@@ -114,9 +116,11 @@ def combination(entry: dict) -> cs.Combination:
 
 
 def fit(recs: list[dict], partner: str | None, centers_: dict,
-        old_threshold: float = 0.0) -> dict:
+        old_threshold: float = 0.0, calibration: list[dict] | None = None) -> dict:
     """The card entry: a logistic regression on standardised signals, the combined threshold
-    (conf.calibrate's 5 % rule) and per-signal limits, all from the dev records."""
+    (conf.calibrate's 5 % rule) and per-signal limits, all from the dev records; the pair
+    measure's threshold by the same rule on `calibration` (the records of the set the old
+    threshold was calibrated on, so both alarms are set alike), else on the dev records."""
     from sklearn.linear_model import LogisticRegression
 
     sigs = [as_signals(r) for r in recs]
@@ -137,6 +141,12 @@ def fit(recs: list[dict], partner: str | None, centers_: dict,
         entry["limits"][n] = cs.SIDE[n] * conf.calibrate(
             vals, [e for e, s in zip(exact, sigs, strict=True) if getattr(s, n) is not None])
     entry["limits"]["unknown"] = 0.5  # any uncovered word is named: it is a fact, not a guess
+    cal = [(as_signals(r), r["exact"]) for r in calibration] if calibration else list(
+        zip(sigs, exact, strict=True))
+    pairs = [(comb.pair(s), e) for s, e in cal if comb.pair(s) is not None]
+    # the two-model alarm: the old alarm's 5 % rule and set (0: no partner, no alarm)
+    entry["pair_threshold"] = (conf.calibrate([p for p, _ in pairs], [e for _, e in pairs])
+                               if any(e for _, e in pairs) else 0.0)
     return entry
 
 
@@ -154,6 +164,9 @@ def aurocs(recs: list[dict], entry: dict) -> dict:
     out["old"] = round(conf.auroc([r["old"] for r in recs], exact), 3)
     scores = [comb.score(as_signals(r)) for r in recs]
     out["combined"] = round(conf.auroc(scores, exact), 3)
+    pair = [comb.pair(as_signals(r)) for r in recs]
+    if all(p is not None for p in pair):
+        out["pair"] = round(conf.auroc(pair, exact), 3)
     margins = [comb.margin(as_signals(r)) for r in recs]
     out["either"] = round(conf.auroc(margins, exact), 3)
     out["wrong_flagged"] = sum(m < 0 for m, e in zip(margins, exact, strict=True) if not e)
@@ -165,15 +178,19 @@ def summary(data: dict) -> dict:
     """Fit on dev per checkpoint; AUROCs of every set; both checkpoints' test halves pooled."""
     out = {}
     for name, d in data.items():
-        entry = fit(d["sets"]["dev"], d["partner"], d["centers"], d["old_threshold"])
+        entry = fit(d["sets"]["dev"], d["partner"], d["centers"], d["old_threshold"],
+                    d["sets"].get("calibration"))
         entry["auroc"] = {s: aurocs(recs, entry) for s, recs in d["sets"].items()}
         out[name] = entry
     pooled = [(r, out[n]) for n, d in data.items() for r in d["sets"]["test"]]
     exact = [r["exact"] for r, _ in pooled]
     scores = [combination(e).score(as_signals(r)) for r, e in pooled]
     margins = [combination(e).margin(as_signals(r)) for r, e in pooled]
+    pair = [combination(e).pair(as_signals(r)) for r, e in pooled]
     out["pooled_test"] = {"n": len(pooled), "exact": sum(exact),
                           "combined": round(conf.auroc(scores, exact), 3),
+                          **({"pair": round(conf.auroc(pair, exact), 3)}
+                             if all(v is not None for v in pair) else {}),
                           "either": round(conf.auroc(margins, exact), 3),
                           "old": round(conf.auroc([r["old"] for r, _ in pooled], exact), 3)}
     return out
@@ -185,16 +202,22 @@ def card_entry(entry: dict) -> dict:
         return {k: round(v, 4) if isinstance(v, float) and math.isfinite(v) else v
                 for k, v in d.items()}
     return {"measure": "logistic regression over six signals (model/confidence_signals.py), "
-                       "fitted on tests/data/heldout_dev.tsv (training/confidence_fit.py)",
+                       "fitted on tests/data/heldout_dev.tsv (training/confidence_fit.py); "
+                       "its limits name the notice's reasons",
             "right": "output equals the reference exactly (outer spaces ignored)",
             "mean": rnd(entry["mean"]), "scale": rnd(entry["scale"]), "coef": rnd(entry["coef"]),
             "intercept": round(entry["intercept"], 4),
             "threshold": round(entry["threshold"], 4), "limits": rnd(entry["limits"]),
+            "pair_threshold": round(entry["pair_threshold"], 4),
+            "pair": "geometric mean of this model's and the partner's probabilities of the "
+                    "output's pieces (teacher-forced), halved per uncovered word",
             "centers": rnd(entry["centers"]), "partner": entry["partner"],
             "rule": f"threshold and limits: flag at most {conf.MAX_FALSE_ALARM:.0%} of the dev "
-                    "half's exact outputs",
-            "notice": "shown when the old measure is below confidence.threshold or the "
-                      "combined score below this threshold (auroc.*.either ranks by that rule)",
+                    "half's exact outputs; pair_threshold: the same share of the calibration "
+                    "set's, as confidence.threshold",
+            "notice": "shown when the old measure is below confidence.threshold or the pair "
+                      "measure below pair_threshold (auroc.*.either ranks by the smaller log "
+                      "margin of the two)",
             "auroc": entry["auroc"]}
 
 

@@ -3,6 +3,8 @@
 model/confidence_signals.py reads six signals; two of them need more decoding: the way back
 (the output translated back by the same model) and the partner checkpoint's translation of the
 same source. Both go through ui.runtime.cached_translate, so a rerun decodes nothing again.
+The partner's opinion of this very output (its piece log-probabilities, one teacher-forced
+forward, model.dispatch.piece_logps) feeds the pair alarm; it is cached per text as well.
 The way back is decoded without ablation: it checks what the model knows, not the knocked-out
 copy. A card without confidence.combined, or a partner folder that is not in the picker,
 leaves that part out (model.confidence_signals sets an unread signal to its fitted mean).
@@ -12,8 +14,11 @@ from __future__ import annotations
 
 import math
 
+import streamlit as st
+
 from model import Bundle
 from model.confidence_signals import Combination, Signals, back_lang, read
+from model.dispatch import piece_logps
 from ui.catalog import model_folders, open_folder
 from ui.i18n import _
 from ui.runtime import cached_translate
@@ -22,6 +27,13 @@ from ui.runtime import cached_translate
 def _opened(name: str) -> tuple[Bundle, str] | None:
     folder = model_folders().get(name)
     return open_folder(folder) if folder is not None else None
+
+
+@st.cache_data(max_entries=256, max_size="1MB")
+def _opinion(_partner: Bundle, key: str, source: str, output: str, lang: str | None
+             ) -> list[float]:
+    """The partner's log-probability of each piece of output (key: its folder key)."""
+    return piece_logps(_partner, source, output, lang)
 
 
 def combined_signals(bundle: Bundle, result) -> tuple[Combination, Signals] | None:
@@ -35,13 +47,16 @@ def combined_signals(bundle: Bundle, result) -> tuple[Combination, Signals] | No
     if own is not None and result.text.strip():
         back = cached_translate(own[0], own[1], (result.text,), back_lang(result.target_lang),
                                 "")[0]
-    partner = None
+    partner, opinion = None, None
     other = _opened(comb.partner) if comb.partner and comb.partner != bundle.name else None
     if other is not None:
         partner = cached_translate(other[0], other[1], (result.source,), result.target_lang,
                                    "")[0]
+        if result.text.strip():
+            opinion = _opinion(other[0], other[1], result.source, result.text,
+                               result.target_lang)
     center = comb.centers.get(result.target_lang or "", 0.0)
-    return comb, read(result, bundle.known_words, back, partner, center)
+    return comb, read(result, bundle.known_words, back, partner, center, opinion)
 
 
 def reason_text(name: str, sig: Signals, comb: Combination) -> str:
@@ -56,6 +71,9 @@ def reason_text(name: str, sig: Signals, comb: Combination) -> str:
     if name == "agreement":
         return _("the other checkpoint ({name}) writes “{text}”").format(
             name=comb.partner, text=sig.partner_text or "")
+    if name == "partner_logp" and sig.partner_logp is not None:
+        return _("the other checkpoint ({name}) gives its pieces {p:.0%} on average").format(
+            name=comb.partner, p=math.exp(sig.partner_logp))
     if name == "min_logp":
         return _("its least sure piece had {p:.0%}").format(p=math.exp(sig.min_logp))
     if name == "mean_logp":

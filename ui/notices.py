@@ -126,20 +126,29 @@ def piece_marks(ctx: Ctx, b: int, flags: list[bool] | None) -> list[bool] | None
 def confidence_notice(bundle: Bundle, result) -> None:
     """Say so when a greedy translation's confidence is below the checkpoint's calibrated
     threshold: its attention then shows a guess, not knowledge. With a combined confidence
-    in the card (issue 58, ui/confidence_check.py) the notice names the signals that fired;
+    in the card (issue 58, ui/confidence_check.py) it also rings when both checkpoints
+    together are unsure of the output (the pair alarm), and names the signals that fired;
     otherwise it reads the geometric mean of model/confidence.py."""
     combined = combined_signals(bundle, result)
     if combined is not None:
         comb, sig = combined
-        if comb.margin(sig) >= 0:  # neither alarm: the old measure nor the combined score
+        if comb.margin(sig) >= 0:  # neither alarm: the old measure nor the pair measure
             return
         # the three signals pulling the score down most, in words
         why = "; ".join(reason_text(n, sig, comb) for n in comb.fired(sig)[:3])
-        st.warning(md(_("The model is unsure of this translation: confidence {c:.0%} where its "
-                        "exactly right translations reach {t:.0%}, and a combined check of "
-                        "{k:.1%} where they reach {kt:.1%}. Why: {why}. Read its attention as "
-                        "a guess.").format(c=result.confidence, t=comb.old_threshold,
-                                           k=comb.score(sig), kt=comb.threshold, why=why)),
+        pair = comb.pair(sig)
+        if pair is None or comb.pair_threshold <= 0:  # no partner here: the model alone
+            text = _("The model is unsure of this translation: confidence {c:.0%}, below the "
+                     "{t:.0%} that its exactly right translations reach. Why: {why}. Read "
+                     "its attention as a guess.").format(c=result.confidence,
+                                                         t=comb.old_threshold, why=why)
+        else:
+            text = _("The model is unsure of this translation: confidence {c:.0%} where its "
+                     "exactly right translations reach {t:.0%}, and {k:.0%} with the other "
+                     "checkpoint's opinion where they reach {kt:.0%}. Why: {why}. Read its "
+                     "attention as a guess.").format(c=result.confidence, t=comb.old_threshold,
+                                                     k=pair, kt=comb.pair_threshold, why=why)
+        st.warning(md(text),
                    icon=":material/help:")
         return
     limit = threshold(bundle.card)

@@ -125,34 +125,42 @@ def expected_reasons(lang: str) -> tuple[str, list[str]]:
     """The paper model's output for GUESS and the reasons its notice must give, computed here
     from the model and the card, apart from ui/confidence_check.py: the way back decoded
     afresh, the partner's translation, the uncovered words."""
+    import math
+
     from model import load_checkpoint, translate
     from model.confidence import uncovered_words
     from model.confidence_signals import Combination, read
+    from model.dispatch import piece_logps
 
     paper = load_checkpoint(ROOT / "checkpoints" / "paper")
     comb = Combination.from_card(paper.card)
     out = translate(paper, [GUESS], "en")[0]
     back = translate(paper, [out.text], "ko")[0]
-    partner = translate(load_checkpoint(ROOT / "checkpoints" / comb.partner), [GUESS], "en")[0]
-    sig = read(out, paper.known_words, back, partner, comb.centers["en"])
+    other = load_checkpoint(ROOT / "checkpoints" / comb.partner)
+    partner = translate(other, [GUESS], "en")[0]
+    opinion = piece_logps(other, GUESS, out.text, "en")
+    sig = read(out, paper.known_words, back, partner, comb.centers["en"], opinion)
     assert comb.margin(sig) < 0
     fired = comb.fired(sig)[:3]
     words = uncovered_words(GUESS, out.text, paper.known_words)
-    quotes = {"round_trip": back.text, "agreement": partner.text, "unknown": ", ".join(words)}
+    quotes = {"round_trip": back.text, "agreement": partner.text, "unknown": ", ".join(words),
+              "partner_logp": f"{math.exp(sum(opinion) / len(opinion)):.0%}"}
     phrases = {"en": {"round_trip": "the way back reads", "agreement": "the other checkpoint",
                       "unknown": "unknown word", "min_logp": "least sure piece",
-                      "mean_logp": "pieces averaged", "length_gap": "times"},
+                      "mean_logp": "pieces averaged", "length_gap": "times",
+                      "partner_logp": "on average"},
                "ko": {"round_trip": "거꾸로 다시 번역한 결과", "agreement": "다른 체크포인트",
                       "unknown": "본 적 없는 단어", "min_logp": "가장 자신 없는 조각",
-                      "mean_logp": "기하 평균", "length_gap": "배"}}[lang]
+                      "mean_logp": "기하 평균", "length_gap": "배",
+                      "partner_logp": "준 확률의 기하 평균"}}[lang]
     return out.text, [phrases[n] for n in fired] + [quotes[n] for n in fired if n in quotes]
 
 
 @pytest.mark.parametrize("view", ["tokens", "translation"])
 def test_an_unsure_translation_says_so_and_why(view):
-    # paper writes a fluent invention for GUESS; both alarms ring (issue 58: the old measure
-    # and the combined score) and the notice names the signals that fired, quoting
-    # the way back and the partner's output. 'Winter is cold.' is exact and never flagged.
+    # paper writes a fluent invention for GUESS; an alarm rings (issue 58: the old measure,
+    # or both checkpoints' view of the output) and the notice names the signals that fired,
+    # quoting the way back and the partner's output. 'Winter is cold.' is exact and never flagged.
     output, reasons = expected_reasons("en")
     at = run_app({"ckpt": "paper", "view": view, "text": GUESS, "lang": "en"}, timeout=300)
     clean(at)
@@ -175,6 +183,42 @@ def test_korean_unsure_notice_says_why():
     assert len(found) == 1 and "이유:" in found[0], [str(w.value) for w in at.warning]
     missing = [r for r in reasons if r not in found[0]]
     assert not missing, (missing, found[0])
+
+
+PAIR_ONLY = "우리는 집을 청소하고 저녁을 요리한 다음 손님들을 기다렸어요."  # heldout_dev
+
+
+@pytest.mark.parametrize("lang_ui", ["en", "ko"])
+def test_the_pair_alarm_rings_alone_and_names_the_partner(lang_ui):
+    # paper is sure of its own output here (the old alarm is quiet) but the partner is not:
+    # only the pair alarm rings (issue 58), and the notice quotes the partner's probability,
+    # computed here by teacher-forcing the partner on paper's output
+    import math
+
+    from model import load_checkpoint, translate
+    from model.confidence_signals import Combination
+    from model.dispatch import piece_logps
+
+    paper = load_checkpoint(ROOT / "checkpoints" / "paper")
+    comb = Combination.from_card(paper.card)
+    out = translate(paper, [PAIR_ONLY], "en")[0]
+    assert out.confidence >= comb.old_threshold  # the old measure alone would stay quiet
+    opinion = piece_logps(load_checkpoint(ROOT / "checkpoints" / comb.partner), PAIR_ONLY,
+                          out.text, "en")
+    partner_p = math.exp(sum(opinion) / len(opinion))
+    pair = math.sqrt(out.confidence * partner_p)  # no uncovered word in this sentence
+    assert pair < comb.pair_threshold
+    at = run_app({"ckpt": "paper", "view": "translation", "text": PAIR_ONLY, "lang": "en",
+                  "lang_ui": lang_ui}, timeout=300)
+    clean(at)
+    word = {"en": UNSURE, "ko": "확신"}[lang_ui]
+    found = [str(w.value).replace("\\", "") for w in at.warning if word in str(w.value)]
+    assert len(found) == 1, [str(w.value) for w in at.warning]
+    partner = {"en": "the other checkpoint (seed001) gives its pieces",
+               "ko": "다른 체크포인트(seed001)가 이 번역의 조각들에 준 확률"}[lang_ui]
+    for expected in (partner, f"{partner_p:.0%}", f"{pair:.0%}",
+                     f"{comb.pair_threshold:.0%}", f"{out.confidence:.0%}"):
+        assert expected in found[0], (expected, found[0])
 
 
 def test_constructions_are_described_in_korean_and_found_by_korean_words():

@@ -22,7 +22,8 @@ def record(rng: random.Random, right: bool) -> dict:
                      unknown=int(not right and rng.random() < 0.3),
                      length_gap=rng.uniform(0, 0.3),
                      round_trip=(0.75 if right else 0.45) + rng.uniform(-0.25, 0.25),
-                     agreement=rng.uniform(0.3, 1.0))
+                     agreement=rng.uniform(0.3, 1.0),
+                     partner_logp=mean_logp + rng.uniform(-0.3, 0.1))
     return {**sig.to_dict(), "exact": right, "old": cs.Combination.old(sig)}
 
 
@@ -75,8 +76,10 @@ def test_the_table_agrees_with_the_fit_figures(data, fits):
         # computed another way: confidence_fit.aurocs reads the same sets for its card figures
         assert t["old measure alone"]["toy"][s] == fits["toy"]["auroc"][s]["old"]
         assert t["combined score alone"]["toy"][s] == fits["toy"]["auroc"][s]["combined"]
-        assert t["either alarm, smaller log margin (shipped)"]["toy"][s] == (
-            fits["toy"]["auroc"][s]["either"])
+        assert t["either likelihood alarm, old or pair, smaller log margin (shipped)"]["toy"][
+            s] == fits["toy"]["auroc"][s]["either"]
+        assert t["pair measure alone (both checkpoints' likelihood)"]["toy"][s] == (
+            fits["toy"]["auroc"][s]["pair"])
         assert t["old measure alone"]["toy"][s] == round(conf.auroc(
             [r["old"] for r in recs], exact), 3)
 
@@ -84,14 +87,15 @@ def test_the_table_agrees_with_the_fit_figures(data, fits):
 def test_the_tiered_rule_ranks_what_the_old_alarm_flags_lowest(data, fits):
     recs = data["toy"]["sets"]["glue"] + data["toy"]["sets"]["oog"]
     scorer = cv.rules(data["toy"]["sets"]["dev"], fits["toy"])[
-        "old alarm first, then the shipped margin"]
+        "old alarm first, then the session 23 margin"]
     ranked = [recs[i] for i in sorted(range(len(recs)), key=lambda i: scorer(recs)[i])]
     t = data["toy"]["old_threshold"]
     flagged = [r for r in ranked if r["old"] < t]
     assert flagged and ranked[:len(flagged)] == flagged  # the old alarm's outputs first
     assert [r["old"] for r in flagged] == sorted(r["old"] for r in flagged)
-    comb = cf.combination(fits["toy"])
-    rest = [comb.margin(cf.as_signals(r)) for r in ranked[len(flagged):]]
+    comb = cf.combination(fits["toy"])  # the session 23 margin: old alarm or the regression's
+    rest = [min(math.log(r["old"] / t), math.log(comb.score(cf.as_signals(r)) / comb.threshold))
+            for r in ranked[len(flagged):]]
     assert rest == sorted(rest)
 
 
