@@ -25,7 +25,7 @@ What rings the notice, and how translations are ranked (`margin`), is likelihood
     pair     the same with the partner checkpoint's opinion: the geometric mean of both
              models' probabilities of this very output (partner_logp, teacher-forced, one
              forward of the partner), halved per uncovered word; threshold
-             combined.pair_threshold, the 5 % rule on the dev half
+             combined.pair_threshold, the old threshold's 5 % rule on the same calibration set
 
 The notice shows when either is below its threshold. Why not the regression: the round trip
 reads one-way constructions the models learned (좀 → 조금, work → 회사 → company, clause

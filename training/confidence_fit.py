@@ -143,7 +143,7 @@ def fit(recs: list[dict], partner: str | None, centers_: dict,
     entry["limits"]["unknown"] = 0.5  # any uncovered word is named: it is a fact, not a guess
     cal = [(as_signals(r), r["exact"]) for r in calibration] if calibration else list(
         zip(sigs, exact, strict=True))
-    pairs = [(comb.pair(s), e) for s, e in cal if comb.pair(s) is not None]
+    pairs = [(p, e) for p, e in ((comb.pair(s), e) for s, e in cal) if p is not None]
     # the two-model alarm: the old alarm's 5 % rule and set (0: no partner, no alarm)
     entry["pair_threshold"] = (conf.calibrate([p for p, _ in pairs], [e for _, e in pairs])
                                if any(e for _, e in pairs) else 0.0)
