@@ -198,7 +198,7 @@ class Withdrawn(Exception):
 
 def gate_from_env(env: Mapping[str, str] | None = None) -> Gate:
     """The server's gate from ATTN_INFLIGHT_MB, ATTN_QUEUE, ATTN_QUEUE_TIMEOUT_S and ATTN_RUNS
-    (model/settings.py: defaults, units and validation; README "Limits and deployment")."""
+    (model/settings.py: defaults, units and validation; docs/limits.md "Admission control")."""
     s = Settings.from_env(env)
     return Gate(budget=int(s.inflight_mb * MB), queue=s.queue, timeout_s=s.queue_timeout_s,
                 runs=s.runs)

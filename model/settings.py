@@ -6,7 +6,7 @@ does not parse, or is out of range, raises `SettingsError` naming the variable; 
 that one line instead of the page, and `main()` (run by `make run` before the server starts)
 prints it and exits with status 2. An empty value counts as unset.
 
-`settings_table()` renders the README's table of settings from the same fields, so the two
+`settings_table()` renders docs/limits.md's table of settings from the same fields, so the two
 cannot drift (tests/unit/test_settings.py ties them).
 """
 
@@ -67,13 +67,13 @@ def model_entries(spec: str) -> tuple[Path, ...]:
 
 
 def _setting(env: str, default: Any, parse: Callable[[str], Any], unit: str, doc: str) -> Any:
-    """A Settings field: its variable, how its text parses, its unit and one line for the README."""
+    """A Settings field: its variable, how its text parses, its unit and one line for docs/limits.md."""
     return field(default=default, metadata={"env": env, "parse": parse, "unit": unit, "doc": doc})
 
 
 @dataclass(frozen=True)
 class Settings:
-    """The server's settings (defaults sized for a 2-core, 24 GiB machine; README "Limits")."""
+    """The server's settings (defaults sized for a 2-core, 24 GiB machine; docs/limits.md)."""
 
     checkpoints_dir: Path = _setting(
         "ATTN_CHECKPOINTS_DIR", Path("checkpoints"), Path, "folder",
@@ -165,12 +165,12 @@ def _shown(value: Any) -> str:
 
 
 def defaults() -> dict[str, str]:
-    """Each variable's default as the README writes it (e.g. "ATTN_QUEUE": "64")."""
+    """Each variable's default as docs/limits.md writes it (e.g. "ATTN_QUEUE": "64")."""
     return {f.metadata["env"]: _shown(f.default) for f in fields(Settings)}
 
 
 def settings_table() -> str:
-    """The README's markdown table of every setting: variable, default, unit, meaning."""
+    """docs/limits.md's markdown table of every setting: variable, default, unit, meaning."""
     rows = ["| variable | default | unit | what it sets |", "|---|---|---|---|"]
     shown = defaults()
     for f in fields(Settings):
@@ -181,7 +181,7 @@ def settings_table() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Check the environment's settings: exit 2 with one line naming a bad one, else print
-    them (nothing with --check); --table prints the README's table. `make run` checks first."""
+    them (nothing with --check); --table prints docs/limits.md's table. `make run` checks first."""
     argv = sys.argv[1:] if argv is None else argv
     if argv == ["--table"]:
         print(settings_table())

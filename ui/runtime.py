@@ -6,7 +6,7 @@ module imported once per server process, they cost nothing per rerun and their c
 same objects for every session. (This was app_runtime.py.)
 
 Every cache is bounded, so a server's memory levels off however many different inputs a
-class types (benchmarks/bench_soak.py checks it; README "Limits and deployment"). The tables
+class types (benchmarks/bench_soak.py checks it; docs/limits.md "Long sessions (soak)"). The tables
 this module keeps itself are one class, ui/bounded.Bounded (TraceCache adds need groups and
 merging); the rest are st.cache_* functions with their bounds. Every cache, in one table:
 
