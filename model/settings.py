@@ -67,7 +67,7 @@ def model_entries(spec: str) -> tuple[Path, ...]:
 
 
 def _setting(env: str, default: Any, parse: Callable[[str], Any], unit: str, doc: str) -> Any:
-    """A Settings field: its variable, how its text parses, its unit and one line for docs/limits.md."""
+    """A Settings field: its variable, how its text parses, its unit and one line for the docs."""
     return field(default=default, metadata={"env": env, "parse": parse, "unit": unit, "doc": doc})
 
 
