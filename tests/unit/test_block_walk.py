@@ -2,7 +2,8 @@
 activation rebuilt from the weights (model.analysis.block_walk over Backend.block_weights),
 against transformers' own module outputs, hooked on a second, independent load of the folder:
 BERT's BertSelfOutput (LN(x + attention)), BertIntermediate (after GELU) and BertOutput (the
-layer's output); GPT-2's MLP input to c_proj (after its activation) and the block's output."""
+layer's output); GPT-2's MLP input to c_proj (after its activation) and the block's output,
+and that GPT-2 stays two LayerNorms and an ungated FFN (test_block_walk_gated: Llama, T5)."""
 
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ def folders(tmp_path_factory):
     return root
 
 
-def _hooked(model, modules: dict, inputs: bool = False) -> tuple[dict, list]:
+def hooked(model, modules: dict, inputs: bool = False) -> tuple[dict, list]:
     got, handles = {}, []
     for name, module in modules.items():
         if inputs:
@@ -55,7 +56,7 @@ def _bert_check(bundle, twin, tok_lines, b: int, layer: int) -> None:
     walk = block_walk(bundle, trace, "enc_self", layer, b)
     m = trace.length("src", b)
     block = twin.encoder.layer[layer]
-    got, handles = _hooked(twin, {"normed": block.attention.output,
+    got, handles = hooked(twin, {"normed": block.attention.output,
                                   "hidden": block.intermediate, "out": block.output})
     try:
         enc = bundle.tokenizer(tok_lines[b], return_tensors="pt")
@@ -78,6 +79,7 @@ def test_bert_steps_14_and_15_match_transformers(folders):
         _bert_check(bundle, twin, LINES, 1, layer)  # sentence 2: padded in the batch
     w = backend_for(bundle).block_weights("enc_self", 0)
     assert w["activation"] == "gelu" and w["W_in"].shape == (16, 32)
+    assert w["norm_kind"] == "layer" and w["W_gate"] is None and w["parts"]["gate"] == ""
 
 
 def test_gpt2_pre_norm_walk_matches_transformers(folders):
@@ -88,7 +90,7 @@ def test_gpt2_pre_norm_walk_matches_transformers(folders):
     walk = block_walk(bundle, trace, "dec_self", layer, b)
     m = trace.length("tgt", b)
     block = twin.transformer.h[layer]
-    got, handles = _hooked(twin, {"hidden": block.mlp.c_proj}, inputs=True)
+    got, handles = hooked(twin, {"hidden": block.mlp.c_proj}, inputs=True)
     try:
         enc = bundle.tokenizer(LINES[b], return_tensors="pt")
         with torch.no_grad():
@@ -101,6 +103,13 @@ def test_gpt2_pre_norm_walk_matches_transformers(folders):
                                atol=ATOL)
     assert walk.norm == "pre" and walk.activation == "gelu_new"
     assert np.abs(walk.ffn_in - walk.added).max() > 1e-3  # LN₂ sits before the FFN
+    # the RMS-norm and gated-FFN paths leave GPT-2 as it was: two LayerNorms, one Linear in
+    w = backend_for(bundle).block_weights("dec_self", layer)
+    assert w["norm_kind"] == "layer" and w["W_gate"] is None and walk.gate is None
+    assert walk.norm_kind == "layer" and not walk.gated and walk.parts == ("c_fc", "c_proj", "")
+    ln = twin.transformer.h[layer].ln_2
+    np.testing.assert_array_equal(w["ln_ffn"]["beta"], ln.bias.detach().double().numpy())
+    np.testing.assert_allclose(walk.hidden, w["act"](walk.pre_activation), atol=1e-12)
 
 
 def test_minilm_gelu_matches_transformers():
