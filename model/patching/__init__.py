@@ -41,6 +41,7 @@ from .core import (
     gradients,
     record_run,
 )
+from .minimal import Swap, minimal_swap, word_swaps
 
 PARTS = ("heads", "attn_out", "resid")
 METHODS = ("exact", "attribution")
@@ -253,4 +254,5 @@ def estimate_patch(bundle: Bundle, clean: str | Batch, chunk: int = 32,
     return estimate_scan(bundle, clean, target_lang=target_lang, chunk=chunk)
 
 
-__all__ = ["METHODS", "PARTS", "Patching", "effect", "estimate_patch", "patch"]
+__all__ = ["METHODS", "PARTS", "Patching", "Swap", "effect", "estimate_patch", "minimal_swap",
+           "patch", "word_swaps"]

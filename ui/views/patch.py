@@ -19,7 +19,7 @@ import streamlit as st
 from model.backends import capabilities, facts
 from model.batch import Batch
 from model.dispatch import encode
-from model.patching import PARTS, estimate_patch, patch
+from model.patching import PARTS, Swap, estimate_patch, minimal_swap, patch, word_swaps
 from ui import cost, pieces
 from ui.admission import admitted, or_warning
 from ui.common import chart, goto
@@ -28,7 +28,7 @@ from ui.i18n import N_, _
 from ui.model_words import embedding_words
 from ui.pick import head_chart, kind_maps
 from ui.runtime import cached_translate, result_get, result_put
-from ui.state import seed, url_value
+from ui.state import url_value
 from ui.sweep import Sweep, chunk_within, stopped
 from ui.text import KIND_LABELS, md
 from viz import patch as viz_patch
@@ -66,12 +66,61 @@ def presets(bundle) -> tuple[tuple[str, str], ...]:
     return PRESETS
 
 
-def _default_corrupt(clean: str, pairs: tuple[tuple[str, str], ...]) -> str:
-    """The link's corrupt=, else the preset partner of the clean sentence, else the clean one."""
+def _default_corrupt(clean: str, pairs: tuple[tuple[str, str], ...]) -> str | None:
+    """The link's corrupt=, else the preset partner of the clean sentence (None: neither)."""
     linked = url_value("corrupt")
     if linked is not None:
         return linked
-    return next((r for c, r in pairs if c == clean), clean)
+    return next((r for c, r in pairs if c == clean), None)
+
+
+def _seed_corrupt(ctx: Ctx, clean: str, pairs: tuple[tuple[str, str], ...],
+                  lang: str | None) -> None:
+    """The corrupted box's first value: the link's, a preset's partner, else the clean sentence
+    with one word swapped where this model's tokenizer reads as many, different pieces (the
+    sidebar's default line on a model without Korean, e.g. GPT-2, has no preset partner: the
+    box used to open equal to it, "nothing differs"). A made-up default follows a new clean
+    sentence until the box is typed in or a preset is clicked."""
+    state = st.session_state
+    made = state.get("patch_made")
+    if "patch_corrupt" in state:
+        if not (isinstance(made, Swap) and made.clean != clean
+                and state["patch_corrupt"] == made.corrupted):
+            return
+    else:
+        given = _default_corrupt(clean, pairs)
+        if given is not None:
+            state["patch_corrupt"] = given
+            return
+    texts = [*ctx.lines, *(s for pair in pairs for s in pair)]
+    made = minimal_swap(ctx.bundle, clean, word_swaps(pairs), texts, lang)
+    state["patch_made"] = made
+    state["patch_corrupt"] = made.corrupted
+
+
+def _made_note(clean: str, corrupted: str) -> bool:
+    """Say how a made-up corrupted sentence differs, in this model's pieces; False where none
+    could be made and the box still holds the clean sentence (nothing to run)."""
+    made = st.session_state.get("patch_made")
+    if not isinstance(made, Swap) or made.clean != clean:
+        return True
+    if made.found and corrupted == made.corrupted:
+        st.caption(_("The corrupted sentence was made from the clean one by changing "
+                     "“{word}” to “{new}”: in this model's pieces, {a} becomes {b}, and each "
+                     "sentence is {n} pieces. Type another corrupted sentence to patch a "
+                     "different pair.").format(word=md(made.word), new=md(made.replacement),
+                                     a=md(" ".join(made.clean_pieces)),
+                                     b=md(" ".join(made.corrupted_pieces)), n=made.n_pieces))
+        return True
+    if made.found or corrupted.strip() != clean.strip():
+        return True
+    st.info(_("No corrupted sentence could be made from the clean one: none of the {n} "
+              "one-word swaps tried (words of the minimal pairs and of the sidebar's "
+              "sentences) reads, in this model's pieces, as a sentence of as many pieces that "
+              "differs from the clean one. Type a corrupted sentence in the box above: the "
+              "clean one with one word changed for another word this model knows, of as many "
+              "pieces.").format(n=made.tried))
+    return False
 
 
 def render(ctx: Ctx) -> None:
@@ -82,7 +131,8 @@ def render(ctx: Ctx) -> None:
         return
     clean = ctx.lines[ctx.b]
     pairs = presets(ctx.bundle)
-    seed("patch_corrupt", _default_corrupt(clean, pairs))
+    lang = ctx.lang if caps.translates else None
+    _seed_corrupt(ctx, clean, pairs, lang)
     st.caption(_("Run the corrupted sentence, copy one activation from the clean run into it, "
                  "and see how much of the clean answer comes back: 0 = the corrupted run, "
                  "1 = the clean run. The clean sentence is the one in the sidebar."))
@@ -92,9 +142,10 @@ def render(ctx: Ctx) -> None:
     st.markdown(_("**Clean:** {text}").format(text=md(clean)))
     corrupted = st.text_input(_("Corrupted sentence (same number of pieces)"),
                               key="patch_corrupt")
+    if not _made_note(clean, corrupted):
+        return
     method = st.radio(_("Method"), list(METHODS), key="patch_method", horizontal=True,
                       format_func=lambda m: _(METHODS[m]))
-    lang = ctx.lang if caps.translates else None
     pair = _encoded(ctx, clean, corrupted, lang)
     if pair is not None and not _lined_up(ctx, pair, clean, corrupted):
         return
