@@ -148,3 +148,59 @@ def test_sidebar_selects_show_their_whole_choice_in_both_languages(page, streaml
             found.append(f"{lang}: only {labels.count()} select boxes in the sidebar")
         found += [f"{lang}: {p}" for p in cut_selects(page)]
     assert not found, "\n".join(found)
+
+
+# every drawn cell number of the page's heatmaps: its text, its font size and width in CSS
+# px (zoom included), and its chart's title and cell size (the heatmap image over its grid)
+CELL_LABELS_JS = r"""() => [...document.querySelectorAll('[data-testid="stMain"] .js-plotly-plot')]
+  .map((g) => {
+    const img = g.querySelector('.hm image');
+    const z = ((g._fullData || [])[0] || {}).z || [[]];
+    const box = img ? img.getBoundingClientRect() : {width: 0, height: 0};
+    return {title: ((g.layout || {}).title || {}).text || '',
+            cell: [box.width / Math.max(1, z[0].length), box.height / Math.max(1, z.length)],
+            labels: [...g.querySelectorAll('.heatmap-label text')].map((t) => {
+              const r = t.getBoundingClientRect();
+              const zoom = t.currentCSSZoom === undefined ? 1 : t.currentCSSZoom;
+              return [t.textContent, parseFloat(getComputedStyle(t).fontSize) * zoom, r.width];
+            })};
+  })"""
+
+
+@needs(minilm_status(ROOT / "checkpoints" / MINILM_FOLDER) is None,
+       reason="checkpoints/minilm is not installed (make run / make test install it)")
+def test_one_line_token_maps_draw_their_numbers_in_both_modes(page, streamlit_server):
+    """The tokens view on one line (viz.common.fit_cell_numbers took its 64 px rows for 10 px
+    and dropped them): the ids Hugging Face's tokenizer gives, BERT's positions 0 … n−1 and
+    token types 0 are written on the cells, at 12 px (18 px presenting), each inside its
+    cell. About 16 s on the session server."""
+    from transformers import AutoTokenizer
+
+    from ui.presenter import MIN_PX
+    from viz.common import CELL_FONT_PX
+
+    text = "The cat sat."
+    ids = [str(i) for i in AutoTokenizer.from_pretrained(
+        str(ROOT / "checkpoints" / MINILM_FOLDER))(text)["input_ids"]]
+    want = {"input ids": ids, "Position ids": [str(p) for p in range(len(ids))],
+            "Token-type": ["0"] * len(ids)}
+    found = []
+    for mode, size in (("normal", CELL_FONT_PX), ("presenter", MIN_PX)):
+        viewport, _min_px, extra = MODES[mode]
+        page.set_viewport_size(viewport)
+        open_app(page, streamlit_server, ckpt="minilm", view="tokens", text=text, **extra)
+        charts_ready(page)
+        drawn = page.evaluate(CELL_LABELS_JS)
+        for needle, numbers in want.items():
+            hits = [c for c in drawn if needle in c["title"]]
+            if len(hits) != 1:
+                found.append(f"{mode}: {len(hits)} charts titled '{needle}'")
+                continue
+            labels, (cell_w, _cell_h) = hits[0]["labels"], hits[0]["cell"]
+            if [t for t, _px, _w in labels] != numbers:
+                found.append(f"{mode} {needle}: drew {[t for t, _p, _w in labels]}, "
+                             f"the tokenizer says {numbers}")
+            found += [f"{mode} {needle}: '{t}' at {px:.1f} px, {w:.0f} px wide in a "
+                      f"{cell_w:.0f} px cell" for t, px, w in labels
+                      if abs(px - size) > 0.5 or w > cell_w]
+    assert not found, "\n".join(found)

@@ -1,0 +1,132 @@
+"""Numbers on heatmap cells are shown whenever they fit and dropped only where they would not
+(viz.common.fit_cell_numbers): a cell's size comes from the plot area plotly.js draws
+(viz.common.plot_area), checked here against the plot areas Chromium drew for the same
+figures, in normal and presenter mode. A one-row heatmap (the tokens view on one line) has
+64 px rows and keeps its numbers; a 512 × 512 grid and a 64-piece attention map drop them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ui.presenter as presenter
+from viz.common import (
+    CELL_FONT_MIN_PX,
+    CELL_FONT_PX,
+    SCREEN_W,
+    cell_font_px,
+    heatmap,
+    plot_area,
+)
+from viz.look import themed
+
+# gd._fullLayout._size (w, h) of each figure below as plotly.js 4.1 laid it out in Chromium
+# (the figure in a div of the chart's width: 850 px normally, 1200 px presenting; measured
+# with plotly.py's bundled plotly.js, a script run once, by hand, for this table)
+DRAWN = {
+    ("one_row", "normal"): (721, 64), ("one_row", "presenter"): (1035, 64),
+    ("tall_rows", "normal"): (684, 260), ("tall_rows", "presenter"): (1005, 250),
+    ("attention_20", "normal"): (670, 415), ("attention_20", "presenter"): (985, 394),
+    ("attention_64", "normal"): (670, 755), ("attention_64", "presenter"): (985, 434),
+}
+TOLERANCE_PX = 6
+
+
+def one_row() -> object:
+    """The tokens view's padded-ids heatmap on one line: one row of ids, 12 columns."""
+    ids = np.arange(101, 113)[None, :]
+    fig = heatmap(np.zeros(ids.shape, dtype=np.float32), [str(j) for j in range(12)],
+                  ["sentence 1"], title="Padded encoder input ids, shape (bs=1, n=12)",
+                  x_title="position in the padded batch", y_title="sentence",
+                  colorscale=[[0, "#dbe9f6"], [1, "#4d4d4d"]], zmin=0, zmax=1,
+                  text=np.array([[str(i) for i in ids[0]]], dtype=object), height=160)
+    fig.update_traces(showscale=False)
+    return fig
+
+
+def square_map(n: int, height: int | None = None) -> object:
+    """An n × n attention-like map with two-decimal numbers (no TEXT_MAX cut: the fit
+    alone decides)."""
+    z = np.random.default_rng(n).random((n, n))
+    labels = [f"tok{i}" for i in range(n)]
+    return heatmap(z, labels, labels, title="attention", x_title="key", y_title="query",
+                   numbers=True, text_max=10**6, height=height)
+
+
+def tall_rows() -> object:
+    """12 rows of 6: 21 px rows, room for 12 px numbers but not for presenter mode's 18."""
+    z = np.random.default_rng(1).random((12, 6))
+    return heatmap(z, list("abcdef"), [f"r{i}" for i in range(12)], title="t",
+                   x_title="x", y_title="y", numbers=True, height=384)
+
+
+FIGURES = {"one_row": one_row, "tall_rows": tall_rows,
+           "attention_20": lambda: square_map(20), "attention_64": lambda: square_map(64)}
+
+
+def drawn(name: str, mode: str, monkeypatch) -> tuple[dict | object, float]:
+    """The figure as ui.common.chart sends it in a mode (for_screen on the themed figure)
+    and the width it is laid out at."""
+    monkeypatch.setattr(presenter, "presenting", lambda: mode == "presenter")
+    fig = presenter.for_screen(themed(FIGURES[name]()))
+    return fig, presenter.PLOT_WIDTH if mode == "presenter" else SCREEN_W
+
+
+def trace_of(fig) -> dict:
+    trace = (fig["data"] if isinstance(fig, dict) else fig.data)[0]
+    return trace if isinstance(trace, dict) else trace.to_plotly_json()
+
+
+@pytest.mark.parametrize("key", sorted(DRAWN), ids=lambda k: "-".join(k))
+def test_the_plot_area_is_the_one_chromium_draws(key, monkeypatch):
+    fig, width = drawn(*key, monkeypatch)
+    est, real = plot_area(fig, width), DRAWN[key]
+    assert abs(est[0] - real[0]) <= TOLERANCE_PX and abs(est[1] - real[1]) <= TOLERANCE_PX, \
+        (est, real)
+
+
+@pytest.mark.parametrize("key", sorted(DRAWN), ids=lambda k: "-".join(k))
+def test_cells_get_the_size_chromiums_cells_allow(key, monkeypatch):
+    """The size (or no numbers) is the one cell_font_px gives cells of the drawn plot area."""
+    fig, _width = drawn(*key, monkeypatch)
+    trace = trace_of(fig)
+    text = np.asarray(FIGURES[key[0]]().data[0].text, dtype=object)
+    rows, cols = text.shape
+    normal = (CELL_FONT_PX, CELL_FONT_MIN_PX)
+    size, least = (presenter.MIN_PX,) * 2 if key[1] == "presenter" else normal
+    w, h = DRAWN[key]
+    want = cell_font_px(w / cols, h / rows, max(len(str(t)) for t in text.ravel()),
+                        size=size, min_px=least)
+    if want is None:
+        assert trace.get("texttemplate") == "", trace.get("textfont")
+    else:
+        assert trace.get("texttemplate") == "%{text}"
+        assert trace.get("textfont", {}).get("size") == want
+
+
+def test_a_one_row_heatmap_keeps_its_numbers_in_both_modes(monkeypatch):
+    for mode, size in (("normal", CELL_FONT_PX), ("presenter", presenter.MIN_PX)):
+        trace = trace_of(drawn("one_row", mode, monkeypatch)[0])
+        assert trace["texttemplate"] == "%{text}" and trace["textfont"]["size"] == size, mode
+        assert [str(t) for t in np.asarray(trace["text"], dtype=object)[0]] == [
+            str(i) for i in range(101, 113)]
+
+
+def test_presenter_mode_needs_rows_for_its_larger_numbers(monkeypatch):
+    normal = trace_of(drawn("tall_rows", "normal", monkeypatch)[0])
+    present = trace_of(drawn("tall_rows", "presenter", monkeypatch)[0])
+    assert normal["texttemplate"] and normal["textfont"]["size"] == CELL_FONT_PX
+    assert present["texttemplate"] == ""  # 20 px rows hold no 18 px line (22.5 px)
+
+
+def test_big_grids_drop_their_numbers(monkeypatch):
+    for mode in ("normal", "presenter"):
+        assert trace_of(drawn("attention_64", mode, monkeypatch)[0])["texttemplate"] == ""
+    monkeypatch.setattr(presenter, "presenting", lambda: False)
+    z = np.full((512, 512), 0.5, dtype=np.float32)
+    text = np.full(z.shape, "0.50", dtype=object)
+    fig = heatmap(z, [str(i) for i in range(512)], [str(i) for i in range(512)], title="t",
+                  x_title="x", y_title="y", text=text, text_max=10**6)
+    w, h = plot_area(themed(fig), SCREEN_W)
+    assert w / 512 < 2 and h / 512 < 2  # cells of a pixel or two
+    assert presenter.for_screen(fig).data[0].texttemplate == ""
