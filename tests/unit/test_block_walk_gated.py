@@ -37,8 +37,8 @@ def build(family: str):
             vocab_size=N, hidden_size=32, intermediate_size=48, num_hidden_layers=2,
             num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
             pad_token_id=0, bos_token_id=2, eos_token_id=3)), "<s> $A"
-    if family == "marian":
-        return make_model("marian")
+    if family in ("marian", "gpt2"):  # test_hf's: tests/app/test_tour_gated reads gpt2 too
+        return make_model(family)
     return tf.T5ForConditionalGeneration(tf.T5Config(
         vocab_size=N, d_model=16, d_kv=4, d_ff=32, num_layers=2, num_decoder_layers=2,
         num_heads=4, relative_attention_num_buckets=8, pad_token_id=0, eos_token_id=3,

@@ -7,11 +7,12 @@ from dataclasses import replace
 import numpy as np
 import streamlit as st
 
+from model.analysis.block_walk import BlockWalk, mean_rms
 from model.backends import facts
 from ui.common import chart
 from ui.i18n import _
 from ui.text import md
-from ui.views.tour.where import Where, hf_note, percent, say, skip
+from ui.views.tour.where import Names, Where, hf_note, percent, say, skip
 from viz import attention as viz_attention
 from viz import embeddings as viz_embeddings
 from viz import masks as viz_masks
@@ -39,6 +40,10 @@ def residual(w: Where) -> None:
         text = _("This model normalises after each block (post-norm, as in the paper and seeds "
                  "000 and 004): `Norm(x + Attention(x))`. The block's output is added to its "
                  "input (the residual connection), and the sum is normalised.")
+    block = None if w.facts.raw_hooks else w.block
+    if block is not None and block.norm_kind == "rms":  # Llama, T5: read from the layer
+        text += " " + _("Its norms are RMS norms: `x / √(mean(x²) + eps) · γ`. They subtract "
+                        "no mean and add no β: each piece's vector is only rescaled.")
     say(text, f"x, output, x + output: (bs, {w.seq}, {w.names.width}) = ({bs}, {n}, {d})")
     after = w.act("layers.0.hook_resid_mid")
     out = w.act("layers.0.self_attn.hook_out")
@@ -77,7 +82,15 @@ def _rebuilt_residual(w: Where, pre: bool) -> None:
     parts = {_("x (layer input)"): x, _("attention output"): out[:m],
              _("x + attention output"): added}
     block = w.block
-    if not pre and block is not None:  # the norm itself, from this layer's γ and β
+    if block is not None and block.norm_kind == "rms":  # the RMS norm, from this layer's γ
+        normed = block.normed if not pre else block.ffn_in  # (m, D)
+        st.caption(_("The RMS norm divides each piece's vector by its root mean square ({rms:.3f} "
+                     "on average here) and multiplies it by this layer's γ; no mean is "
+                     "subtracted, so after it the vectors' mean is {mean:.3f} on average. "
+                     "This is what the FFN reads (next step).").format(
+                         rms=mean_rms(added), mean=viz_tour.layer_stats(normed)[0]))
+        parts[_("after the RMS norm")] = normed
+    elif not pre and block is not None:  # the norm itself, from this layer's γ and β
         mean, std = viz_tour.layer_stats(block.normed)
         st.caption(_("After the norm, computed with this layer's own γ and β: mean {mean:.3f} "
                      "and standard deviation {std:.3f} on average. This is what the FFN reads "
@@ -98,16 +111,26 @@ def ffn(w: Where) -> None:
         rows, act, f = block.hidden, block.activation, block.hidden.shape[-1]
         if names.ffn == "d_ff" and f == 4 * d:  # the config leaves it unnamed (GPT-2)
             names = replace(names, ffn=f"4 · {names.width}")
-        after = (_("then the residual add and the LayerNorm (post-norm).")
-                 if block.norm == "post" else
-                 _("it reads the vector after the layer's second norm, and its output is "
-                   "added to the residual stream (pre-norm)."))
-        say(_("The position-wise FFN, computed here from this layer's weights: Linear {width} "
-              "→ {ffn} ({d} → {f}), the activation {act}, Linear back to {d}, for each piece "
-              "separately; {after}").format(width=names.width, ffn=names.ffn, d=d, f=f,
-                                           act=act.upper() or "?", after=after),
-            f"ff_1: (bs, {w.seq}, {names.ffn}) = ({bs}, {n}, {f})\n"
-            f"ff_3: (bs, {w.seq}, {names.width}) = ({bs}, {n}, {d})")
+        if block.norm_kind == "rms":
+            after = (_("then the residual add and the RMS norm (post-norm).")
+                     if block.norm == "post" else
+                     _("it reads the vector after the layer's second RMS norm, and its output "
+                       "is added to the residual stream (pre-norm)."))
+        else:
+            after = (_("then the residual add and the LayerNorm (post-norm).")
+                     if block.norm == "post" else
+                     _("it reads the vector after the layer's second norm, and its output is "
+                       "added to the residual stream (pre-norm)."))
+        if block.gated:
+            _gated_text(w, block, names, f, after)
+        else:
+            say(_("The position-wise FFN, computed here from this layer's weights: Linear "
+                  "{width} → {ffn} ({d} → {f}), the activation {act}, Linear back to {d}, for "
+                  "each piece separately; {after}").format(width=names.width, ffn=names.ffn,
+                                                           d=d, f=f, act=act.upper() or "?",
+                                                           after=after),
+                f"ff_1: (bs, {w.seq}, {names.ffn}) = ({bs}, {n}, {f})\n"
+                f"ff_3: (bs, {w.seq}, {names.width}) = ({bs}, {n}, {d})")
     elif hidden is not None:
         rows = hidden[w.b, :m]
         say(_("The position-wise FFN: Linear {width} → {ffn} ({d} → {f}), the activation "
@@ -132,6 +155,9 @@ def ffn(w: Where) -> None:
         say(text, f"ffn output: (bs, {w.seq}, {names.width}) = ({bs}, {n}, {d})")
         hf_note()
         return
+    if block is not None and block.gated:
+        _gated_chart(w, block)
+        return
     if act == "relu":
         st.caption(_("ReLU = max(0, x): {z:.0%} of the hidden values are exactly 0 here.")
                    .format(z=viz_tour.zero_share(rows)))
@@ -143,6 +169,46 @@ def ffn(w: Where) -> None:
             act=act.upper() or "?", z=viz_tour.zero_share(rows)))
     chart(viz_tour.matrix_figure(rows, w.tokens, _("FFN hidden layer after the activation"),
                                  _("unit")), w.ctx)
+
+
+def spelled(act: str) -> str:
+    """The config's activation name as the tour prints it (Llama's "silu" as SiLU)."""
+    return "SiLU" if act == "silu" else act.upper() or "?"
+
+
+def _gated_text(w: Where, block: BlockWalk, names: Names, f: int, after: str) -> None:
+    """Step 15's sentence on a gated FFN (Llama's gate/up/down, T5's gated wi_0/wi_1/wo),
+    in the model's own names for its Linears."""
+    bs, n, d, _h = w.dims
+    up, down, gate = block.parts
+    say(_("The position-wise FFN, computed here from this layer's weights, is gated: "
+          "{act}({gate} · x) × ({up} · x). Two Linear layers {width} → {ffn} ({d} → {f}), "
+          "{gate} and {up}, read the same vector; the activation goes on {gate} only (the "
+          "gate), the two are multiplied unit by unit, and {down} brings the product back to "
+          "{d}, for each piece separately; {after}").format(
+              act=spelled(block.activation), gate=gate, up=up, down=down, width=names.width,
+              ffn=names.ffn, d=d, f=f, after=after),
+        f"{gate}, {up}: (bs, {w.seq}, {names.ffn}) = ({bs}, {n}, {f})\n"
+        f"{down}: (bs, {w.seq}, {names.width}) = ({bs}, {n}, {d})")
+
+
+def _gated_chart(w: Where, block: BlockWalk) -> None:
+    """What the gate does here, and the hidden units (gate × up) as a chart."""
+    act, (up, _down, gate) = block.activation, block.parts
+    z = viz_tour.zero_share(block.gate)
+    if act == "relu":
+        text = _("ReLU on the gate: {z:.0%} of the gate values are exactly 0 here, and those "
+                 "hidden units are 0 whatever {up} · x is.")
+    elif act.startswith("gelu") or act in ("silu", "swish"):
+        text = _("{act} on the gate lets small negative values through, so few gate values "
+                 "are exactly 0 ({z:.1%} here); each hidden unit is the gate times {up} · x, "
+                 "and either factor can be negative.")
+    else:
+        text = _("{act} on the gate: {z:.1%} of the gate values are exactly 0 here.")
+    st.caption(text.format(act=spelled(act), z=z, up=up))
+    title = _("FFN hidden layer: {act}({gate} · x) × ({up} · x)").format(
+        act=spelled(act), gate=gate, up=up)
+    chart(viz_tour.matrix_figure(block.hidden, w.tokens, title, _("unit")), w.ctx)
 
 
 def next_layer(w: Where) -> None:
