@@ -1,10 +1,12 @@
 """The tour's steps 14 and 15 on RMS norms and gated FFNs: Backend.block_weights and
 model.analysis.block_walk on tiny random Llama (RMSNorm, gate_proj/up_proj/down_proj with
-SiLU) and T5 (T5LayerNorm; DenseReluDense wi/wo with ReLU, or gated-GELU wi_0/wi_1/wo)
-models, against transformers' own modules: each norm and FFN run by the model itself on the
-same input, and the walk through layer 0 against the modules of a second, independent load
-hooked in its forward pass. The norms' γ are randomised before saving (they are built as
-ones), so a walk that dropped γ, or subtracted a mean, would fail."""
+SiLU), Gemma (its RMS norm scales by 1 + weight) and T5 (T5LayerNorm; DenseReluDense wi/wo
+with ReLU, or gated-GELU wi_0/wi_1/wo) models, against transformers' own modules: each norm
+and FFN run by the model itself on the same input, and the walk through layers 0 and 1
+against the modules of a second, independent load hooked in its forward pass. The norms' γ
+are randomised before saving (they are built as ones, Gemma's as zeros), so a walk that
+dropped γ, or subtracted a mean, would fail. Gemma 2 (two more norms around its FFN) and a
+seq2seq decoder layer (a norm after cross-attention) are refused."""
 
 from __future__ import annotations
 
@@ -26,16 +28,20 @@ from tests.unit.test_hf import eager_twin, make_model  # noqa: E402
 N = len(SPECIALS) + len(WORDS)
 LINES = ["the cat eats fish every day .", "winter is cold"]
 ATOL = 1e-5
+DECODERS = ("llama", "gemma", "gemma2")
 
 
 def build(family: str):
     import transformers as tf
 
     torch.manual_seed(0)
-    if family == "llama":
-        return tf.LlamaForCausalLM(tf.LlamaConfig(
+    if family in DECODERS:  # Gemma: RMS norm × (1 + weight); Gemma 2: two more norms
+        model, config = {"llama": (tf.LlamaForCausalLM, tf.LlamaConfig),
+                         "gemma": (tf.GemmaForCausalLM, tf.GemmaConfig),
+                         "gemma2": (tf.Gemma2ForCausalLM, tf.Gemma2Config)}[family]
+        return model(config(
             vocab_size=N, hidden_size=32, intermediate_size=48, num_hidden_layers=2,
-            num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
+            num_attention_heads=4, num_key_value_heads=2, head_dim=8, max_position_embeddings=64,
             pad_token_id=0, bos_token_id=2, eos_token_id=3)), "<s> $A"
     if family in ("marian", "gpt2"):  # test_hf's: tests/app/test_tour_gated reads gpt2 too
         return make_model(family)
@@ -57,31 +63,31 @@ def random_gammas(model) -> None:
 
 @pytest.fixture(scope="module")
 def folders(tmp_path_factory):
-    return save_families(tmp_path_factory.mktemp("gated"), ("llama", "t5", "t5-gated",
+    return save_families(tmp_path_factory.mktemp("gated"), (*DECODERS, "t5", "t5-gated",
                                                              "marian"), build, random_gammas)
 
 
 def _layer(twin, family: str, layer: int):
-    return twin.model.layers[layer] if family == "llama" else twin.encoder.block[layer]
+    return twin.model.layers[layer] if family in DECODERS else twin.encoder.block[layer]
 
 
 def _modules(block, family: str) -> dict:
     """(norm before attention, norm before the FFN, FFN, FFN's output Linear) of one layer."""
-    if family == "llama":
+    if family in DECODERS:
         return {"ln_attn": block.input_layernorm, "ln_ffn": block.post_attention_layernorm,
                 "ffn": block.mlp, "down": block.mlp.down_proj}
     return {"ln_attn": block.layer[0].layer_norm, "ln_ffn": block.layer[1].layer_norm,
             "ffn": block.layer[1].DenseReluDense, "down": block.layer[1].DenseReluDense.wo}
 
 
-@pytest.mark.parametrize("family", ["llama", "t5", "t5-gated"])
+@pytest.mark.parametrize("family", ["llama", "gemma", "t5", "t5-gated"])
 def test_norms_and_ffn_equal_the_models_own_modules(family, folders):
     """block_weights' norms and FFN on one input against the model's LlamaRMSNorm / LlamaMLP /
     T5LayerNorm / T5DenseActDense / T5DenseGatedActDense on the same input."""
     bundle = load_checkpoint(folders / family)
-    kind = "dec_self" if family == "llama" else "enc_self"
+    kind = "dec_self" if family in DECODERS else "enc_self"
     twin = eager_twin(folders / family)
-    x = torch.randn(5, bundle.model.config.hidden_size if family == "llama" else 16,
+    x = torch.randn(5, bundle.model.config.hidden_size if family in DECODERS else 16,
                     generator=torch.Generator().manual_seed(2)) * 3 + 1.0  # (5, D) mean ≠ 0
     x64 = x.double().numpy()
     for layer in (0, 1):
@@ -105,19 +111,21 @@ def test_norms_and_ffn_equal_the_models_own_modules(family, folders):
         np.testing.assert_allclose(hidden @ w["W_out"] + w["b_out"], want["ffn"], atol=ATOL,
                                    err_msg=f"{family} {layer} ffn")
     expect = {"llama": ("silu", {"in": "up_proj", "out": "down_proj", "gate": "gate_proj"}),
+              "gemma": ("gelu_pytorch_tanh", {"in": "up_proj", "out": "down_proj",
+                                              "gate": "gate_proj"}),
               "t5": ("relu", {"in": "wi", "out": "wo", "gate": ""}),
               "t5-gated": ("gelu_new", {"in": "wi_1", "out": "wo", "gate": "wi_0"})}[family]
     assert (w["activation"], w["parts"]) == expect
 
 
-@pytest.mark.parametrize("family", ["llama", "t5", "t5-gated"])
+@pytest.mark.parametrize("family", ["llama", "gemma", "t5", "t5-gated"])
 def test_walk_matches_the_hooked_layer(family, folders):
     """Layer 0 and 1 of a padded sentence: the FFN's input (the second RMS norm's output), its
     hidden units (down_proj's / wo's input), its output and the layer's output."""
     bundle = load_checkpoint(folders / family)
     twin = eager_twin(folders / family)
     trace = capture(bundle, LINES, names={"attn", "v", "hidden"})
-    kind, side, stack = (("dec_self", "tgt", "dec") if family == "llama"
+    kind, side, stack = (("dec_self", "tgt", "dec") if family in DECODERS
                          else ("enc_self", "src", "enc"))
     b = 1  # the shorter sentence: padded in the batch
     m = trace.length(side, b)
@@ -131,7 +139,7 @@ def test_walk_matches_the_hooked_layer(family, folders):
         pre, more = hooked(twin, {"hidden": mods["down"]}, inputs=True)
         try:
             with torch.no_grad():
-                (twin if family == "llama" else twin.encoder)(**enc)
+                (twin if family in DECODERS else twin.encoder)(**enc)
         finally:
             for h in handles + more:
                 h.remove()
@@ -182,6 +190,12 @@ def test_gemma_style_norm_and_extra_norms(folders):
         layer.input_layernorm = kept
         if hasattr(layer, "extra_norm"):
             del layer.extra_norm
+    gemma2 = load_checkpoint(folders / "gemma2")
+    with pytest.raises(ValueError, match="pre_feedforward_layernorm"):
+        backend_for(gemma2).block_weights("dec_self", 0)
+    gemma = backend_for(load_checkpoint(folders / "gemma")).block_weights("dec_self", 0)
+    weight = load_checkpoint(folders / "gemma").model.model.layers[0].input_layernorm.weight
+    np.testing.assert_allclose(gemma["ln_attn"]["gamma"], 1 + weight.detach().double().numpy())
     marian = load_checkpoint(folders / "marian")
     with pytest.raises(ValueError, match="encoder_attn_layer_norm"):
         backend_for(marian).block_weights("dec_self", 0)

@@ -106,8 +106,11 @@ def _norm(module: Any) -> dict[str, Any]:
         eps = torch.finfo(weight.dtype).eps
     w = weight.detach().double().cpu().numpy()
     x = _probe(w.shape[0], weight.dtype)
-    with torch.inference_mode():
-        got = module(x).double().cpu().numpy()
+    try:
+        with torch.inference_mode():
+            got = module(x).double().cpu().numpy()
+    except (RuntimeError, TypeError) as exc:  # a norm that wants more than one tensor
+        raise ValueError(f"{type(module).__name__} could not be run on a probe: {exc}") from exc
     x = x.double().numpy()
     scaled = x / np.sqrt((x ** 2).mean(-1, keepdims=True) + float(eps))
     for gamma in (w, 1.0 + w):  # Gemma keeps γ − 1 in its weight
@@ -175,8 +178,11 @@ def _check_ffn(ffn: Any, out: dict[str, Any]) -> None:
     """The rebuilt FFN against the model's own FFN module on a probe."""
     weight = next(ffn.parameters())
     x = _probe(out["W_in"].shape[0], weight.dtype)
-    with torch.inference_mode():
-        got = ffn(x).double().cpu().numpy()
+    try:
+        with torch.inference_mode():
+            got = ffn(x).double().cpu().numpy()
+    except (RuntimeError, TypeError) as exc:  # an FFN that wants more than one tensor
+        raise ValueError(f"{type(ffn).__name__} could not be run on a probe: {exc}") from exc
     x = x.double().numpy()
     up = x @ out["W_in"] + out["b_in"]  # (3, F)
     hidden = out["act"](x @ out["W_gate"] + out["b_gate"]) * up if out["W_gate"] is not None \
