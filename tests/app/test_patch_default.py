@@ -41,30 +41,32 @@ def root(tmp_path_factory):
         yield root
 
 
-def _differing(bundle, clean: str, corrupted: str) -> tuple[list[str], list[str], int]:
+def _said_and_true(at, bundle) -> tuple[str, str]:
+    """The page's (clean, corrupted): one word apart, and the caption's pieces and count are
+    the ones this bundle's tokenizer gives the two sentences."""
+    clean = at.text_area(key="text").value.splitlines()[0]
+    corrupted = at.text_input(key="patch_corrupt").value
+    assert corrupted != clean
+    changed = [(x, y) for x, y in zip(clean.split(), corrupted.split()) if x != y]
+    assert len(clean.split()) == len(corrupted.split()) and len(changed) == 1, changed
     a, b = encode(bundle, [clean, corrupted]).pieces
     assert len(a) == len(b), (a, b)
-    at = [j for j in range(len(a)) if a[j] != b[j]]
-    return [a[j] for j in at], [b[j] for j in at], len(a)
+    where = [j for j in range(len(a)) if a[j] != b[j]]
+    assert where
+    old, new = " ".join(a[j] for j in where), " ".join(b[j] for j in where)
+    word, replacement = (w.strip(".,") for w in changed[0])
+    said = texts(at.caption)
+    assert (f"changing “{word}” to “{replacement}”: in this model's pieces, {old} becomes "
+            f"{new}, and each sentence is {len(a)} pieces") in said, said
+    return clean, corrupted
 
 
 @pytest.mark.parametrize("name", ["gpt2", "gpt2_bpe"])
 def test_opens_on_a_pair_that_differs_and_draws_the_patching(root, name):
     at = run_app({"ckpt": name, "view": "patch"}, timeout=120)
     assert not at.exception and not at.error, [e.value for e in at.exception] + texts(at.error)
-    clean = at.text_area(key="text").value.splitlines()[0]
-    corrupted = at.text_input(key="patch_corrupt").value
-    assert corrupted != clean
-    changed = [(x, y) for x, y in zip(clean.split(), corrupted.split()) if x != y]
-    assert len(clean.split()) == len(corrupted.split()) and len(changed) == 1, changed
-    # what the caption says differs is what the tokenizer reads
     bundle = load_checkpoint(root / name)
-    old, new, n = _differing(bundle, clean, corrupted)
-    assert old and new
-    said = texts(at.caption)
-    word, replacement = (w.strip(".,") for w in changed[0])
-    assert (f"changing “{word}” to “{replacement}”: in this model's pieces, {' '.join(old)} "
-            f"becomes {' '.join(new)}, and each sentence is {n} pieces") in said, said
+    clean, corrupted = _said_and_true(at, bundle)
     assert "cannot be patched" not in texts(at.warning)
     # the page's metric and heads map are patch()'s on that pair
     want = patch(bundle, clean, corrupted)
@@ -85,6 +87,16 @@ def test_opens_on_a_pair_that_differs_and_draws_the_patching(root, name):
     at.text_input(key="patch_corrupt").set_value("the fish eats fish every day .")
     at.text_area(key="text").set_value("the cat runs .").run(timeout=120)
     assert at.text_input(key="patch_corrupt").value == "the fish eats fish every day ."
+
+
+def test_another_model_remakes_the_pair_in_its_own_pieces(root):
+    """The word-level folder reads "The cat sat on the mat." as 7 pieces, the BPE one as 13:
+    a made-up pair, untouched, is made again for the model switched to."""
+    at = run_app({"ckpt": "gpt2", "view": "patch"}, timeout=120)
+    _said_and_true(at, load_checkpoint(root / "gpt2"))
+    at.selectbox(key="ckpt").set_value("gpt2_bpe").run(timeout=120)
+    assert not at.exception and not at.error, [e.value for e in at.exception] + texts(at.error)
+    _said_and_true(at, load_checkpoint(root / "gpt2_bpe"))
 
 
 def test_no_swap_lines_up_says_why_and_what_to_type(root):

@@ -80,12 +80,13 @@ def _seed_corrupt(ctx: Ctx, clean: str, pairs: tuple[tuple[str, str], ...],
     with one word swapped where this model's tokenizer reads as many, different pieces (the
     sidebar's default line on a model without Korean, e.g. GPT-2, has no preset partner: the
     box used to open equal to it, "nothing differs"). A made-up default follows a new clean
-    sentence until the box is typed in or a preset is clicked."""
+    sentence or another model (whose pieces differ) until the box is typed in or a preset is
+    clicked. Kept in the session as (checkpoint key, language, Swap)."""
     state = st.session_state
-    made = state.get("patch_made")
     if "patch_corrupt" in state:
-        if not (isinstance(made, Swap) and made.clean != clean
-                and state["patch_corrupt"] == made.corrupted):
+        kept = state.get("patch_made")
+        untouched = isinstance(kept, tuple) and state["patch_corrupt"] == kept[2].corrupted
+        if not untouched or _made(ctx, clean, lang) is not None:
             return
     else:
         given = _default_corrupt(clean, pairs)
@@ -94,15 +95,23 @@ def _seed_corrupt(ctx: Ctx, clean: str, pairs: tuple[tuple[str, str], ...],
             return
     texts = [*ctx.lines, *(s for pair in pairs for s in pair)]
     made = minimal_swap(ctx.bundle, clean, word_swaps(pairs), texts, lang)
-    state["patch_made"] = made
+    state["patch_made"] = (ctx.key, lang, made)
     state["patch_corrupt"] = made.corrupted
 
 
-def _made_note(clean: str, corrupted: str) -> bool:
+def _made(ctx: Ctx, clean: str, lang: str | None) -> Swap | None:
+    """The session's made-up pair where it was made for this model, language and clean line."""
+    kept = st.session_state.get("patch_made")
+    if isinstance(kept, tuple) and kept[:2] == (ctx.key, lang) and kept[2].clean == clean:
+        return kept[2]
+    return None
+
+
+def _made_note(ctx: Ctx, clean: str, corrupted: str, lang: str | None) -> bool:
     """Say how a made-up corrupted sentence differs, in this model's pieces; False where none
     could be made and the box still holds the clean sentence (nothing to run)."""
-    made = st.session_state.get("patch_made")
-    if not isinstance(made, Swap) or made.clean != clean:
+    made = _made(ctx, clean, lang)
+    if made is None:
         return True
     if made.found and corrupted == made.corrupted:
         st.caption(_("The corrupted sentence was made from the clean one by changing "
@@ -142,7 +151,7 @@ def render(ctx: Ctx) -> None:
     st.markdown(_("**Clean:** {text}").format(text=md(clean)))
     corrupted = st.text_input(_("Corrupted sentence (same number of pieces)"),
                               key="patch_corrupt")
-    if not _made_note(clean, corrupted):
+    if not _made_note(ctx, clean, corrupted, lang):
         return
     method = st.radio(_("Method"), list(METHODS), key="patch_method", horizontal=True,
                       format_func=lambda m: _(METHODS[m]))
