@@ -62,7 +62,8 @@ def residual(w: Where) -> None:
 def _rebuilt_residual(w: Where, pre: bool) -> None:
     """The residual add of layer 0 from the recorded stream and the attention output rebuilt
     from W_O (Where.walk): x + output, which a pre-norm model keeps as is and a post-norm
-    model normalises next (its γ and β are not among the weights the backend exposes)."""
+    model normalises next; the norm itself is drawn from this layer's weights (Where.block)
+    where the backend gives them: a post-norm LayerNorm, or an RMS norm before or after."""
     m = len(w.tokens)
     out = w.walk.out
     if out.shape[1] == 0:  # the backend could not split this layout per head
@@ -71,7 +72,8 @@ def _rebuilt_residual(w: Where, pre: bool) -> None:
     x = w.t.hidden[w.hid][0, w.b, :m].astype(np.float64)  # (m, D) layer 0's input
     added = x + out[:m]  # (m, D)
     mean, std = viz_tour.layer_stats(added)
-    if pre:
+    block = w.block
+    if pre or (block is not None and block.norm_kind == "rms"):  # the RMS caption follows
         st.caption(_("After this step the pieces' vectors have mean {mean:.3f} and standard "
                      "deviation {std:.3f} on average.").format(mean=mean, std=std))
     else:
@@ -81,7 +83,6 @@ def _rebuilt_residual(w: Where, pre: bool) -> None:
                          mean=mean, std=std))
     parts = {_("x (layer input)"): x, _("attention output"): out[:m],
              _("x + attention output"): added}
-    block = w.block
     if block is not None and block.norm_kind == "rms":  # the RMS norm, from this layer's γ
         normed = block.normed if not pre else block.ffn_in  # (m, D)
         st.caption(_("The RMS norm divides each piece's vector by its root mean square ({rms:.3f} "
