@@ -302,9 +302,10 @@ def test_compare_two_inputs_and_two_checkpoints(models, trace):
                   "head": "2"})
     ok(at)
     assert at.radio(key="cmp_mode").value == "inputs"
-    assert at.text_input(key="cmp_text").value == LINES[1]
-    [fig] = charts(at)
+    assert at.text_input(key="cmp_text").value != LINES[0]  # a line of as many pieces
+    [fig] = charts(at)  # (ui/line_partner.py; tests/app/test_compare_partner.py)
     assert len(fig["data"]) == 2 and "no difference map" in fig["layout"]["title"]["text"]
+    assert len(fig["data"][0]["y"]) == len(fig["data"][1]["y"])
     at.text_input(key="cmp_text").input(LINES[0]).run()  # same tokens: a difference map
     [fig] = charts(at)
     assert len(fig["data"]) == 3

@@ -7,13 +7,17 @@ from pathlib import Path
 import streamlit as st
 
 from model import Bundle, CheckpointError
+from model.backends import capabilities
 from ui.catalog import model_folders, open_folder
 from ui.common import chart, clean_input, pick_head, side_tokens
 from ui.context import Ctx
 from ui.i18n import N_, Labels, _
+from ui.line_partner import Partner, lined_up_partner
 from ui.runtime import cached_capture
+from ui.sidebar import presets_for
 from ui.state import seed
 from ui.text import KIND_LABELS, md
+from ui.views.patch import presets as minimal_pairs
 from viz import heads as viz_heads
 from viz import positional as viz_positional
 
@@ -58,9 +62,51 @@ def render(ctx: Ctx) -> None:
                                             (bundle_a.name, bundle_b.name), n_pos), ctx)
 
 
+def starting_partner(ctx: Ctx) -> Partner:
+    """The second input a session starts with: a line with as many pieces as sentence b on
+    this model's tokenizer (ui/line_partner.py), from the input, the model's minimal pairs and
+    its examples."""
+    line = ctx.lines[ctx.b]
+    others = [text for i, text in enumerate(ctx.lines) if i != ctx.b]
+    examples = [text for preset in presets_for(ctx.bundle).values()
+                for text in preset.splitlines()]
+    lang = ctx.lang if capabilities(ctx.bundle).translates else None
+    return lined_up_partner(ctx.bundle, line, others, minimal_pairs(ctx.bundle), examples, lang)
+
+
+def partner_note(ctx: Ctx, typed: str) -> None:
+    """Why the second input starts as it does, while it is still the chosen line for this
+    sentence (the user's own other line needs no word)."""
+    chosen = st.session_state.get("cmp_partner")
+    if chosen is None or chosen[:2] != (ctx.lines[ctx.b], typed):
+        return
+    source, n, word, new = chosen[2:]
+    if word and source != "input":  # one word changed: a minimal pair's or a swap
+        st.caption(_("The second input is sentence {b} with “{word}” changed to “{new}”: "
+                     "both are {n} pieces on this model's tokenizer, so their pieces line up "
+                     "position by position.").format(
+            b=ctx.b + 1, word=md(word), new=md(new), n=n))
+    elif source == "same":
+        st.caption(_("No other line of the input, minimal pair, one-word swap or example has "
+                     "as many pieces as sentence {b} on this model's tokenizer ({n}), so the "
+                     "second input starts as the same sentence: type another one to compare.")
+                   .format(b=ctx.b + 1, n=n))
+    elif source != "input":
+        st.caption(_("The second input starts as a line with as many pieces as sentence {b} "
+                     "on this model's tokenizer ({n}), so their pieces line up position by "
+                     "position.").format(b=ctx.b + 1, n=n))
+
+
 def compare_inputs(ctx: Ctx) -> tuple | None:
-    others = [line for i, line in enumerate(ctx.lines) if i != ctx.b]
-    seed("cmp_text", others[0] if others else ctx.lines[ctx.b])
+    state, chosen = st.session_state, st.session_state.get("cmp_partner")
+    # chosen on the first visit, and again for a new sentence b while the box still holds the
+    # line chosen for the last one (a line the user typed is kept)
+    if "cmp_text" not in state or (chosen is not None and state["cmp_text"] == chosen[1]
+                                   and chosen[0] != ctx.lines[ctx.b]):
+        partner = starting_partner(ctx)
+        state["cmp_text"] = partner.line
+        state["cmp_partner"] = (ctx.lines[ctx.b], partner.line, partner.source, partner.pieces,
+                                partner.word, partner.replacement)
     raw = st.text_input(_("Second input (one sentence)"), key="cmp_text")
     lines, notes = clean_input(raw)
     for note in notes:
@@ -72,6 +118,7 @@ def compare_inputs(ctx: Ctx) -> tuple | None:
                              ctx.needs)
     st.caption(_("Left: sentence {b} of the input; right: the second input. Same "
                  "checkpoint, same heads knocked out.").format(b=ctx.b + 1))
+    partner_note(ctx, lines[0])
     return ((_("sentence {b}").format(b=ctx.b + 1), ctx.trace, ctx.b, ctx.bundle),
             (_("second input"), trace_b, 0, ctx.bundle))
 
