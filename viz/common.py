@@ -18,6 +18,7 @@ from model.masks import MASK_FILL  # blocked scores; cell_text prints them as "-
 
 from .i18n import _
 from .look import TEMPLATE  # the page's one template, with its look (viz/look.py)
+from .plot_area import grid_shape, plain_layout, plot_area, setting
 
 # pandas and PIL.Image are imported here, fully, before any figure is built: plotly's validators
 # and JSON encoder look them up in sys.modules without importing them, so while one session's
@@ -69,19 +70,6 @@ def cell_font_px(cell_w: float, cell_h: float, text_len: int, *, size: float = C
     return float(np.floor(fit)) if fit >= min_px else None
 
 
-def _shape(z) -> tuple[int, int]:
-    """(rows, cols) of a heatmap's z: an array, nested lists, or plotly's binary dict."""
-    if isinstance(z, dict):  # {"dtype", "bdata", "shape": "r, c"}
-        dims = [int(n) for n in str(z.get("shape", "1,1")).split(",")]
-    else:
-        try:
-            dims = list(np.shape(z)) if z is not None else [1, 1]
-        except ValueError:  # ragged lists: the number of rows and the first row's length
-            dims = [len(z), len(z[0]) if len(z) and hasattr(z[0], "__len__") else 1]
-    dims = (dims + [1, 1])[:2]
-    return max(1, dims[0]), max(1, dims[1])
-
-
 def _get(node, key: str):
     """node[key] of a plotly object or its dict, None where it is not set."""
     if isinstance(node, dict):
@@ -92,100 +80,26 @@ def _get(node, key: str):
         return None
 
 
-# plotly.js's layout as far as a cell's size needs it (within 4 px of Chromium's plot area,
-# tests/unit/test_cell_room.py): margins grow to hold the axes' tick labels and titles
-# (automargin) and a colour bar, and give way so that the plot area keeps 64 px (minreduced*)
-PLOTLY_MARGIN = {"l": 80, "r": 80, "t": 100, "b": 80}
-MIN_PLOT_PX = 64
-CHAR_W = 0.55  # a tick label's digit or letter, in font sizes
-
-
-def _plain(layout) -> dict:
-    """A layout as a dict: a go.Layout's nested getters cost 8 ms a figure, a copy 0.1 ms."""
-    return layout if isinstance(layout, dict) else {} if layout is None else \
-        layout.to_plotly_json()
-
-
-def _look(layout, *keys):
-    """layout's setting at keys (a go object or its dict), else its template's, else None."""
-    template = layout.get("template") if isinstance(layout, dict) else None  # traces: none
-    for node in (layout, None if template is None else _get(template, "layout")):
-        for key in keys:
-            nested = node is not None and not isinstance(node, (str, int, float, list, tuple))
-            node = _get(node, key) if nested else None
-        if node is not None:
-            return node
-    return None
-
-
-def _axis_push(layout, name: str, labels, n: int) -> float:
-    """The margin an automargin axis needs (px) for its tick labels (its ticktext, else the
-    trace's labels `labels`, else 0 … n−1; x tilted by tickangle) and title."""
-    if not _look(layout, name, "automargin"):
-        return 0.0
-    base = _look(layout, "font", "size") or 12
-    tick = _look(layout, name, "tickfont", "size") or base
-    labels = _look(layout, name, "ticktext") or labels
-    chars = max((len(str(v)) for v in (labels if isinstance(labels, (list, tuple, np.ndarray)) else
-                                       [n - 1])), default=1)
-    if name[0] == "x":  # one line high, or tilted: its length turned by the angle
-        angle = _look(layout, name, "tickangle")
-        turn = np.radians(abs(angle) % 180 if isinstance(angle, (int, float)) else 0)
-        room = CHAR_W * tick * chars * np.sin(turn) + tick * np.cos(turn)
-    else:
-        room = CHAR_W * tick * chars
-    title = _look(layout, name, "title")
-    if title if isinstance(title, str) else _look(layout, name, "title", "text"):
-        room += ((_look(layout, name, "title", "standoff") or 0) + 5
-                 + (_look(layout, name, "title", "font", "size") or base * 7 / 6))
-    return (_look(layout, "margin", "pad") or 0) + room + 5
-
-
-def plot_area(fig, width_px: float) -> tuple[float, float]:
-    """(width, height) in px of the plot area plotly.js gives a figure (a go.Figure or its
-    dict; width_px wide unless it sets a width): its size less its margins, grown for its
-    axes and colour bar at the fonts it sets (presenter mode's larger ones too)."""
-    layout = _plain(_get(fig, "layout"))
-    width, height = _get(layout, "width") or width_px, _get(layout, "height") or 450
-    side = {k: _look(layout, "margin", k) for k in PLOTLY_MARGIN}
-    side = {k: PLOTLY_MARGIN[k] if v is None else v for k, v in side.items()}
-    for trace in _get(fig, "data") or []:
-        if _get(trace, "type") != "heatmap":
-            continue
-        rows, cols = _shape(_get(trace, "z"))
-        for letter, edge, n in (("x", "b", cols), ("y", "l", rows)):
-            name = letter + "axis" + (_get(trace, letter + "axis") or letter)[1:]
-            side[edge] = max(side[edge], _axis_push(layout, name, _get(trace, letter), n))
-        if _get(trace, "showscale") is not False and not _get(trace, "coloraxis"):
-            tick = _look(trace, "colorbar", "tickfont", "size") or _look(
-                layout, "font", "size") or 12  # the bar 30 px, 10 px either side, at x 1.02
-            bar = 60 + 3 * CHAR_W * tick + 0.02 * (width - side["l"])
-            side["r"] = max(side["r"], bar / 1.02)
-    return (max(MIN_PLOT_PX, width - side["l"] - side["r"]),
-            max(MIN_PLOT_PX, height - side["t"] - side["b"]))
-
-
 def fit_cell_numbers(fig, width_px: float, *, size: float = CELL_FONT_PX,
                      min_px: float = CELL_FONT_MIN_PX) -> None:
     """cell_font_px on every heatmap of a figure (a go.Figure or its dict), in place: each
     trace that writes numbers on its cells gets a fixed font size, or no numbers at all.
 
-    A cell is plot_area(fig, width_px) (width_px: the width the page gives the chart) times
-    its axes' domains over the trace's columns and rows, square where an axis is pinned to
-    the other. (A fixed 150 px of margins gave a one-row heatmap 10 px rows where Chromium
-    draws 64 px, and dropped the tokens view's numbers.)"""
-    layout = _plain(_get(fig, "layout"))
+    A cell is the plot area plotly.js will draw (viz.plot_area; width_px: the width the page
+    gives the chart) times its axes' domains over the trace's columns and rows, square where
+    an axis is pinned to the other."""
+    layout = plain_layout(_get(fig, "layout"))
     area = plot_area(fig, width_px)
     for trace in _get(fig, "data") or []:
         if _get(trace, "type") != "heatmap" or not _get(trace, "texttemplate"):
             continue
-        rows, cols = _shape(_get(trace, "z"))
+        rows, cols = grid_shape(_get(trace, "z"))
         cell, square = [], False
         for letter, n, room in (("x", cols, area[0]), ("y", rows, area[1])):
-            ref = _get(trace, letter + "axis") or letter
-            lo, hi = _look(layout, letter + "axis" + ref[1:], "domain") or (0.0, 1.0)
+            name = letter + "axis" + (_get(trace, letter + "axis") or letter)[1:]
+            lo, hi = setting(layout, name, "domain") or (0.0, 1.0)
             cell.append(room * (hi - lo) / n)
-            square = square or bool(_look(layout, letter + "axis" + ref[1:], "scaleanchor"))
+            square = square or bool(setting(layout, name, "scaleanchor"))
         if square:  # plotly shrinks the longer side's domain until cells are square
             cell = [min(cell)] * 2
         text = _get(trace, "text")

@@ -1,6 +1,6 @@
 """Numbers on heatmap cells are shown whenever they fit and dropped only where they would not
 (viz.common.fit_cell_numbers): a cell's size comes from the plot area plotly.js draws
-(viz.common.plot_area), checked here against the plot areas Chromium drew for the same
+(viz.plot_area), checked here against the plot areas Chromium drew for the same
 figures, in normal and presenter mode. A one-row heatmap (the tokens view on one line) has
 64 px rows and keeps its numbers; a 512 × 512 grid and a 64-piece attention map drop them."""
 
@@ -16,9 +16,9 @@ from viz.common import (
     SCREEN_W,
     cell_font_px,
     heatmap,
-    plot_area,
 )
 from viz.look import themed
+from viz.plot_area import plot_area
 
 # gd._fullLayout._size (w, h) of each figure below as plotly.js 4.1 laid it out in Chromium
 # (the figure in a div of the chart's width: 850 px normally, 1200 px presenting; measured

@@ -1,0 +1,131 @@
+"""Where plotly.js will draw a heatmap figure's plot area, worked out from the figure alone.
+
+viz.common.fit_cell_numbers needs a cell's size on screen to decide whether a number fits on
+it, before the browser lays the figure out. plotly.js's layout, as far as that needs it: the
+figure's height and width less its margins; a margin grows to hold an axis's tick labels and
+title (automargin, at the fonts the figure sets: presenter mode's larger ones too) and the
+colour bar; x's labels tilt where they would meet; and the margins give way so that the plot
+area keeps 64 px (layout.minreducedheight/width). Within 4 px of the plot area Chromium drew
+for tokens-like and attention maps (tests/unit/test_cell_room.py, both modes). A fixed
+guess (150 px of the height) gave a one-row map 10 px rows where Chromium draws 64 px.
+"""
+
+from __future__ import annotations
+
+import html
+
+import numpy as np
+
+PLOTLY_MARGIN = {"l": 80, "r": 80, "t": 100, "b": 80}  # plotly.js's own, where none is set
+MIN_PLOT_PX = 64
+CHAR_W = 0.55  # a tick label's digit or letter, in font sizes (Source Sans)
+
+
+def _at(node, key: str):
+    """node[key] of a dict or a plotly object, None where it is not set or not a property."""
+    if isinstance(node, dict):
+        return node.get(key)
+    try:
+        return node[key]
+    except (KeyError, ValueError, TypeError):
+        return None
+
+
+def grid_shape(z) -> tuple[int, int]:
+    """(rows, cols) of a heatmap's z: an array, nested lists, or plotly's binary dict."""
+    if isinstance(z, dict):  # {"dtype", "bdata", "shape": "r, c"}
+        dims = [int(n) for n in str(z.get("shape", "1,1")).split(",")]
+    else:
+        try:
+            dims = list(np.shape(z)) if z is not None else [1, 1]
+        except ValueError:  # ragged lists: the number of rows and the first row's length
+            dims = [len(z), len(z[0]) if len(z) and hasattr(z[0], "__len__") else 1]
+    dims = (dims + [1, 1])[:2]
+    return max(1, dims[0]), max(1, dims[1])
+
+
+def plain_layout(layout) -> dict:
+    """A layout as a dict: a go.Layout's nested getters cost 8 ms a figure, a copy 0.1 ms."""
+    return layout if isinstance(layout, dict) else {} if layout is None else \
+        layout.to_plotly_json()
+
+
+def setting(layout, *keys):
+    """A layout's (or a trace's) setting at keys, else its template's; None where neither
+    sets it. layout: a dict (plain_layout), or a trace as a dict or plotly object."""
+    template = layout.get("template") if isinstance(layout, dict) else None
+    for node in (layout, None if template is None else _at(template, "layout")):
+        for key in keys:
+            nested = node is not None and not isinstance(node, (str, int, float, list, tuple))
+            node = _at(node, key) if nested else None
+        if node is not None:
+            return node
+    return None
+
+
+def _tick_labels(layout: dict, name: str, labels, n: int) -> tuple[int, int]:
+    """(how many, characters of the longest) of an axis's tick labels: its ticktext, else the
+    trace's labels, else plotly's 0 … n−1; an HTML escape (&lt;) is one character."""
+    labels = setting(layout, name, "ticktext") or labels
+    labels = labels if isinstance(labels, (list, tuple, np.ndarray)) else [n - 1]
+    return len(labels), max((len(html.unescape(str(v))) for v in labels), default=1)
+
+
+def _tilt(layout: dict, name: str, wide: float, spacing: float, tick: float) -> float:
+    """x's label angle: tickangle, else plotly.js's own: level where labels wide px wide fit
+    spacing px apart, 30° where tilted lines a font apart do, else 90°."""
+    angle = setting(layout, name, "tickangle")
+    if not isinstance(angle, (int, float)):
+        angle = 0 if wide < spacing else 30 if spacing >= 2 * tick else 90
+    return float(np.radians(abs(angle) % 180))
+
+
+def _axis_push(layout: dict, name: str, labels, n: int, spacing: float = 0.0
+               ) -> tuple[float, float]:
+    """(margin, overhang) an automargin axis needs in px: the margin on its side for its
+    tick labels and title (x: a line high, or its labels tilted), and how far tilted x labels
+    run past the plot's right edge."""
+    if not setting(layout, name, "automargin"):
+        return 0.0, 0.0
+    base = setting(layout, "font", "size") or 12
+    tick = setting(layout, name, "tickfont", "size") or base
+    count, chars = _tick_labels(layout, name, labels, n)
+    room = over = CHAR_W * tick * chars  # y: the labels' width
+    if name[0] == "x":
+        turn = _tilt(layout, name, room, spacing / max(1, count), tick)
+        # a positive angle (plotly's auto tilt) hangs the last label past the right edge
+        angle = setting(layout, name, "tickangle")
+        over = room * np.cos(turn) if turn and not isinstance(angle, (int, float)) else 0.0
+        room = room * np.sin(turn) + tick * np.cos(turn)
+    title = setting(layout, name, "title")
+    if title if isinstance(title, str) else setting(layout, name, "title", "text"):
+        room += ((setting(layout, name, "title", "standoff") or 0) + 5
+                 + (setting(layout, name, "title", "font", "size") or base * 7 / 6))
+    return (setting(layout, "margin", "pad") or 0) + room + 5, over
+
+
+def plot_area(fig, width_px: float) -> tuple[float, float]:
+    """(width, height) in px of the plot area plotly.js gives a figure with heatmaps (a
+    go.Figure or its dict), width_px wide unless it sets a width of its own."""
+    layout = plain_layout(_at(fig, "layout"))
+    width, height = _at(layout, "width") or width_px, _at(layout, "height") or 450
+    side = {k: setting(layout, "margin", k) for k in PLOTLY_MARGIN}
+    side = {k: PLOTLY_MARGIN[k] if v is None else v for k, v in side.items()}
+    maps = [t for t in _at(fig, "data") or [] if _at(t, "type") == "heatmap"]
+    axes = [{c: c + "axis" + (_at(t, c + "axis") or c)[1:] for c in "xy"} for t in maps]
+    for trace, name in zip(maps, axes):  # first the width: y's labels, the colour bar
+        rows = grid_shape(_at(trace, "z"))[0]
+        side["l"] = max(side["l"], _axis_push(layout, name["y"], _at(trace, "y"), rows)[0])
+        if _at(trace, "showscale") is not False and not _at(trace, "coloraxis"):
+            tick = setting(trace, "colorbar", "tickfont", "size") or setting(
+                layout, "font", "size") or 12  # the bar 30 px, 10 px either side, at x 1.02
+            bar = 60 + 3 * CHAR_W * tick + 0.02 * (width - side["l"])
+            side["r"] = max(side["r"], bar / 1.02)
+    plot_w = max(MIN_PLOT_PX, width - side["l"] - side["r"])
+    for trace, name in zip(maps, axes):  # then x's labels, tilted where they would meet
+        cols = grid_shape(_at(trace, "z"))[1]
+        lo, hi = setting(layout, name["x"], "domain") or (0.0, 1.0)
+        push, over = _axis_push(layout, name["x"], _at(trace, "x"), cols, plot_w * (hi - lo))
+        side["b"], side["r"] = max(side["b"], push), max(side["r"], over)
+    return (max(MIN_PLOT_PX, width - side["l"] - side["r"]),
+            max(MIN_PLOT_PX, height - side["t"] - side["b"]))
