@@ -16,18 +16,21 @@ from viz.common import (
     SCREEN_W,
     cell_font_px,
     heatmap,
+    token_labels,
 )
 from viz.look import themed
 from viz.plot_area import plot_area
 
 # gd._fullLayout._size (w, h) of each figure below as plotly.js 4.1 laid it out in Chromium
-# (the figure in a div of the chart's width: 850 px normally, 1200 px presenting; measured
-# with plotly.py's bundled plotly.js, a script run once, by hand, for this table)
+# (the figure in a div of the chart's width: 850 px normally, 1200 px presenting, times its
+# share of the row; measured with plotly.py's bundled plotly.js by a script run once, by
+# hand, for this table)
 DRAWN = {
     ("one_row", "normal"): (721, 64), ("one_row", "presenter"): (1035, 64),
     ("tall_rows", "normal"): (684, 260), ("tall_rows", "presenter"): (1005, 250),
     ("attention_20", "normal"): (670, 415), ("attention_20", "presenter"): (985, 394),
     ("attention_64", "normal"): (670, 755), ("attention_64", "presenter"): (985, 434),
+    ("tilted", "normal"): (258, 146), ("tilted", "presenter"): (376, 121),
 }
 TOLERANCE_PX = 6
 
@@ -60,16 +63,32 @@ def tall_rows() -> object:
                    x_title="x", y_title="y", numbers=True, height=384)
 
 
-FIGURES = {"one_row": one_row, "tall_rows": tall_rows,
-           "attention_20": lambda: square_map(20), "attention_64": lambda: square_map(64)}
+def tilted() -> object:
+    """The masks view's 8 × 8 decoder mask in half a row: its x labels (escaped markup:
+    "&lt;pad&gt; (3)" draws 9 characters) meet, and plotly.js tilts them by 30°."""
+    labels = token_labels(["<s>", "▁Winter", "▁is", "▁cold", ".", "<pad>", "<pad>", "<pad>"])
+    mask = np.triu(np.ones((8, 8), dtype=bool), k=1)
+    fig = heatmap(mask.astype(np.uint8), labels, labels, title="Decoder mask (8, 8)",
+                  x_title="key (attended to)", y_title="query (attending)",
+                  colorscale=[[0, "#f2f2f2"], [1, "#3b3b3b"]], zmin=0, zmax=1,
+                  text=np.where(mask, "True", "False").astype(object))
+    fig.update_traces(showscale=False)
+    return fig
+
+
+# each figure's builder and the share of the row ui.common.chart gives it
+FIGURES = {"one_row": (one_row, 1.0), "tall_rows": (tall_rows, 1.0),
+           "attention_20": (lambda: square_map(20), 1.0),
+           "attention_64": (lambda: square_map(64), 1.0), "tilted": (tilted, 0.5)}
 
 
 def drawn(name: str, mode: str, monkeypatch) -> tuple[dict | object, float]:
     """The figure as ui.common.chart sends it in a mode (for_screen on the themed figure)
     and the width it is laid out at."""
     monkeypatch.setattr(presenter, "presenting", lambda: mode == "presenter")
-    fig = presenter.for_screen(themed(FIGURES[name]()))
-    return fig, presenter.PLOT_WIDTH if mode == "presenter" else SCREEN_W
+    build, share = FIGURES[name]
+    fig = presenter.for_screen(themed(build()), share)
+    return fig, share * (presenter.PLOT_WIDTH if mode == "presenter" else SCREEN_W)
 
 
 def trace_of(fig) -> dict:
@@ -90,7 +109,7 @@ def test_cells_get_the_size_chromiums_cells_allow(key, monkeypatch):
     """The size (or no numbers) is the one cell_font_px gives cells of the drawn plot area."""
     fig, _width = drawn(*key, monkeypatch)
     trace = trace_of(fig)
-    text = np.asarray(FIGURES[key[0]]().data[0].text, dtype=object)
+    text = np.asarray(FIGURES[key[0]][0]().data[0].text, dtype=object)
     rows, cols = text.shape
     normal = (CELL_FONT_PX, CELL_FONT_MIN_PX)
     size, least = (presenter.MIN_PX,) * 2 if key[1] == "presenter" else normal
