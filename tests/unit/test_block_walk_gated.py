@@ -200,3 +200,17 @@ def test_gemma_style_norm_and_extra_norms(folders):
     with pytest.raises(ValueError, match="encoder_attn_layer_norm"):
         backend_for(marian).block_weights("dec_self", 0)
     assert backend_for(marian).block_weights("enc_self", 0)["norm_kind"] == "layer"
+
+
+@pytest.mark.parametrize("family,kind", [("llama", "RMSNorm"), ("t5", "RMSNorm"),
+                                         ("marian", "LayerNorm")])
+def test_facts_name_the_norm_the_walk_rebuilds(folders, family, kind):
+    # the sidebar's card line reads Facts.norm_kind: T5's norm is an RMS norm though its class
+    # is called T5LayerNorm; the walk (block_weights' own γ probe) must agree with the words
+    from model.backends import facts
+
+    bundle = load_checkpoint(folders / family)
+    assert facts(bundle).norm_kind == kind
+    walked = backend_for(bundle).block_weights("dec_self" if family in DECODERS else "enc_self",
+                                               0)
+    assert walked["norm_kind"] == {"RMSNorm": "rms", "LayerNorm": "layer"}[kind]

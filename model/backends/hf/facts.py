@@ -97,5 +97,11 @@ def hf_facts(bundle: Bundle, caps: Capabilities, pieces: list[str]) -> Facts:
         max_positions=int(cfg.max_len),
         trained_length=getattr(sentence, "max_seq_length", None),
         # Llama, Mistral, Qwen, Gemma, T5: RMSNorm scales without removing the mean
-        norm_kind="RMSNorm" if any("RMSNorm" in type(m).__name__ for m in model.modules())
-        else "LayerNorm")
+        norm_kind="RMSNorm" if any(_is_rms(m) for m in model.modules()) else "LayerNorm")
+
+
+def _is_rms(module) -> bool:
+    """An RMS norm: named so (Llama, Gemma, Qwen), or T5's, which is named T5LayerNorm but
+    keeps transformers' RMS-norm attribute variance_epsilon and is no torch LayerNorm."""
+    return "RMSNorm" in type(module).__name__ or (
+        hasattr(module, "variance_epsilon") and not isinstance(module, torch.nn.LayerNorm))
