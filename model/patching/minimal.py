@@ -65,6 +65,12 @@ def _cased(like: str, word: str) -> str:
     return word[:1].lower() + word[1:] if word[1:2].islower() or len(word) == 1 else word
 
 
+def _script(word: str) -> bool:
+    """Whether a word is written in Hangul: a swap keeps the replaced word's script, so an
+    English line never gets a Korean word from the pool (or the reverse)."""
+    return any("\uac00" <= ch <= "\ud7a3" or "\u3131" <= ch <= "\u318e" for ch in word)
+
+
 def _candidates(clean: str, swaps: Sequence[tuple[str, str]], words: Iterable[str]
                 ) -> list[tuple[str, str, str]]:
     """(sentence, word, replacement): the pairs' own swaps first, then the other words
@@ -89,7 +95,8 @@ def _candidates(clean: str, swaps: Sequence[tuple[str, str]], words: Iterable[st
                 add(i, m, b)
     for i, m in sorted(parts, key=lambda p: (p[0] == 0, -len(p[1][2]), p[0])):
         for new in pool:
-            add(i, m, new)
+            if _script(new) == _script(m[2]):
+                add(i, m, new)
     seen: dict[str, tuple[str, str, str]] = {}
     for c in out:
         seen.setdefault(c[0], c)

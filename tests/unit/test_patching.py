@@ -259,3 +259,15 @@ def test_a_given_batch_or_decode_is_read_only_for_that_pair(tmp_path):
         assert got.outputs == plain.outputs and got.clean_ids == plain.clean_ids
         for kind in plain.heads:
             np.testing.assert_array_equal(got.heads[kind], plain.heads[kind])
+
+
+def test_a_made_up_corrupted_line_keeps_each_words_script():
+    # the pool mixes the presets' Korean and English lines: a swap never puts a Korean word
+    # into an English line, nor an English word into a Korean one
+    from model.patching.minimal import _candidates
+
+    pool = ["겨울은 추워요.", "The cat sat on the mat.", "rug"]
+    english = [c[0] for c in _candidates("The big dog eats the fish.", [], pool)]
+    assert english and not any(any("가" <= ch <= "힣" for ch in s) for s in english)
+    korean = [c[2] for c in _candidates("여름은 더워요.", [], pool)]
+    assert korean and all(any("가" <= ch <= "힣" for ch in w) for w in korean)
