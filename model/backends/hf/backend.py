@@ -245,8 +245,9 @@ class HFBackend:
         return circuit_weights(self.bundle, kind, layer)
 
     def block_weights(self, kind: str, layer: int) -> dict[str, Any]:
-        """The layer's two LayerNorms and its FFN, float64, with the model's own activation
-        (hf/blocks.py): what the tour's steps 14 and 15 compute from."""
+        """The layer's two norms (LayerNorm or RMS norm) and its FFN (gated or not), float64,
+        with the model's own activation (hf/blocks.py): what the tour's steps 14 and 15
+        compute from."""
         from .blocks import block_weights
 
         return block_weights(self.bundle, kind, layer)
