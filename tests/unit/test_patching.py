@@ -263,11 +263,15 @@ def test_a_given_batch_or_decode_is_read_only_for_that_pair(tmp_path):
 
 def test_a_made_up_corrupted_line_keeps_each_words_script():
     # the pool mixes the presets' Korean and English lines: a swap never puts a Korean word
-    # into an English line, nor an English word into a Korean one
-    from model.patching.minimal import _candidates
+    # into an English line, nor an English word into a Korean one (paper reads both scripts)
+    from model import load_checkpoint
+    from model.patching import minimal_swap
+    from tests.conftest import ROOT
 
+    paper = load_checkpoint(ROOT / "checkpoints" / "paper")
     pool = ["겨울은 추워요.", "The cat sat on the mat.", "rug"]
-    english = [c[0] for c in _candidates("The big dog eats the fish.", [], pool)]
-    assert english and not any(any("가" <= ch <= "힣" for ch in s) for s in english)
-    korean = [c[2] for c in _candidates("여름은 더워요.", [], pool)]
-    assert korean and all(any("가" <= ch <= "힣" for ch in w) for w in korean)
+    hangul = lambda text: any("가" <= ch <= "힣" for ch in text)  # noqa: E731
+    english = minimal_swap(paper, "The big dog eats the fish.", words=pool, target_lang="ko")
+    assert english.found and not hangul(english.corrupted), english
+    korean = minimal_swap(paper, "여름은 더워요.", words=pool, target_lang="en")
+    assert korean.found and hangul(korean.replacement), korean
