@@ -1,5 +1,6 @@
 """The rows an embedding lookup reads (the tour's step 3 on a model whose recorder keeps no
-embedding hook): one row of the input embedding table per id, as float32 numpy.
+embedding hook): one row of the input embedding table per id, and on a model with token
+types (BERT) one row of its token-type table per piece, as float32 numpy.
 
 Any model that offers transformers' get_input_embeddings() (every Hugging Face model) is read
 through it; the lab's own models record the lookup as a hook and need no helper (None).
@@ -24,3 +25,19 @@ def token_rows(bundle, ids: np.ndarray) -> np.ndarray | None:
         raise ValueError(f"ids must be in 0..{weight.shape[0] - 1}")
     with torch.inference_mode():  # only the rows asked for: a 30,522-row table stays put
         return weight[torch.from_numpy(ids.copy())].detach().float().cpu().numpy()
+
+
+def type_rows(bundle, types: np.ndarray) -> np.ndarray | None:
+    """(n, D) float32: the token-type (segment) table's row of each type (n,) — 0 for A, 1
+    for B of a pair — read from the model's own weights; None where the model has no table
+    of at least two rows (GPT-2, the lab's models; RoBERTa's single row is no segment)."""
+    table = next((t for m in bundle.model.modules()
+                  if (t := getattr(m, "token_type_embeddings", None)) is not None
+                  and getattr(t, "num_embeddings", 0) >= 2), None)
+    if table is None:
+        return None
+    types = np.asarray(types, dtype=np.int64).reshape(-1)
+    if types.size and (types.min() < 0 or types.max() >= table.num_embeddings):
+        raise ValueError(f"token types must be in 0..{table.num_embeddings - 1}")
+    with torch.inference_mode():
+        return table.weight[torch.from_numpy(types.copy())].detach().float().cpu().numpy()

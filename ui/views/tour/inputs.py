@@ -7,12 +7,13 @@ import re
 import numpy as np
 import streamlit as st
 
-from model.analysis.embedding_rows import token_rows
+from model.analysis.embedding_rows import token_rows, type_rows
 from model.backends import backend_for
 from model.backends import facts as backend_facts
+from model.segments import piece_types
 from ui.common import chart
 from ui.i18n import _
-from ui.model_words import pads_sentence, token_types_sentence
+from ui.model_words import pads_sentence, separator_piece, token_types_sentence
 from ui.views.tour.where import TABLES, Where, hf_note, padded, say
 from viz import masks as viz_masks
 from viz import positional as viz_positional
@@ -92,6 +93,57 @@ def embedding(w: Where) -> None:
     chart(viz_tour.matrix_figure(rows, padded(w), _("input_embs of sentence {b}: one row "
                                                         "per piece").format(b=w.b + 1),
                                  _("dimension")), w.ctx)
+    token_type_terms(w, rows)
+
+
+def token_type_terms(w: Where, rows: np.ndarray) -> None:
+    """On a model with a token-type (segment) table: each piece's type row, and the sum of
+    the piece, position and type rows, which is what the model's embedding LayerNorm reads
+    (or layer 0, without one). Models without token types draw nothing more."""
+    bf = backend_facts(w.bundle)
+    sep = separator_piece(bf)
+    if sep is None:
+        return
+    # (n,) the walked sentence's types by the model's own rule; pad slots read row 0
+    types = np.asarray(piece_types(w.tokens, sep) + [0] * w.pads, dtype=np.int64)
+    try:
+        seg = type_rows(w.bundle, types)  # (n, D)
+    except ValueError:
+        seg = None
+    if seg is None or seg.shape != rows.shape:
+        return
+    total = rows.astype(np.float64) + seg  # (n, D)
+    pos = w.t.positions.get(w.hid)
+    table = w.t.pos_table
+    terms = _("piece + token type")
+    if w.facts.positional in TABLES and pos is not None and table.shape[0] > 1:
+        at = np.asarray(pos[w.b], dtype=np.int64)  # (n,) this sentence's position ids
+        if at.min() < 0 or at.max() >= table.shape[0]:
+            return
+        total = total + table[at]  # (n, D) + (n, D) position rows
+        terms = _("piece + position + token type")
+    ones = int(types.sum())
+    text = _("This model also adds a token-type (segment) row to every piece, read from its "
+             "own token-type table.")
+    if ones:
+        text += " " + _("Sentence {b} is a pair “A {sep} B”: {k} of its pieces (B's and the "
+                        "last {sep}) get row 1, the others row 0.").format(
+            b=w.b + 1, sep=sep, k=ones)
+    else:
+        text += " " + _("Sentence {b} is one segment, so every piece gets row 0.").format(
+            b=w.b + 1)
+    where = _("what the embedding LayerNorm reads") if bf.embedding_norm else \
+        _("what layer 0 reads")
+    text += " " + _("The last chart adds the rows up ({terms}): {where}.").format(
+        terms=terms, where=where)
+    bs, n, _d, _h = w.dims
+    say(text, f"token_type_ids: (bs, {w.seq}) = ({bs}, {n}); sentence {w.b + 1}: "
+        + " ".join(map(str, types.tolist())))
+    chart(viz_tour.matrix_figure(seg, padded(w), _("Token-type rows of sentence {b}: row 0 "
+                                                   "or 1 per piece").format(b=w.b + 1),
+                                 _("dimension")), w.ctx)
+    chart(viz_tour.matrix_figure(total, padded(w), _("{terms} of sentence {b}").format(
+        terms=terms, b=w.b + 1), _("dimension")), w.ctx)
 
 
 def position_ids(w: Where) -> tuple[str, str]:
