@@ -16,6 +16,7 @@ import plotly.graph_objects as go
 from .common import heatmap, plotly_text, style, token_labels
 from .i18n import N_, _
 from .masks import kind_name
+from .plot_area import CHAR_W, plot_area
 
 METRIC_NAMES = {
     "entropy": N_("entropy"), "distance": N_("attention distance"),
@@ -49,6 +50,8 @@ DIRECTIONS = {"high": N_("high {metric}"), "low": N_("low {metric}")}
 GROUP_COLOURS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00",
                  "#F0E442", "#000000")
 EMBEDDING = "mds"  # the placement by the distance matrix, beside two metrics
+LABEL_GAP_PX = 3  # clear space kept between two drawn point labels
+MARKER_PX = 13
 
 
 def metric_name(metric: str) -> str:
@@ -154,3 +157,55 @@ def motion_figure(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndar
     style(fig, title, x_title, y_title, height=520)
     fig.update_layout(hovermode="closest", clickmode="event+select")
     return fig
+
+
+def keep_labels(px: np.ndarray, py: np.ndarray, widths: np.ndarray, font_px: float,
+                gap: float = LABEL_GAP_PX) -> np.ndarray:
+    """Which points keep their label, (N,) bool: greedy in screen space (px, py (N,) in
+    pixels), the most isolated point first; a label (widths (N,) px wide, a font high,
+    centred above its point, as textposition "top center" draws it) is kept only where its
+    box stays gap px clear of every label kept before it."""
+    n = len(px)
+    if n == 0:
+        return np.zeros(0, bool)
+    # nearest neighbour's distance: isolated points first, so a cluster costs few labels
+    d = np.hypot(px[:, None] - px[None], py[:, None] - py[None])  # (N, N)
+    np.fill_diagonal(d, np.inf)
+    keep = np.zeros(n, bool)
+    for i in np.argsort(-d.min(axis=1), kind="stable"):
+        apart_x = np.abs(px[keep] - px[i]) >= (widths[keep] + widths[i]) / 2 + gap
+        apart_y = np.abs(py[keep] - py[i]) >= font_px + gap
+        keep[i] = bool(np.all(apart_x | apart_y))
+    return keep
+
+
+def place_labels(fig: go.Figure, width_px: float, font_px: float) -> tuple[int, int]:
+    """Blank (in place) the point labels of fig's written traces that would collide when
+    drawn width_px wide with labels font_px high (the font in use, normal or presenter);
+    their hover text stays. Returns (labels kept, labels in all)."""
+    traces = [t for t in fig.data if "text" in str(t.mode or "") and t.text is not None]
+    if not traces:
+        return 0, 0
+    xs = np.concatenate([np.asarray(t.x, float) for t in traces])
+    ys = np.concatenate([np.asarray(t.y, float) for t in traces])
+    texts = [str(v) for t in traces for v in t.text]
+    plot_w, plot_h = plot_area(fig, width_px)  # the figure's margins, no heatmap in it
+    # the scatter's own furniture at this font: y's tick labels and title, the legend
+    # (its longest name, a swatch), x's tick labels and title
+    legend = max((len(str(t.name or "")) for t in fig.data), default=0)
+    plot_w -= (6 + legend) * CHAR_W * font_px + 2.5 * font_px + 40
+    plot_h -= 3 * font_px + 20
+    ok = np.isfinite(xs) & np.isfinite(ys)
+    spans = [max(np.ptp(v[ok]) if ok.any() else 0.0, 1e-12) for v in (xs, ys)]
+    # plotly pads an autorange by a marker; a shade more keeps the estimate on the safe side
+    px = (xs - np.nanmin(xs[ok] if ok.any() else xs)) / spans[0] * (plot_w - 2 * MARKER_PX)
+    py = -(ys - np.nanmin(ys[ok] if ok.any() else ys)) / spans[1] * (plot_h - 2 * MARKER_PX)
+    widths = np.array([CHAR_W * font_px * len(t) for t in texts])
+    keep = np.zeros(len(texts), bool)
+    keep[ok] = keep_labels(px[ok], py[ok], widths[ok], font_px)
+    start = 0
+    for t in traces:
+        n = len(t.text)
+        t.text = [v if k else "" for v, k in zip(t.text, keep[start:start + n])]
+        start += n
+    return int(keep.sum()), len(texts)

@@ -7,6 +7,7 @@ model.analysis.cache_reads and model.analysis.eviction.
 
 from __future__ import annotations
 
+import html
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -14,10 +15,12 @@ import plotly.graph_objects as go
 
 from .common import heatmap, plotly_text, style, token_labels
 from .i18n import N_, _
+from .plot_area import CHAR_W, plot_area
 
 # the policies of model.analysis.eviction, as the legend names them (translated where shown)
 POLICY_LABELS = {"window": N_("window"), "sinks": N_("sinks + window"),
                  "heavy": N_("heavy hitters (H2O)"), "no_sink": N_("no sink")}
+LINE = 1.2  # tilted labels' lines this many fonts apart along the axis, so glyphs never meet
 
 
 def step_labels(pieces: Sequence[str]) -> list[str]:
@@ -72,4 +75,34 @@ def budget_figure(budgets: Sequence[int], losses: Mapping[str, Sequence[float | 
     fig.add_hline(y=full, line_dash="dash",
                   annotation_text=_("full cache {loss:.3f}").format(loss=full))
     style(fig, title, _("cache budget (positions)"), _("mean loss (nats)"), height=400)
+    return fig
+
+
+def tick_plan(labels: Sequence[str], spacing_px: float, font_px: float) -> tuple[int, int]:
+    """(angle, step) for x labels spacing_px apart at font_px: level where the widest fits
+    its spacing; else 45° where neighbours stay a line apart even when one is much longer
+    than the next (a slanted label's middle moves back by half its length × cos 45°: "14:."
+    beside "15:[CLS]" met at 18 px); else upright (90°, every label's middle on its tick),
+    with every step-th label named so that named ones are a line apart."""
+    widths = [CHAR_W * font_px * len(html.unescape(str(t))) for t in labels] or [0.0]
+    if max(widths) + 4 <= spacing_px:
+        return 0, 1
+    lag = (max(widths) - min(widths)) / 2 * np.cos(np.pi / 4)
+    if spacing_px * np.sin(np.pi / 4) >= LINE * font_px and spacing_px - lag >= LINE * font_px:
+        return -45, 1
+    return -90, int(np.ceil(LINE * font_px / max(spacing_px, 1e-6)))
+
+
+def fit_position_ticks(fig: go.Figure, width_px: float, font_px: float) -> go.Figure:
+    """The read map's cached-position labels (x) tilted or thinned, in place, where their text
+    at font_px (the tick font in use, normal or presenter) is wider than their spacing in the
+    plot area plotly.js will give the figure width_px wide (viz.plot_area's estimate)."""
+    spec = fig.to_dict()  # the estimate at this font: y's labels and the colour bar's width
+    spec["layout"]["font"] = {"size": font_px}
+    for name in ("xaxis", "yaxis"):
+        spec["layout"].setdefault(name, {})["tickfont"] = {"size": font_px}
+    labels = list(fig.data[0].x)
+    spacing = plot_area(spec, width_px)[0] / max(1, len(labels))
+    angle, step = tick_plan(labels, spacing, font_px)
+    fig.update_xaxes(tickangle=angle, tickvals=labels[::step], ticktext=labels[::step])
     return fig

@@ -48,7 +48,7 @@ SAMPLE = {
     "lm": {"normal": views("training", "attention", "patch", "generate", "cache"),
            "presenter": views("training", "patch", "cache")},
     "gpt2-small": {"normal": views("attention", "heads", "steps"),
-                   "presenter": views("heads")},
+                   "presenter": views("heads", "cache")},  # cache: "7:." met "8:the"
     # the real pretrained BERT (checkpoints/minilm), on the session server that lists it
     "minilm": {"normal": views("tokens", "attention", "similarity", "heads"),
                "presenter": views("attention", "similarity")},
@@ -204,3 +204,61 @@ def test_one_line_token_maps_draw_their_numbers_in_both_modes(page, streamlit_se
                       f"{cell_w:.0f} px cell" for t, px, w in labels
                       if abs(px - size) > 0.5 or w > cell_w]
     assert not found, "\n".join(found)
+
+
+# every drawn point label of the atlas's scatter: its text, the name (layer.head) its point's
+# customdata gives, and its box on screen; and how many head points the scatter has
+ATLAS_LABELS_JS = r"""() => {
+  const gd = [...document.querySelectorAll('.js-plotly-plot')]
+    .find((g) => g.data && g.data.some((t) => t.type === 'scatter' && t.customdata));
+  if (!gd) return null;
+  const labels = [];
+  gd.querySelectorAll('.scatterlayer .trace').forEach((tr) => {
+    const trace = ((tr.__data__ || [])[0] || {}).trace || {};
+    tr.querySelectorAll('.textpoint').forEach((p, k) => {
+      const t = p.querySelector('text');
+      const text = t ? (t.textContent || '').trim() : '';
+      if (!text) return;
+      const i = (p.__data__ || {}).i === undefined ? k : p.__data__.i;
+      const c = (trace.customdata || [])[i];
+      const r = t.getBoundingClientRect();
+      labels.push([text, c ? `${c[0]}.${c[1]}` : null, r.left, r.top, r.right, r.bottom]);
+    });
+  });
+  return {labels, points: gd.data.reduce((n, t) => n + (t.customdata || []).length, 0)};
+}"""
+
+
+def test_atlas_point_labels_do_not_overlap_in_both_modes(page, streamlit_server):
+    """view=atlas on lm, MDS placement (its heads cluster; every label drawn, they overlapped):
+    each drawn label names its own point, no two drawn labels' boxes meet, and the caption's
+    "k of n" is what was drawn. About 20 s."""
+    import re
+
+    found = []
+    for mode, (viewport, _min_px, extra) in MODES.items():
+        page.set_viewport_size(viewport)
+        open_app(page, streamlit_server, ckpt="lm", view="atlas", n=50, **extra)
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('.js-plotly-plot')]"
+            ".some(g => g.data && g.data.some(t => t.type === 'scatter' && t.customdata))",
+            timeout=180_000)  # the atlas is built first
+        charts_ready(page)
+        drawn = page.evaluate(ATLAS_LABELS_JS)
+        labels = drawn["labels"]
+        if not labels:
+            found.append(f"{mode}: no point label drawn of {drawn['points']}")
+        found += [f"{mode}: label '{t}' on the point of {name}" for t, name, *_r in labels
+                  if t != name]
+        for k, (t, _n, left, top, right, bottom) in enumerate(labels):
+            for u, _m, left2, top2, right2, bottom2 in labels[k + 1:]:
+                if min(right, right2) - max(left, left2) > 1 and \
+                        min(bottom, bottom2) - max(top, top2) > 1:
+                    found.append(f"{mode}: labels '{t}' and '{u}' overlap")
+        captions = page.locator('[data-testid="stCaptionContainer"]').all_inner_texts()
+        said = re.search(r"labels do not overlap \((\d+) of (\d+)\)", " ".join(captions))
+        if not said or (int(said[1]), int(said[2])) != (len(labels), drawn["points"]):
+            found.append(f"{mode}: caption says {said and said.groups()}, drawn "
+                         f"{len(labels)} of {drawn['points']}")
+    assert not found, "\n".join(found)
+

@@ -25,7 +25,7 @@ from ui.pick import head_chart
 from ui.runtime import val_split
 from ui.state import seed, sticky, url_value
 from ui.text import KIND_LABELS, md
-from ui.views.atlas_build import build_atlas
+from ui.views.atlas_build import build_atlas, label_room
 from ui.views.atlas_compare import compare
 from viz import atlas as viz_atlas
 
@@ -168,10 +168,12 @@ def _scatter(ctx: Ctx, atlas, kind: str, place: str, colour: str, mx: str, my: s
         colour_names = [_("layer {layer}").format(layer=la) for la in range(n_l)]
     fig = viz_atlas.atlas_scatter(np.asarray(x, float), np.asarray(y, float), layers, heads,
                                   colours, colour_names, hovers, kind, x_title, y_title, title)
+    shown, total = label_room(fig)
     head_chart(fig, ctx, key="atlas_map", kind=kind)
-    st.caption(_("Each point is a head, labelled layer.head; hover for its scores (mean ± "
-                 "standard deviation over the inputs), click to open it in the attention "
-                 "view."))
+    st.caption(_("Each point is a head, labelled layer.head where labels do not overlap "
+                 "({shown} of {total}); hover for its scores (mean ± standard deviation over "
+                 "the inputs), click to open it in the attention view.").format(
+        shown=shown, total=total))
 
 
 def _groups(ctx: Ctx, atlas, kind: str) -> None:
@@ -237,3 +239,4 @@ def _head(ctx: Ctx, atlas, kind: str, metrics: list[str]) -> None:
         c1.markdown(f"{value:.3f} · " + md(atlas.inputs[i].source))
         c2.button(_("Open"), key=f"atlas_open_{rank}", on_click=_open_input,
                   args=(atlas.inputs[i].source, (kind, layer, head)))
+

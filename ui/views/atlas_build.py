@@ -1,6 +1,7 @@
 """Building the head atlas on the page: the shared result, or an estimate, a button when the
 build is over a few seconds, the admission gate, a bar and Cancel (the atlas view and its
-comparison with another model or snapshot both build through here)."""
+comparison with another model or snapshot both build through here); and fitting the
+scatters' point labels to the mode's width and font.."""
 
 from __future__ import annotations
 
@@ -11,8 +12,11 @@ from model.analysis.atlas import JS_SECONDS_PER_CELL, corpus_inputs, estimate_at
 from ui.admission import admitted, or_warning
 from ui.cost import asks_first, seconds
 from ui.i18n import _
+from ui.presenter import MIN_PX, PLOT_WIDTH, ZOOM, presenting
 from ui.runtime import result_get, result_put
 from ui.sweep import Sweep, stopped
+from viz import atlas as viz_atlas
+from viz.common import SCREEN_W
 
 
 def build_atlas(bundle, key: tuple, lines: list[str] | None, pairs: list | None, n: int,
@@ -43,3 +47,12 @@ def build_atlas(bundle, key: tuple, lines: list[str] | None, pairs: list | None,
         return atlas
 
     return or_warning(lambda: admitted(est, lambda: result_get(key), run))
+
+def label_room(fig) -> tuple[int, int]:
+    """Drop the point labels that would collide at this mode's width and label font (presenter
+    mode draws them 1.5x, at least MIN_PX); (kept, all)."""
+    sizes = [t.textfont.size for t in fig.data if t.textfont and t.textfont.size]
+    font = max(sizes, default=12)
+    if presenting():
+        return viz_atlas.place_labels(fig, PLOT_WIDTH, max(MIN_PX, round(font * ZOOM)))
+    return viz_atlas.place_labels(fig, SCREEN_W, font)

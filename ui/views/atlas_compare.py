@@ -18,7 +18,7 @@ from ui.pick import head_chart
 from ui.snapshots import cached_history, snapshot_model
 from ui.state import seed
 from ui.text import KIND_LABELS
-from ui.views.atlas_build import build_atlas
+from ui.views.atlas_build import build_atlas, label_room
 from viz import atlas as viz_atlas
 
 NONE = ""
@@ -93,6 +93,7 @@ def compare(ctx: Ctx, atlas, kind: str, corpus: str, n: int, pairs: list | None,
         a, b, layers, heads, kind, (here, label), viz_atlas.metric_name(mx),
         viz_atlas.metric_name(my), _("{kind}: each head from {a} (hollow) to {b} (filled)")
         .format(kind=KIND_LABELS[kind], a=here, b=label))
+    label_room(fig)  # the filled points' labels, where they do not collide
     head_chart(fig, ctx, key="atlas_motion", kind=kind)
     moved = np.hypot(b[0] - a[0], b[1] - a[1])
     if np.isfinite(moved).any():

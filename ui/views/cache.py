@@ -19,11 +19,13 @@ from model.backends import capabilities
 from ui.common import chart
 from ui.context import Ctx
 from ui.i18n import _
+from ui.presenter import MIN_PX, PLOT_WIDTH, PLOTLY_FONT, presenting
 from ui.snapshots import cached_recorded
 from ui.state import seed
 from ui.text import md
 from ui.views import cache_evict
 from viz import cache as viz_cache
+from viz.common import SCREEN_W
 
 MAX_NEW = 24
 MEAN = -1  # the layer's (or the heads') mean in the pickers
@@ -72,10 +74,13 @@ def _reads(ctx: Ctx, g) -> None:
     layer, head = _pick(len(g.attn), g.attn[0].shape[1])
     who = (_("mean of the heads") if head == MEAN else _("head {h}").format(h=head))
     where = _("mean of the layers") if layer == MEAN else _("layer {l}").format(l=layer)
-    chart(viz_cache.read_map_figure(_map(g.attn, layer, head), g.tokens, g.pieces
+    fig = viz_cache.read_map_figure(_map(g.attn, layer, head), g.tokens, g.pieces
                                     + (["</s>"] if g.finished else []),
                                     _("What each new piece read from the cache ({where}, "
-                                      "{who})").format(where=where, who=who)), ctx)
+                                      "{who})").format(where=where, who=who))
+    # the position labels at this mode's width and tick font (presenter: 1.5x, >= MIN_PX)
+    width, font = (PLOT_WIDTH, MIN_PX) if presenting() else (SCREEN_W, PLOTLY_FONT)
+    chart(viz_cache.fit_position_ticks(fig, width, font), ctx)
     seed("cache_first", 1)
     first = st.slider(_("First positions counted as the sink"), 1,
                       max(1, min(4, len(g.prompt))), key="cache_first")
