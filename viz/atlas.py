@@ -52,6 +52,7 @@ GROUP_COLOURS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00
 EMBEDDING = "mds"  # the placement by the distance matrix, beside two metrics
 LABEL_GAP_PX = 3  # clear space kept between two drawn point labels
 MARKER_PX = 13
+LINE_H = 1.3  # a drawn label's box is this many fonts high (Chromium: 14 px at 11 px)
 
 
 def metric_name(metric: str) -> str:
@@ -162,7 +163,7 @@ def motion_figure(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndar
 def keep_labels(px: np.ndarray, py: np.ndarray, widths: np.ndarray, font_px: float,
                 gap: float = LABEL_GAP_PX) -> np.ndarray:
     """Which points keep their label, (N,) bool: greedy in screen space (px, py (N,) in
-    pixels), the most isolated point first; a label (widths (N,) px wide, a font high,
+    pixels), the most isolated point first; a label (widths (N,) px wide, LINE_H fonts high,
     centred above its point, as textposition "top center" draws it) is kept only where its
     box stays gap px clear of every label kept before it."""
     n = len(px)
@@ -174,15 +175,17 @@ def keep_labels(px: np.ndarray, py: np.ndarray, widths: np.ndarray, font_px: flo
     keep = np.zeros(n, bool)
     for i in np.argsort(-d.min(axis=1), kind="stable"):
         apart_x = np.abs(px[keep] - px[i]) >= (widths[keep] + widths[i]) / 2 + gap
-        apart_y = np.abs(py[keep] - py[i]) >= font_px + gap
+        apart_y = np.abs(py[keep] - py[i]) >= LINE_H * font_px + gap
         keep[i] = bool(np.all(apart_x | apart_y))
     return keep
 
 
-def place_labels(fig: go.Figure, width_px: float, font_px: float) -> tuple[int, int]:
+def place_labels(fig: go.Figure, width_px: float, font_px: float, axis_font_px: float = 12,
+                 height_px: float | None = None) -> tuple[int, int]:
     """Blank (in place) the point labels of fig's written traces that would collide when
-    drawn width_px wide with labels font_px high (the font in use, normal or presenter);
-    their hover text stays. Returns (labels kept, labels in all)."""
+    drawn width_px wide (height_px high, else the figure's height) with labels font_px high
+    and ticks and legend axis_font_px (the fonts in use, normal or presenter); their hover
+    text stays. Returns (labels kept, labels in all)."""
     traces = [t for t in fig.data if "text" in str(t.mode or "") and t.text is not None]
     if not traces:
         return 0, 0
@@ -190,16 +193,22 @@ def place_labels(fig: go.Figure, width_px: float, font_px: float) -> tuple[int, 
     ys = np.concatenate([np.asarray(t.y, float) for t in traces])
     texts = [str(v) for t in traces for v in t.text]
     plot_w, plot_h = plot_area(fig, width_px)  # the figure's margins, no heatmap in it
-    # the scatter's own furniture at this font: y's tick labels and title, the legend
-    # (its longest name, a swatch), x's tick labels and title
+    if height_px is not None:
+        plot_h += height_px - (fig.layout.height or 450)
+    # the scatter's own furniture at the axis font f: y's ticks and title and the legend
+    # (its longest name) beside the plot, x's ticks and title below it. Fitted to Chromium's
+    # 12 x 12 atlas (legend 'layer 11'): 563 x 376 drawn of 820 x 520 at 12 px, 709 x 615
+    # of 1040 x 780 presenting (18 px)
     legend = max((len(str(t.name or "")) for t in fig.data), default=0)
-    plot_w -= (6 + legend) * CHAR_W * font_px + 2.5 * font_px + 40
-    plot_h -= 3 * font_px + 20
+    plot_w -= 90 + 8 * axis_font_px + legend * CHAR_W * axis_font_px
+    plot_h -= 32 + 3.5 * axis_font_px
     ok = np.isfinite(xs) & np.isfinite(ys)
     spans = [max(np.ptp(v[ok]) if ok.any() else 0.0, 1e-12) for v in (xs, ys)]
-    # plotly pads an autorange by a marker; a shade more keeps the estimate on the safe side
-    px = (xs - np.nanmin(xs[ok] if ok.any() else xs)) / spans[0] * (plot_w - 2 * MARKER_PX)
-    py = -(ys - np.nanmin(ys[ok] if ok.any() else ys)) / spans[1] * (plot_h - 2 * MARKER_PX)
+    # plotly pads an autorange for the markers and their text: 36 px a side on x and 27 on y
+    # drawn on that atlas at 11 px; a shade more keeps the scale on the safe side
+    pad_x, pad_y = 3 * MARKER_PX + font_px, 2 * MARKER_PX + font_px
+    px = (xs - np.nanmin(xs[ok] if ok.any() else xs)) / spans[0] * (plot_w - 2 * pad_x)
+    py = -(ys - np.nanmin(ys[ok] if ok.any() else ys)) / spans[1] * (plot_h - 2 * pad_y)
     widths = np.array([CHAR_W * font_px * len(t) for t in texts])
     keep = np.zeros(len(texts), bool)
     keep[ok] = keep_labels(px[ok], py[ok], widths[ok], font_px)

@@ -229,16 +229,20 @@ ATLAS_LABELS_JS = r"""() => {
 }"""
 
 
-def test_atlas_point_labels_do_not_overlap_in_both_modes(page, streamlit_server):
-    """view=atlas on lm, MDS placement (its heads cluster; every label drawn, they overlapped):
-    each drawn label names its own point, no two drawn labels' boxes meet, and the caption's
-    "k of n" is what was drawn. About 20 s."""
+@pytest.mark.parametrize("ckpt, server", [("lm", "streamlit_server"),
+                                          ("gpt2-small", "gpt2_small")])
+def test_atlas_point_labels_do_not_overlap_in_both_modes(page, request, ckpt, server):
+    """view=atlas, MDS placement, on lm and on the 12 × 12 GPT-2-small-shaped folder (their
+    heads cluster; with every label drawn they overlapped): each drawn label names its own
+    point, no two drawn labels' boxes meet, and the caption's "k of n" is what was drawn.
+    About 20 s a model (the servers are the module's)."""
     import re
 
+    base = request.getfixturevalue(server)
     found = []
     for mode, (viewport, _min_px, extra) in MODES.items():
         page.set_viewport_size(viewport)
-        open_app(page, streamlit_server, ckpt="lm", view="atlas", n=50, **extra)
+        open_app(page, base, ckpt=ckpt, view="atlas", n=50, **extra)
         page.wait_for_function(
             "() => [...document.querySelectorAll('.js-plotly-plot')]"
             ".some(g => g.data && g.data.some(t => t.type === 'scatter' && t.customdata))",
@@ -261,4 +265,6 @@ def test_atlas_point_labels_do_not_overlap_in_both_modes(page, streamlit_server)
             found.append(f"{mode}: caption says {said and said.groups()}, drawn "
                          f"{len(labels)} of {drawn['points']}")
     assert not found, "\n".join(found)
+
+
 

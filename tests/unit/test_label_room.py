@@ -18,7 +18,8 @@ def meet(a: tuple, b: tuple, gap: float) -> bool:
 
 
 def boxes(px, py, widths, font):
-    return [(x - w / 2, y - font, x + w / 2, y) for x, y, w in zip(px, py, widths)]
+    high = viz_atlas.LINE_H * font
+    return [(x - w / 2, y - high, x + w / 2, y) for x, y, w in zip(px, py, widths)]
 
 
 def test_kept_labels_never_meet_and_every_dropped_one_would():
