@@ -9,8 +9,10 @@ outputs (exactly the reference), the AUROC (right against wrong) of each of the 
 of the old measure (geometric mean with the coverage term), of the combination (the
 regression, whose limits name the notice's reasons), of the pair measure (both checkpoints'
 geometric mean probability of the output, with the coverage term) and of the notice's rule
-(either likelihood alarm: the old measure or the pair measure below its threshold, ranked by
-the smaller log margin); and all on the two checkpoints' test halves pooled. The target is
+(either likelihood alarm: the old measure or the pair measure below its threshold; flagged
+outputs ranked below the rest by the smaller log margin, the rest by the old measure the view
+prints, model.confidence_signals.Combination.rank; "margin" ranks by the margin alone); and all
+on the two checkpoints' test halves pooled. The target is
 0.85 on the test half.
 
 The glue guard (training/confidence_variants.py): every other ranking tried, each fitted
@@ -61,7 +63,8 @@ def main() -> Report:
                            ("mean_logp", "min_logp", "unknown", "length_gap", "round_trip",
                             "agreement"))
             lines.append(f"{name} {s}: {a['exact']}/{a['n']} right; notice's rule "
-                         f"{a['either']:.3f} (old {a['old']:.3f}, pair {a['pair']:.3f}, "
+                         f"{a['either']:.3f} (margin {a['either_margin']:.3f}, old {a['old']:.3f}, "
+                         f"pair {a['pair']:.3f}, "
                          f"combined {a['combined']:.3f}); flags {a['wrong_flagged']} wrong, "
                          f"{a['exact_flagged']} right; {per}")
         lines.append(f"{name}: card holds this fit: {same}")

@@ -18,7 +18,7 @@ card under confidence.combined with per-signal limits. A signal that cannot be r
 partner checkpoint) is set to its fitted mean, so it moves the score neither way. The limits
 say which signals the notice names as its reasons.
 
-What rings the notice, and how translations are ranked (`margin`), is likelihood only:
+What rings the notice (`margin`) is likelihood only:
 
     old      this model's geometric mean piece probability, halved per uncovered word
              (model/confidence.py, threshold confidence.threshold)
@@ -27,7 +27,9 @@ What rings the notice, and how translations are ranked (`margin`), is likelihood
              forward of the partner), halved per uncovered word; threshold
              combined.pair_threshold, the old threshold's 5 % rule on the same calibration set
 
-The notice shows when either is below its threshold. Why not the regression: the round trip
+The notice shows when either is below its threshold. Outputs are ranked (`rank`, what the
+AUROC in the cards measures) as the view presents them: flagged ones first, by the smaller
+margin, then the rest by the confidence the view prints. Why not the regression: the round trip
 reads one-way constructions the models learned (좀 → 조금, work → 회사 → company, clause
 order after "when") as misses, so any ranking that leans on it puts the newcomer glue set's
 right outputs below its wrong ones (bench_confidence: seed001 0.816 against the old 0.974).
@@ -202,6 +204,19 @@ class Combination:
         """The smaller of the two likelihood alarms' log margins. Below 0 the notice shows;
         a higher margin ranks a translation as likelier right (inf: no threshold known)."""
         return min(self.alarms(sig).values(), default=math.inf)
+
+    def rank(self, sig: Signals) -> tuple[int, float]:
+        """How a reader of the translation view ranks this output: every output the notice
+        flags below every one it does not; among the flagged, the smaller log margin; among
+        the rest, the confidence the view prints (the old measure). Tuples compare in order,
+        so this is a score for conf.auroc. Why not the margin throughout: above both
+        thresholds the pair measure would reorder outputs the reader sees only as "sure, N%",
+        and on out-of-grammar sentences it puts right outputs below acceptable paraphrases
+        that exact-match judging calls wrong (bench_confidence: paper 0.961 against 0.967)."""
+        margin = self.margin(sig)
+        if margin < 0:
+            return (0, margin)
+        return (1, math.log(max(self.old(sig), 1e-300)))
 
     def fired(self, sig: Signals) -> list[str]:
         """The reasons to name, most telling first: the signals past their own limit, the

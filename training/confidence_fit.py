@@ -168,7 +168,8 @@ def aurocs(recs: list[dict], entry: dict) -> dict:
     if all(p is not None for p in pair):
         out["pair"] = round(conf.auroc(pair, exact), 3)
     margins = [comb.margin(as_signals(r)) for r in recs]
-    out["either"] = round(conf.auroc(margins, exact), 3)
+    out["either"] = round(conf.auroc([comb.rank(as_signals(r)) for r in recs], exact), 3)
+    out["either_margin"] = round(conf.auroc(margins, exact), 3)
     out["wrong_flagged"] = sum(m < 0 for m, e in zip(margins, exact, strict=True) if not e)
     out["exact_flagged"] = sum(m < 0 for m, e in zip(margins, exact, strict=True) if e)
     return out
@@ -185,13 +186,13 @@ def summary(data: dict) -> dict:
     pooled = [(r, out[n]) for n, d in data.items() for r in d["sets"]["test"]]
     exact = [r["exact"] for r, _ in pooled]
     scores = [combination(e).score(as_signals(r)) for r, e in pooled]
-    margins = [combination(e).margin(as_signals(r)) for r, e in pooled]
+    ranks = [combination(e).rank(as_signals(r)) for r, e in pooled]
     pair = [combination(e).pair(as_signals(r)) for r, e in pooled]
     out["pooled_test"] = {"n": len(pooled), "exact": sum(exact),
                           "combined": round(conf.auroc(scores, exact), 3),
                           **({"pair": round(conf.auroc(pair, exact), 3)}
                              if all(v is not None for v in pair) else {}),
-                          "either": round(conf.auroc(margins, exact), 3),
+                          "either": round(conf.auroc(ranks, exact), 3),
                           "old": round(conf.auroc([r["old"] for r, _ in pooled], exact), 3)}
     return out
 
@@ -216,8 +217,9 @@ def card_entry(entry: dict) -> dict:
                     "half's exact outputs; pair_threshold: the same share of the calibration "
                     "set's, as confidence.threshold",
             "notice": "shown when the old measure is below confidence.threshold or the pair "
-                      "measure below pair_threshold (auroc.*.either ranks by the smaller log "
-                      "margin of the two)",
+                      "measure below pair_threshold; auroc.*.either ranks as the view presents "
+                      "outputs: flagged ones below the rest, by the smaller log margin of the "
+                      "two, the rest by the old measure (either_margin: by the margin alone)",
             "auroc": entry["auroc"]}
 
 

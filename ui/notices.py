@@ -123,17 +123,24 @@ def piece_marks(ctx: Ctx, b: int, flags: list[bool] | None) -> list[bool] | None
     return [w is not None and flags[w] for w in words]
 
 
-def confidence_notice(bundle: Bundle, result) -> None:
+def confidence_notice(bundle: Bundle, result, *, say_when_sure: bool = False) -> bool:
     """Say so when a greedy translation's confidence is below the checkpoint's calibrated
     threshold: its attention then shows a guess, not knowledge. With a combined confidence
     in the card (issue 58, ui/confidence_check.py) it also rings when both checkpoints
     together are unsure of the output (the pair alarm), and names the signals that fired;
-    otherwise it reads the geometric mean of model/confidence.py."""
+    otherwise it reads the geometric mean of model/confidence.py. say_when_sure: when the
+    notice stays quiet, print the confidence and the threshold it cleared in a caption, so
+    the view shows every output's confidence (the cards' AUROC ranks outputs this way:
+    Combination.rank). True when it rang."""
     combined = combined_signals(bundle, result)
     if combined is not None:
         comb, sig = combined
         if comb.margin(sig) >= 0:  # neither alarm: the old measure nor the pair measure
-            return
+            if say_when_sure:
+                st.caption(_("Confidence {c:.0%}: at or above the {t:.0%} that this "
+                             "checkpoint's exactly right translations reach, so no unsure "
+                             "notice.").format(c=result.confidence, t=comb.old_threshold))
+            return False
         # the three signals pulling the score down most, in words
         why = "; ".join(reason_text(n, sig, comb) for n in comb.fired(sig)[:3])
         pair = comb.pair(sig)
@@ -150,11 +157,18 @@ def confidence_notice(bundle: Bundle, result) -> None:
                                                      k=pair, kt=comb.pair_threshold, why=why)
         st.warning(md(text),
                    icon=":material/help:")
-        return
+        return True
     limit = threshold(bundle.card)
     if result.confidence >= limit:
-        return
+        # the sentence names the checkpoint's own calibration, so only where the card has one
+        card = bundle.card.get("confidence") if isinstance(bundle.card, dict) else None
+        if say_when_sure and isinstance(card, dict) and card.get("threshold") == limit:
+            st.caption(_("Confidence {c:.0%}: at or above the {t:.0%} that this "
+                         "checkpoint's exactly right translations reach, so no unsure "
+                         "notice.").format(c=result.confidence, t=limit))
+        return False
     st.warning(_("The model is unsure of this translation: confidence {c:.0%}, below the "
                  "{t:.0%} that its exactly right translations reach. The sentence probably "
                  "uses grammar or words beyond what it was trained on, so read its attention "
                  "as a guess.").format(c=result.confidence, t=limit), icon=":material/help:")
+    return True

@@ -168,10 +168,30 @@ def test_an_unsure_translation_says_so_and_why(view):
     assert len(found) == 1 and "Why:" in found[0], found
     missing = [r for r in reasons if r not in found[0]]
     assert not missing, (missing, found[0], output)
-    at = run_app({"ckpt": "paper", "view": view, "text": "겨울은 추워요.", "lang": "en"},
-                 timeout=300)
+    at = run_app({"ckpt": "paper", "view": view, "text": SURE, "lang": "en"}, timeout=300)
     clean(at)
     assert not [w for w in at.warning if UNSURE in str(w.value)]
+    if view == "translation":  # quiet, it prints the confidence it cleared
+        assert sure_caption("Confidence {c}: at or above the {t}") in captions(at)
+
+
+SURE = "겨울은 추워요."
+
+
+def sure_caption(template: str) -> str:
+    """The translation view's caption for SURE, from a fresh translation and the card."""
+    from model import load_checkpoint, translate
+    from model.confidence_signals import Combination
+
+    paper = load_checkpoint(ROOT / "checkpoints" / "paper")
+    out = translate(paper, [SURE], "en")[0]
+    threshold = Combination.from_card(paper.card).old_threshold
+    assert out.confidence >= threshold
+    return template.format(c=f"{out.confidence:.0%}", t=f"{threshold:.0%}")
+
+
+def captions(at) -> str:
+    return " ".join(str(c.value).replace("\\", "") for c in at.caption)
 
 
 def test_korean_unsure_notice_says_why():
@@ -183,6 +203,12 @@ def test_korean_unsure_notice_says_why():
     assert len(found) == 1 and "이유:" in found[0], [str(w.value) for w in at.warning]
     missing = [r for r in reasons if r not in found[0]]
     assert not missing, (missing, found[0])
+    at = run_app({"ckpt": "paper", "view": "translation", "text": SURE, "lang": "en",
+                  "lang_ui": "ko"}, timeout=300)
+    clean(at)
+    assert not [w for w in at.warning if "확신하지 못합니다" in str(w.value)]
+    assert sure_caption("확신도 {c}: 이 체크포인트의 정확히 맞는 번역이 도달하는 {t} 이상") in (
+        captions(at))
 
 
 PAIR_ONLY = "우리는 집을 청소하고 저녁을 요리한 다음 손님들을 기다렸어요."  # heldout_dev

@@ -122,6 +122,25 @@ def test_the_notice_rings_when_either_likelihood_alarm_does():
         sig(mean_logp=-5.0)) == math.inf
 
 
+def test_outputs_rank_as_the_view_presents_them():
+    # flagged outputs below every quiet one, by their margin; quiet ones by the printed
+    # confidence (the old measure), even where the partner would order them the other way
+    comb = cs.Combination.from_card({"confidence": {"threshold": 0.8, "combined": entry(
+        pair_threshold=0.7)}})
+    quiet_sure = sig(mean_logp=-0.05, partner_logp=-0.8)  # old 0.951, pair 0.654 < 0.7: flagged
+    quiet_a = sig(mean_logp=-0.10, partner_logp=-0.6)  # old 0.905, pair 0.705 (margin 0.007)
+    quiet_b = sig(mean_logp=-0.15, partner_logp=-0.01)  # old 0.861 (margin 0.073), pair 0.923
+    loud = sig(mean_logp=-0.5, partner_logp=-0.1)  # old 0.607 < 0.8
+    assert comb.margin(quiet_sure) < 0 and comb.margin(quiet_a) > 0 and comb.margin(quiet_b) > 0
+    ranks = {k: comb.rank(v) for k, v in (("flag_pair", quiet_sure), ("a", quiet_a),
+                                          ("b", quiet_b), ("flag_old", loud))}
+    assert sorted(ranks, key=ranks.get) == ["flag_old", "flag_pair", "b", "a"]
+    assert ranks["a"] == (1, pytest.approx(-0.10)) and ranks["flag_old"][0] == 0
+    assert ranks["flag_pair"] == (0, pytest.approx(comb.margin(quiet_sure)))
+    # the margin alone orders the quiet pair the partner's way: b above a
+    assert comb.margin(quiet_b) > comb.margin(quiet_a)
+
+
 def test_piece_logps_of_a_greedy_output_are_its_own_decoding_probabilities():
     # teacher-forcing what greedy decoding chose gives back the chosen pieces' probabilities
     # (eos included): the partner's opinion is the same quantity as the old measure's
@@ -185,3 +204,7 @@ def test_shipped_cards_hold_a_combination_that_beats_the_target(name):
     # issue 58's target on the held-out half; benchmarks/bench_confidence.py decodes it
     # again and checks the card against a fresh fit
     assert min(test["combined"], test["either"], test["pair"]) >= 0.85 and test["n"] >= 100
+    # and no lower than the old measure alone on the newcomer glue and out-of-grammar sets
+    for s in ("glue", "oog"):
+        figures = card["confidence"]["combined"]["auroc"][s]
+        assert figures["either"] >= figures["old"], (s, figures)

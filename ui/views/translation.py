@@ -24,7 +24,7 @@ def render(ctx: Ctx) -> None:
         st.html(marked_line_html(ctx.lines[ctx.b], flags))
     if ctx.targets is None:
         result = cached_translate(ctx.bundle, ctx.key, ctx.lines, ctx.lang, ctx.ablate)[ctx.b]
-        confidence_notice(ctx.bundle, result)
+        confidence_notice(ctx.bundle, result, say_when_sure=True)
         steps = viz_translation.steps_from_translation(result)
         st.markdown(_("**Translation** (greedy decoding)"))
         st.code(result.text or _("(empty)"), language=None)
