@@ -7,6 +7,13 @@ import torch
 from ..backends import backend_for
 
 
+def piece_name(pieces: list[str], i: int) -> str:
+    """The tokenizer's piece for output row i, or "[id i]" for a row it has no piece for: a
+    model's output may be wider than its tokenizer (vocabulary padded to a round size, or a
+    random GPT-2-small shape over a small word list), and the top pieces can fall there."""
+    return pieces[i] if 0 <= i < len(pieces) else f"[id {i}]"
+
+
 @torch.inference_mode()
 def logit_lens(bundle, trace, b: int, k: int = 5) -> dict:
     """Top-k next pieces predicted from each decoder layer for sentence b.
@@ -24,7 +31,7 @@ def logit_lens(bundle, trace, b: int, k: int = 5) -> dict:
     probs = torch.softmax(backend.unembed(hidden), dim=-1)  # (L+1, T, V)
     p_top, i_top = probs.topk(k, dim=-1)
     pieces = backend.vocabulary()
-    top = [[[(pieces[int(i)], float(p)) for p, i in zip(p_row, i_row, strict=True)]
+    top = [[[(piece_name(pieces, int(i)), float(p)) for p, i in zip(p_row, i_row, strict=True)]
             for p_row, i_row in zip(p_layer, i_layer, strict=True)]
            for p_layer, i_layer in zip(p_top, i_top, strict=True)]
     return {"layers": list(range(hidden.shape[0])), "tokens": list(tokens), "top": top}

@@ -26,6 +26,7 @@ import numpy as np
 
 from ..backends import backend_for
 from ..capture import Trace, key_side, query_side
+from .lens import piece_name
 
 TOP = 10  # promoted / suppressed tokens kept
 
@@ -105,7 +106,7 @@ def ov_components(bundle, trace: Trace, kind: str, layer: int, head: int, query:
     if logits is not None:
         vocab = backend.vocabulary()
         order = np.argsort(-logits)
-        promoted = [(vocab[i], float(logits[i])) for i in order[:top]]
-        suppressed = [(vocab[i], float(logits[i])) for i in order[::-1][:top]]
+        promoted = [(piece_name(vocab, int(i)), float(logits[i])) for i in order[:top]]
+        suppressed = [(piece_name(vocab, int(i)), float(logits[i])) for i in order[::-1][:top]]
     return OVComponents(parts, keys, alpha[keys], writes, share, output, logits, promoted,
                         suppressed, reason)

@@ -74,3 +74,33 @@ def test_an_encoder_has_no_lens(bundles):
     assert not capabilities(bundles["bert"]).logit_lens
     with pytest.raises(ValueError):
         backend_for(bundles["bert"]).unembed(torch.zeros(3, 2, 16))
+
+
+def test_output_rows_beyond_the_tokenizer_are_named_by_id(tmp_path):
+    """A model whose output is wider than its tokenizer (vocabularies padded to a round size;
+    the GPT-2-small shape of 50,257 rows over the tests' word list): the lens's top pieces
+    can be rows no piece names. It raised IndexError (the embeddings view's lens could not be
+    drawn); such a row is now "[id i]", and every probability is still the model's own."""
+    import transformers as tf
+
+    n = len(SPECIALS) + len(WORDS)
+
+    def wide(family: str):
+        torch.manual_seed(0)
+        return tf.GPT2LMHeadModel(tf.GPT2Config(
+            vocab_size=n + 40, n_embd=16, n_layer=2, n_head=4, n_positions=32,
+            bos_token_id=2, eos_token_id=3, pad_token_id=0)), None
+
+    bundle = load_checkpoint(save_families(tmp_path, ("gpt2",), wide) / "gpt2")
+    assert len(backend_for(bundle).vocabulary()) == n
+    trace = capture(bundle, TEXT[:1], names={"hidden", "logits"})
+    lens = logit_lens(bundle, trace, 0, k=n + 40)  # every row, so the unnamed ones too
+    logits = trace.logits[0].astype(np.float64)
+    p = np.exp(logits - logits.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    pieces = backend_for(bundle).vocabulary()
+    for pos, row in enumerate(lens["top"][-1]):
+        want = np.argsort(-p[pos])
+        assert [piece for piece, _ in row] == [
+            pieces[i] if i < n else f"[id {i}]" for i in want]
+        np.testing.assert_allclose([q for _, q in row], p[pos, want], atol=1e-5)
