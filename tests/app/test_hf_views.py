@@ -95,6 +95,24 @@ def test_translation_controls_only_for_models_that_translate():
     assert "decoder-only model continues text" in texts(at.info)
 
 
+@pytest.mark.parametrize("name", MODELS)
+def test_tokens_view_says_shifted_right_only_after_a_start_piece(hf_models, name):
+    """GPT-2's tokenizer puts no <s> first (the Llama template does): the page said "shifted
+    right, starting with <s>" on both. The first piece is taken from the tokenizer itself."""
+    from transformers import AutoTokenizer
+
+    ids = AutoTokenizer.from_pretrained(hf_models / name)(TEXT.splitlines()[0])["input_ids"]
+    first = AutoTokenizer.from_pretrained(hf_models / name).convert_ids_to_tokens(ids[:1])[0]
+    at = run_app({"ckpt": name, "view": "tokens", "text": TEXT}, timeout=120)
+    no_errors(at)
+    said = texts(at.markdown)
+    if first == "<s>":
+        assert "shifted right, starting with <s>" in said
+        assert "no start piece" not in said
+    else:
+        assert "no start piece comes first" in said and "shifted right" not in said
+
+
 def test_positional_view_per_family():
     at = run_app({"ckpt": "gpt2-12", "view": "positional", "text": TEXT}, timeout=120)
     no_errors(at)

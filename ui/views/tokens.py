@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from model.backends import facts, is_translator
+from model import Trace
+from model.backends import Facts, facts, is_translator
 from model.segments import is_pair, piece_types
 from ui.common import chart
 from ui.context import Ctx
@@ -20,6 +21,19 @@ from ui.notices import (
 from ui.runtime import cached_translate
 from ui.text import md
 from viz import tokens as viz_tokens
+
+
+def decoder_heading(t: Trace, f: Facts) -> str:
+    """The decoder side's heading, from the pieces fed: shifted right only when a start piece
+    comes first (the translators' and lm's <s>); GPT-2's tokenizer adds none, so its first
+    piece is read but never predicted."""
+    roles = dict(f.specials)
+    first = next((p[0] for p in t.tgt_tokens if p), "")
+    if roles.get(first) in ("start", "bos"):
+        return _("**Decoder**: input pieces (shifted right, starting with {piece})").format(
+            piece=first)
+    return _("**Decoder**: input pieces, as typed: no start piece comes first, so the first "
+             "piece is read but never predicted")
 
 
 def render(ctx: Ctx) -> None:
@@ -51,8 +65,7 @@ def render(ctx: Ctx) -> None:
             st.caption(md(pair_sentence(f, pairs)))
     st.dataframe(viz_tokens.lengths_rows(t), hide_index=True)
     if any(t.tgt_tokens):
-        st.markdown(_("**Decoder**: input pieces (shifted right, starting with <s>)")
-                    .replace("<", "\\<"))
+        st.markdown(decoder_heading(t, f).replace("<", "\\<"))
         for b, pieces in enumerate(t.tgt_tokens):
             st.html(viz_tokens.chips_html(pieces, t.tgt_ids[b, : len(pieces)]))
         if ctx.targets is None and is_translator(ctx.bundle):
