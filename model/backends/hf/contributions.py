@@ -17,6 +17,7 @@ import torch
 from ...forced import StepAttribution, top_tokens
 from ...hooks import Head, attn_prefix, hooks
 from ...norms import head_slices
+from .pieces import piece_names
 from .projections import output_projections
 from .record import encode_checked
 from .recorder import residual_points
@@ -99,7 +100,7 @@ def _hf_direct(bundle, ids: list[int], step: int, token_id: int | None, k: int):
     n_heads = cfg.n_heads
     table = np.zeros((n_layers, n_heads))
     tops: dict[Head, dict] = {}
-    pieces = [str(p) for p in bundle.tokenizer.convert_ids_to_tokens(list(range(w_u.shape[0])))]
+    pieces = piece_names(bundle.tokenizer, range(w_u.shape[0]))
     w_u32 = w_u.astype(np.float32)
     for layer, (w_o, bias) in enumerate(projections):
         slices = head_slices(w_o, n_heads).astype(np.float64)  # (H, Dh, D)

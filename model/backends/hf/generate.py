@@ -26,6 +26,7 @@ from ...decode import checked_heads
 from ...generation import Generation
 from ...hooks import Head, ablation_hooks, attn_prefix, hooks
 from .cache import cache_bytes, cache_length
+from .pieces import piece_names
 from .recorder import sites
 
 MAX_NEW = 24
@@ -100,8 +101,8 @@ def continue_text(bundle: Bundle, batch: Batch, *, max_new: int = MAX_NEW, top_k
                 if logits:
                     kept.append(last.cpu().numpy().copy())
                 top = torch.topk(p, min(top_k, p.numel()))
-                pieces = tok.convert_ids_to_tokens(top.indices.tolist())
-                steps.append([(str(s), float(v)) for s, v in zip(pieces, top.values.tolist())])
+                pieces = piece_names(tok, top.indices.tolist())
+                steps.append([(s, float(v)) for s, v in zip(pieces, top.values.tolist())])
                 chosen = _choose(p, sample, draw)
                 probs.append(float(p[chosen]))
                 if eos is not None and chosen == eos:
@@ -112,7 +113,7 @@ def continue_text(bundle: Bundle, batch: Batch, *, max_new: int = MAX_NEW, top_k
                 feed = [chosen]
         out.append(Generation(
             source=source, target_lang=None, text=tok.decode(gen, skip_special_tokens=True),
-            ids=gen, pieces=[str(p) for p in tok.convert_ids_to_tokens(gen)], steps=steps,
+            ids=gen, pieces=piece_names(tok, gen), steps=steps,
             probs=probs, finished=finished,
             prompt=[str(p) for p in tok.convert_ids_to_tokens(list(row))], prompt_ids=list(row),
             attn=rows.stacked() if record else [],

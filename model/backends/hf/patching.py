@@ -30,6 +30,7 @@ from ...pairs import (
 )
 from .embed import pool
 from .forced import greedy
+from .pieces import piece_names
 from .record import device_of, encode_checked, target_lists
 from .recorder import residual_points, sites
 
@@ -109,7 +110,7 @@ def hf_setup(bundle, clean: str, corrupted: str, *, target: str | None, step: in
                  n_heads=found.n_heads, clean_ids=list(ids_c), corrupted_ids=list(ids_r),
                  position=position, pieces=shown, corrupted_pieces=shown_r, outputs=outputs,
                  step=chosen, lm=family != "encoder", cosine=pooled,
-                 id_to_piece=lambda i: tok.convert_ids_to_tokens(int(i)),
+                 id_to_piece=lambda i: piece_names(tok, [i])[0],
                  token_id=lambda s: _token_id(tok, s), never=never,
                  prefix=family != "seq2seq" and len(sides or {}) == 1)
 
