@@ -164,3 +164,36 @@ def test_attention_head_and_grid_are_transformers_attention(hf_models):
         for head, c in enumerate(cols):
             np.testing.assert_allclose(grid[r, c], want[layer, head], atol=1e-5,
                                        err_msg=f"layer {layer} head {head}")
+
+
+def test_a_continuation_of_rows_past_the_tokenizer_is_named(hf_models):
+    """A GPT-2 wider than its tokenizer (the 50,257-row GPT-2-small shape over the word list)
+    continues with rows the tokenizer cannot write: the generation and KV-cache pages said
+    "⟶ (empty)" and 'None'. The pieces are named by id, as model.generate names them."""
+    import transformers as tf
+
+    from model import generate, load_checkpoint
+    from tests.hf_folders import SPECIALS, WORDS
+
+    n = len(SPECIALS) + len(WORDS)
+
+    def wide(_name: str):
+        torch.manual_seed(0)
+        return tf.GPT2LMHeadModel(tf.GPT2Config(
+            vocab_size=n + 40, n_embd=16, n_layer=2, n_head=4, n_positions=64,
+            bos_token_id=2, eos_token_id=3, pad_token_id=0)), None
+
+    def favour_unnamed(model) -> None:  # the final norm's output is row n + 5's direction
+        with torch.no_grad():
+            model.transformer.ln_f.weight.zero_()
+            model.transformer.ln_f.bias.copy_(model.transformer.wte.weight[n + 5])
+
+    save_families(hf_models, ("gpt2-wide",), wide, favour_unnamed)
+    line = TEXT.splitlines()[0]
+    ids = generate(load_checkpoint(hf_models / "gpt2-wide"), line, max_new=24)[0].ids
+    assert ids and all(i >= n for i in ids)  # nothing the tokenizer can decode
+    want = line + " ⟶ " + " ".join(f"[id {i}]" for i in ids)
+    for view in ("generate", "cache"):
+        at = run_app({"ckpt": "gpt2-wide", "view": view, "text": line}, timeout=120)
+        no_errors(at)
+        assert [c.value for c in at.code][:1] == [want], view

@@ -139,7 +139,9 @@ def render(ctx: Ctx) -> None:
            else _("sampled among the top {k}, seed {s}").format(k=sample, s=draw))
     st.markdown(_("**Continuation** ({how}, one forward per new piece through the model's "
                   "own cache)").format(how=how))
-    st.code(ctx.lines[ctx.b] + " ⟶ " + (g.text or _("(empty)")), language=None,
+    # pieces the tokenizer cannot write out (rows past its end, specials) are still named
+    said = g.text or " ".join(g.pieces) or _("(empty)")
+    st.code(ctx.lines[ctx.b] + " ⟶ " + said, language=None,
             wrap_lines=True)  # a long continuation wraps, not runs past the window
     if not g.steps:
         st.info(_("No generation steps: the input already fills the model's positions."))

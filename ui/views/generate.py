@@ -37,7 +37,9 @@ def render(ctx: Ctx) -> None:
         st.error(str(exc))
         return
     st.markdown(_("**Continuation** (greedy, up to {n} pieces)").format(n=MAX_NEW))
-    st.code(ctx.lines[ctx.b] + " ⟶ " + (result.text or _("(empty)")), language=None,
+    # pieces the tokenizer cannot write out (rows past its end, specials) are still named
+    said = result.text or " ".join(result.pieces) or _("(empty)")
+    st.code(ctx.lines[ctx.b] + " ⟶ " + said, language=None,
             wrap_lines=True)  # a long continuation wraps, not runs past the window
     if not result.finished:
         st.caption(_("Stopped after {n} pieces, before the end-of-text piece.").format(
