@@ -49,6 +49,8 @@ _SCRIPT_END = re.compile(r"</script|<!--", re.IGNORECASE)
 _REQUIRE_CONFIG = re.compile(r"require\.config\(\{.*?\}\);\s*", re.DOTALL)
 _HEADER_COMMENT = re.compile(r"\A\s*/\*\*.*?\*\*/\s*", re.DOTALL)
 _PARAMS = "const params = PYTHON_PARAMS;"
+_HEAD_COLOURS = "d3.scaleOrdinal(d3.schemeCategory10)"  # head_view.js's palette
+BERTVIZ_COLOURS = 10  # ... of 10 colours, repeated from head 10 on
 # requirejs(['jquery', 'd3'], f) -> f(jQuery, d3): the only call bertviz's scripts make; and
 # attentionFromThousandths(params): the sent integers back to probabilities.
 _SHIM = """window.requirejs = function (deps, f) {
@@ -141,9 +143,21 @@ def view_js(view: str) -> str:
     # bertviz's marker is repeated in a comment on the same line, which is why its pages
     # carry every value twice; keep the statement, drop the comment.
     text = re.sub(re.escape(_PARAMS) + r"[^\n]*", _PARAMS, text, count=1)
-    if n_config != 1 or text.count(_PARAMS) != 1:
+    if n_config != 1 or text.count(_PARAMS) != 1 or (
+            view == "head" and text.count(_HEAD_COLOURS) != 1):
         raise RuntimeError(f"{path} is not the bertviz 1.4.1 script this module expects")
     return _checked(text, str(path))
+
+
+def head_colours(n_heads: int) -> list[str]:
+    """One colour per head for the head view: plotly's 24 dark qualitative colours, or evenly
+    spaced hues in two lightnesses beyond that (models with 32 or 64 heads)."""
+    from plotly.colors import qualitative
+
+    if n_heads <= len(qualitative.Dark24):
+        return list(qualitative.Dark24[:n_heads])
+    return [f"hsl({round(360 * i / n_heads)}, 70%, {35 if i % 2 else 50}%)"
+            for i in range(n_heads)]
 
 
 def _libraries_size(view: str) -> int:
@@ -320,6 +334,9 @@ def bertviz_html(trace, b: int, view: str = "head", layers: list[int] | None = N
     params = _params(view, kinds, entries, chosen, n_heads, layer, heads)
     script = view_js(view).replace(
         _PARAMS, f"const params = window.attentionFromThousandths({params});", 1)
+    if view == "head" and n_heads > BERTVIZ_COLOURS:  # GPT-2's head 10 had head 0's colour
+        palette = json.dumps(head_colours(n_heads))
+        script = script.replace(_HEAD_COLOURS, f"d3.scaleOrdinal({palette})", 1)
     extra_css = f"#vis{{margin-left:{_left_room(trace, b, kinds)}px}}" if view == "head" else ""
     scripts = [d3_js(), jquery_js(), _SHIM, script]  # hashed into the page's CSP
     html = "\n".join([

@@ -65,3 +65,15 @@ def test_model_view_draws_and_shows_tokens_as_text(page, page_log, trace):
     _assert_no_markup_ran(page)
     page.wait_for_timeout(200)
     page_log.assert_clean()
+
+
+def test_head_view_gives_each_of_twelve_heads_its_own_colour(page, page_log):
+    """GPT-2 and BERT have 12 heads a layer; bertviz's palette has 10, so heads 10 and 11 were
+    drawn in heads 0 and 1's colours. The colour boxes, as Chromium fills them."""
+    _open(page, bertviz_html(synthetic_trace(5, 0, n_heads=12, kinds=("enc_self",)), 0, "head"))
+    fills = page.eval_on_selector_all(
+        "#vis svg rect", "els => els.filter(e => e.getAttribute('width') === '20'"
+                         " && e.getAttribute('height') === '20').map(e => e.getAttribute('fill'))")
+    assert len(fills) == 12, fills
+    assert len(set(fills)) == 12, fills
+    page_log.assert_clean()
