@@ -15,6 +15,7 @@ from ui.context import Notes
 from ui.i18n import _
 from ui.text import md
 from viz.common import SCREEN_W, fit_cell_numbers, fit_ticks, fit_title
+from viz.plot_area import column_width
 
 STATE_KEY = "present"
 ZOOM = 1.5
@@ -32,7 +33,10 @@ _CSS = f"""<style>
 PLOTLY_FONT = 12  # plotly's default font size; titles are 1.4× the font
 MIN_PX = 18  # no text in a chart smaller than this on a projector (11 px was unreadable)
 MAX_SINGLE_HEIGHT = 600  # one heatmap (a single head) fits a 720-px screen below the header
-PLOT_WIDTH = 1200  # a chart's width at 1280 px, the sidebar collapsed
+# a full-width chart's width at 1280 x 720, the sidebar collapsed: the main column's padding is
+# zoomed 1.5x too, so Chromium draws it 1040 px wide (gd._fullLayout.width of the attention
+# view's heatmap; it was 1200 here, 160 px more than drawn)
+PLOT_WIDTH = 1040
 TEXT_COLOR = "#262730"  # chart text on a projector: Streamlit's dark text, not its grey
 TICK_PX = {"x": 26, "y": 22}  # room one 18-px tick label needs (x labels are tilted)
 
@@ -46,10 +50,12 @@ def for_screen(fig, share: float = 1.0):
     numbers sized for that width (viz.common.fit_title)."""
     if not presenting():
         # the same result every time for one width: a cached figure may be changed in place
-        fit_cell_numbers(fig, SCREEN_W * share)
-        fit_title(fig, SCREEN_W * share)
-        fit_ticks(fig, SCREEN_W * share)
+        width = column_width(SCREEN_W, share)
+        fit_cell_numbers(fig, width)
+        fit_title(fig, width)
+        fit_ticks(fig, width)
         return fig
+    width = column_width(PLOT_WIDTH, share, ZOOM)
     spec = fig.to_dict()  # a copy: cached figures stay as they are
     layout = spec.setdefault("layout", {})
     _scale_fonts(spec)  # every size a figure sets, wherever it sets it
@@ -58,13 +64,18 @@ def for_screen(fig, share: float = 1.0):
     title = layout.get("title")
     if isinstance(title, dict):  # the title's own size, which the template may also set
         title.setdefault("font", {}).setdefault("size", round(PLOTLY_FONT * 1.4 * ZOOM))
-        fit_title(spec, PLOT_WIDTH * share, title["font"]["size"])  # plotly never wraps one
+        fit_title(spec, width, title["font"]["size"])  # plotly never wraps one
     heatmaps = [t for t in spec.get("data", []) if t.get("type") == "heatmap"]
     if len(heatmaps) == 1 and len(spec.get("data", [])) == 1:
         layout["height"] = min(layout.get("height") or 450, MAX_SINGLE_HEIGHT)
-    fit_ticks(spec, PLOT_WIDTH * share, (TICK_PX["x"], TICK_PX["y"]))
+    fit_ticks(spec, width, (TICK_PX["x"], TICK_PX["y"]))
     _pin_fonts(layout, spec.get("data", []))
-    fit_cell_numbers(spec, PLOT_WIDTH * share, size=MIN_PX, min_px=MIN_PX)
+    # Streamlit sizes the chart's frame in the zoomed column, so Chromium draws the figure
+    # ZOOM x its layout height (380 -> 570 px on the attention view, 254 -> 381 on the heads
+    # view's maps): its cells are that tall (fitted at the layout's height, the heads view's
+    # 3 x 4 maps dropped their numbers in 62 px rows). The data list is spec's own.
+    drawn = {**spec, "layout": {**layout, "height": (layout.get("height") or 450) * ZOOM}}
+    fit_cell_numbers(drawn, width, size=MIN_PX, min_px=MIN_PX)
     return spec
 
 

@@ -37,7 +37,9 @@ MASK_COLOURS = [[0.0, "#f2f2f2"], [1.0, "#3b3b3b"]]  # False light, True (blocke
 TEXT_MAX = 40  # above this many rows or columns, heatmaps drop per-cell numbers
 HOVER = "query: %{y}<br>key: %{x}<br>value: %{z:.4f}<extra></extra>"  # value_hover() in English
 
-SCREEN_W = 850  # px a chart gets in the wide layout of a 1280 px window, sidebar open
+# px a full-width chart is drawn at in the wide layout of a 1280 x 800 window, sidebar open:
+# gd._fullLayout.width of the attention view's heatmap in Chromium (it was 850, 30 px more)
+SCREEN_W = 820
 TEXT_MIN_PX = 18  # numbers are written on cells only from this size up (issue 30)
 CELL_FONT_PX = 12  # a cell's number in normal mode (plotly.js would shrink it to fit: 5 px)
 CELL_FONT_MIN_PX = 9  # below this a number is unreadable: the cell keeps only its hover

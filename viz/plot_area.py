@@ -5,9 +5,10 @@ it, before the browser lays the figure out. plotly.js's layout, as far as that n
 figure's height and width less its margins; a margin grows to hold an axis's tick labels and
 title (automargin, at the fonts the figure sets: presenter mode's larger ones too) and the
 colour bar; x's labels tilt where they would meet; and the margins give way so that the plot
-area keeps 64 px (layout.minreducedheight/width). Within 4 px of the plot area Chromium drew
-for tokens-like and attention maps (tests/unit/test_cell_room.py, both modes). A fixed
-guess (150 px of the height) gave a one-row map 10 px rows where Chromium draws 64 px.
+area keeps 64 px (layout.minreducedheight/width). Within 6 px of the plot area Chromium drew,
+in the page's Source Sans, for tokens-like, attention, tilted-label and layers x heads maps
+at the widths the app draws them (tests/unit/test_cell_room.py, both modes). A fixed guess
+(150 px of the height) gave a one-row map 10 px rows where Chromium draws 64 px.
 """
 
 from __future__ import annotations
@@ -18,7 +19,15 @@ import numpy as np
 
 PLOTLY_MARGIN = {"l": 80, "r": 80, "t": 100, "b": 80}  # plotly.js's own, where none is set
 MIN_PLOT_PX = 64
-CHAR_W = 0.55  # a tick label's digit or letter, in font sizes (Source Sans)
+CHAR_W = 0.55  # a point label's digit or letter, in font sizes (viz.atlas's label boxes)
+# a tick label's character in font sizes: fitted to the margins Chromium drew in the page's
+# Source Sans for the figures of tests/unit/test_cell_room.py (0.55 left the plot 12-23 px
+# narrower than drawn there)
+TICK_CHAR_W = 0.45
+# Streamlit's gap between st.columns: 1rem, 16 px at the page's zoom (24 px presenting, where
+# the main column is zoomed 1.5x). Measured in Chromium at 1280 px: charts in two columns of
+# the 820 px row are 402 px wide, in three 262.7 px; in two of the 1040 px row presenting, 508
+COLUMN_GAP_PX = 16
 
 
 def _at(node, key: str):
@@ -73,10 +82,11 @@ def _tick_labels(layout: dict, name: str, labels, n: int) -> tuple[int, int]:
 
 def _tilt(layout: dict, name: str, wide: float, spacing: float, tick: float) -> float:
     """x's label angle: tickangle, else plotly.js's own: level where labels wide px wide fit
-    spacing px apart, 30° where tilted lines a font apart do, else 90°."""
+    spacing px apart, 30° where cos 30° <= spacing / hypot(spacing, 1.25 tick) (plotly.js's
+    autotickangles test: spacing >= √3 × 1.25 tick), else 90°."""
     angle = setting(layout, name, "tickangle")
     if not isinstance(angle, (int, float)):
-        angle = 0 if wide < spacing else 30 if spacing >= 2 * tick else 90
+        angle = 0 if wide < spacing else 30 if spacing >= np.sqrt(3) * 1.25 * tick else 90
     return float(np.radians(abs(angle) % 180))
 
 
@@ -90,12 +100,14 @@ def _axis_push(layout: dict, name: str, labels, n: int, spacing: float = 0.0
     base = setting(layout, "font", "size") or 12
     tick = setting(layout, name, "tickfont", "size") or base
     count, chars = _tick_labels(layout, name, labels, n)
-    room = over = CHAR_W * tick * chars  # y: the labels' width
+    room = over = TICK_CHAR_W * tick * chars  # y: the labels' width
     if name[0] == "x":
         turn = _tilt(layout, name, room, spacing / max(1, count), tick)
-        # a positive angle (plotly's auto tilt) hangs the last label past the right edge
+        # a positive angle (plotly's auto tilt) hangs the last label past the right edge: its
+        # box's corner, less the half cell between its tick and the edge
         angle = setting(layout, name, "tickangle")
-        over = room * np.cos(turn) if turn and not isinstance(angle, (int, float)) else 0.0
+        corner = room * np.cos(turn) + tick * np.sin(turn) - spacing / max(1, count) / 2
+        over = max(0.0, corner) if turn and not isinstance(angle, (int, float)) else 0.0
         room = room * np.sin(turn) + tick * np.cos(turn)
     title = setting(layout, name, "title")
     if title if isinstance(title, str) else setting(layout, name, "title", "text"):
@@ -119,13 +131,27 @@ def plot_area(fig, width_px: float) -> tuple[float, float]:
         if _at(trace, "showscale") is not False and not _at(trace, "coloraxis"):
             tick = setting(trace, "colorbar", "tickfont", "size") or setting(
                 layout, "font", "size") or 12  # the bar 30 px, 10 px either side, at x 1.02
-            bar = 60 + 3 * CHAR_W * tick + 0.02 * (width - side["l"])
+            bar = 60 + 3 * TICK_CHAR_W * tick + 0.02 * (width - side["l"])
             side["r"] = max(side["r"], bar / 1.02)
     plot_w = max(MIN_PLOT_PX, width - side["l"] - side["r"])
     for trace, name in zip(maps, axes):  # then x's labels, tilted where they would meet
         cols = grid_shape(_at(trace, "z"))[1]
         lo, hi = setting(layout, name["x"], "domain") or (0.0, 1.0)
         push, over = _axis_push(layout, name["x"], _at(trace, "x"), cols, plot_w * (hi - lo))
+        if over:  # tilted: plotly.js lays out again with the overhang's margin, and turns the
+            # labels upright where that narrower plot spaces them too close for 30° (the
+            # masks view's 8 x 8 mask presenting, half of the 1040 px row: 90° drawn)
+            narrower = max(MIN_PLOT_PX, width - side["l"] - max(side["r"], over))
+            push, over = _axis_push(layout, name["x"], _at(trace, "x"), cols,
+                                    narrower * (hi - lo))
         side["b"], side["r"] = max(side["b"], push), max(side["r"], over)
     return (max(MIN_PLOT_PX, width - side["l"] - side["r"]),
             max(MIN_PLOT_PX, height - side["t"] - side["b"]))
+
+
+def column_width(row_px: float, share: float, zoom: float = 1.0) -> float:
+    """The width in px a chart is drawn at when given `share` of a row row_px wide (1/3: one
+    of three equal st.columns), less its part of the gaps between the columns; zoom: the
+    column's CSS zoom (presenter mode's 1.5), which widens the gaps."""
+    gap = COLUMN_GAP_PX * zoom
+    return max(1.0, share * (row_px + gap) - gap)

@@ -268,3 +268,72 @@ def test_atlas_point_labels_do_not_overlap_in_both_modes(page, request, ckpt, se
 
 
 
+
+
+# each chart of the page: its figure as the app sent it (each heatmap's z as its shape, from
+# plotly's own full data; the layout without the width Streamlit sets to the column's), the
+# plot area (w, h) and width Chromium drew, and its heatmaps' drawn cell numbers
+DRAWN_FIGURES_JS = r"""() => [...document.querySelectorAll(
+    '[data-testid="stMain"] .js-plotly-plot')].map((g) => {
+    const full = g._fullData || [];
+    const data = (g.data || []).map((t, i) => {
+      const z = ((full[i] || {}).z) || [[]];
+      return Object.assign({}, t, {customdata: null,
+        z: t.type === 'heatmap' ? {shape: `${z.length},${(z[0] || []).length}`} : null});
+    });
+    const layout = Object.assign({}, g.layout || {});
+    delete layout.width;
+    const size = (g._fullLayout || {})._size || {};
+    return {figure: {data, layout}, plot: [size.w, size.h], width: (g._fullLayout || {}).width,
+            labels: [...g.querySelectorAll('.heatmap-label text')].map((t) => t.textContent)};
+  })"""
+
+
+def test_the_fitted_width_is_the_drawn_width_in_both_modes(page, streamlit_server):
+    """The width the cell-number fitting assumes in each mode (viz.common.SCREEN_W normally,
+    ui.presenter.PLOT_WIDTH presenting) gives, through viz.plot_area, a plot within 3 % as
+    wide as the one Chromium drew for paper's attention view's full-width heatmap (850 and
+    1200 gave 5 % and 19 % more). And presenting, each of the heads view's 3 × 4 maps (two
+    to a row) writes its numbers where its drawn cells hold an 18 px one (62 px rows: fitted
+    at the layout's height they were taken for 21 px rows and dropped). About 20 s."""
+    from ui.presenter import MIN_PX, PLOT_WIDTH
+    from viz.common import SCREEN_W, cell_font_px
+    from viz.plot_area import plot_area
+
+    found = []
+    for mode, width in (("normal", SCREEN_W), ("presenter", PLOT_WIDTH)):
+        viewport, _min_px, extra = MODES[mode]
+        page.set_viewport_size(viewport)
+        open_app(page, streamlit_server, ckpt="paper", view="attention", **extra)
+        charts_ready(page)
+        full = [c for c in page.evaluate(DRAWN_FIGURES_JS)
+                if any(t.get("type") == "heatmap" for t in c["figure"]["data"])]
+        if not full:
+            found.append(f"{mode}: no heatmap on the attention view")
+            continue
+        est, drawn = plot_area(full[0]["figure"], width)[0], full[0]["plot"][0]
+        if abs(est - drawn) > 0.03 * drawn:
+            found.append(f"{mode}: fitted at {width} px the plot is {est:.0f} px wide, drawn "
+                         f"{drawn:.0f} px (the chart {full[0]['width']:.0f} px)")
+    open_app(page, streamlit_server, ckpt="paper", view="heads", **MODES["presenter"][2])
+    charts_ready(page)
+    maps = [c for c in page.evaluate(DRAWN_FIGURES_JS) if c["figure"]["data"] and
+            c["figure"]["data"][0].get("type") == "heatmap"]
+    if len(maps) < 2:
+        found.append(f"presenting: {len(maps)} statistic maps on the heads view")
+    written = 0
+    for c in maps:
+        trace = c["figure"]["data"][0]
+        rows, cols = (int(n) for n in trace["z"]["shape"].split(","))
+        text = [str(v) for row in trace.get("text") or [] for v in row]
+        longest = max((len(v) for v in text), default=4)
+        fits = cell_font_px(c["plot"][0] / cols, c["plot"][1] / rows, longest, size=MIN_PX,
+                            min_px=MIN_PX) is not None
+        written += fits
+        if fits and (not text or sorted(c["labels"]) != sorted(text)):
+            found.append(f"presenting: a {rows} x {cols} map in {c['plot'][0]:.0f} x "
+                         f"{c['plot'][1]:.0f} px drew {len(c['labels'])} of its "
+                         f"{len(text)} numbers")
+    if not written:  # the check must see maps with room for their numbers
+        found.append(f"presenting: no map's drawn cells hold an {MIN_PX} px number")
+    assert not found, "\n".join(found)

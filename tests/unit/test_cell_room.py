@@ -19,19 +19,27 @@ from viz.common import (
     token_labels,
 )
 from viz.look import themed
-from viz.plot_area import plot_area
+from viz.plot_area import column_width, plot_area
 
-# gd._fullLayout._size (w, h) of each figure below as plotly.js 4.1 laid it out in Chromium
-# (the figure in a div of the chart's width: 850 px normally, 1200 px presenting, times its
-# share of the row; measured with plotly.py's bundled plotly.js by a script run once, by
-# hand, for this table)
+# gd._fullLayout._size (w, h) of each figure below as plotly.py's bundled plotly.js laid it out
+# in Chromium, in the page's Source Sans (Streamlit's own font file), at the size the app draws
+# it: CHART_W wide (viz.plot_area.column_width of it for a share of the row) and, presenting,
+# 1.5x its layout height (Streamlit sizes the chart's frame in the zoomed column). Measured by
+# a script run once, by hand, for this table
 DRAWN = {
-    ("one_row", "normal"): (721, 64), ("one_row", "presenter"): (1035, 64),
-    ("tall_rows", "normal"): (684, 260), ("tall_rows", "presenter"): (1005, 250),
-    ("attention_20", "normal"): (670, 415), ("attention_20", "presenter"): (985, 394),
-    ("attention_64", "normal"): (670, 755), ("attention_64", "presenter"): (985, 434),
-    ("tilted", "normal"): (258, 146), ("tilted", "presenter"): (376, 121),
+    ("one_row", "normal"): (704, 64), ("one_row", "presenter"): (894, 96),
+    ("tall_rows", "normal"): (663, 259), ("tall_rows", "presenter"): (860, 440),
+    ("attention_20", "normal"): (651, 418), ("attention_20", "presenter"): (843, 679),
+    ("attention_64", "normal"): (651, 758), ("attention_64", "presenter"): (843, 739),
+    ("tilted", "normal"): (265, 153), ("tilted", "presenter"): (327, 281),
+    ("stat_map", "normal"): (261, 90), ("stat_map", "presenter"): (347, 188),
+    ("many_cols", "normal"): (673, 166), ("many_cols", "presenter"): (874, 300),
 }
+# a chart's width (gd._fullLayout.width) in the app in Chromium, per mode and share of the
+# row: the attention view's full-width heatmap (1280 x 800; 1280 x 720 presenting), the heads
+# view's maps two to a row, the masks view's three (normal mode)
+CHART_W = {("normal", 1.0): 820, ("normal", 1 / 2): 402, ("normal", 1 / 3): 262.7,
+           ("presenter", 1.0): 1040, ("presenter", 1 / 2): 508}
 TOLERANCE_PX = 6
 
 
@@ -57,10 +65,28 @@ def square_map(n: int, height: int | None = None) -> object:
 
 
 def tall_rows() -> object:
-    """12 rows of 6: 21 px rows, room for 12 px numbers but not for presenter mode's 18."""
+    """12 rows of 6: 21.6 px rows, room for 12 px numbers; presenting, drawn 1.5x as high, 37
+    px rows, room for 18 px ones too."""
     z = np.random.default_rng(1).random((12, 6))
     return heatmap(z, list("abcdef"), [f"r{i}" for i in range(12)], title="t",
                    x_title="x", y_title="y", numbers=True, height=384)
+
+
+def stat_map() -> object:
+    """The heads view's entropy map of a 3-layer, 4-head model (two to a row, with its click
+    targets): presenting, fitted at the layout's height, its 62 px rows were taken for 21."""
+    from viz import heads
+    from viz.click import cell_targets
+
+    z = np.random.default_rng(3).random((3, 4)) + 0.9
+    return cell_targets(heads.stats_heatmaps({"entropy": z}, "enc_self")[0], "click")
+
+
+def many_cols() -> object:
+    """3 rows of 18 columns: a cell holds a 12 px "0.42" (34 px) but not an 18 px one (50)."""
+    z = np.random.default_rng(2).random((3, 18))
+    return heatmap(z, [f"c{i}" for i in range(18)], ["a", "b", "c"], title="t",
+                   x_title="x", y_title="y", numbers=True, height=300)
 
 
 def tilted() -> object:
@@ -79,7 +105,8 @@ def tilted() -> object:
 # each figure's builder and the share of the row ui.common.chart gives it
 FIGURES = {"one_row": (one_row, 1.0), "tall_rows": (tall_rows, 1.0),
            "attention_20": (lambda: square_map(20), 1.0),
-           "attention_64": (lambda: square_map(64), 1.0), "tilted": (tilted, 0.5)}
+           "attention_64": (lambda: square_map(64), 1.0), "tilted": (tilted, 0.5),
+           "stat_map": (stat_map, 0.5), "many_cols": (many_cols, 1.0)}
 
 
 def drawn(name: str, mode: str, monkeypatch) -> tuple[dict | object, float]:
@@ -88,7 +115,12 @@ def drawn(name: str, mode: str, monkeypatch) -> tuple[dict | object, float]:
     monkeypatch.setattr(presenter, "presenting", lambda: mode == "presenter")
     build, share = FIGURES[name]
     fig = presenter.for_screen(themed(build()), share)
-    return fig, share * (presenter.PLOT_WIDTH if mode == "presenter" else SCREEN_W)
+    if mode == "normal":
+        return fig, column_width(SCREEN_W, share)
+    # as Streamlit draws it presenting: 1.5x the layout's height
+    layout = fig["layout"]
+    fig = {**fig, "layout": {**layout, "height": (layout.get("height") or 450) * presenter.ZOOM}}
+    return fig, column_width(presenter.PLOT_WIDTH, share, presenter.ZOOM)
 
 
 def trace_of(fig) -> dict:
@@ -131,11 +163,33 @@ def test_a_one_row_heatmap_keeps_its_numbers_in_both_modes(monkeypatch):
             str(i) for i in range(101, 113)]
 
 
-def test_presenter_mode_needs_rows_for_its_larger_numbers(monkeypatch):
-    normal = trace_of(drawn("tall_rows", "normal", monkeypatch)[0])
-    present = trace_of(drawn("tall_rows", "presenter", monkeypatch)[0])
+def test_presenter_mode_needs_cells_for_its_larger_numbers(monkeypatch):
+    normal = trace_of(drawn("many_cols", "normal", monkeypatch)[0])
+    present = trace_of(drawn("many_cols", "presenter", monkeypatch)[0])
     assert normal["texttemplate"] and normal["textfont"]["size"] == CELL_FONT_PX
-    assert present["texttemplate"] == ""  # 20 px rows hold no 18 px line (22.5 px)
+    assert present["texttemplate"] == ""  # 48.6 px cells hold no 18 px "0.42" (50.4 px)
+
+
+@pytest.mark.parametrize("mode, share", sorted(CHART_W), ids=str)
+def test_the_width_fitted_is_the_width_chromium_draws(mode, share):
+    """The width for_screen fits a chart to (the mode's constant, less the column gaps) is the
+    width the app's charts were drawn at; SCREEN_W's 850 and PLOT_WIDTH's 1200 were 30 and
+    160 px more than drawn."""
+    fitted = column_width(SCREEN_W, share) if mode == "normal" else column_width(
+        presenter.PLOT_WIDTH, share, presenter.ZOOM)
+    assert abs(fitted - CHART_W[mode, share]) <= 1, (fitted, CHART_W[mode, share])
+
+
+def test_the_heads_views_maps_keep_their_numbers_presenting(monkeypatch):
+    """Its 3 x 4 maps are drawn 188 px high presenting (62.7 px rows): fitted at the layout's
+    254 px they were taken for 21.3 px rows and dropped their numbers. The numbers are the
+    map's own two-decimal values."""
+    fig, _width = drawn("stat_map", "presenter", monkeypatch)
+    trace = trace_of(fig)
+    assert trace["texttemplate"] == "%{text}" and trace["textfont"]["size"] == presenter.MIN_PX
+    z = np.asarray(stat_map().data[0].z, dtype=float)
+    assert np.asarray(trace["text"], dtype=object).tolist() == [
+        [f"{v:.2f}" for v in row] for row in z]
 
 
 def test_big_grids_drop_their_numbers(monkeypatch):

@@ -12,15 +12,11 @@ from model.analysis.atlas import JS_SECONDS_PER_CELL, corpus_inputs, estimate_at
 from ui.admission import admitted, or_warning
 from ui.cost import asks_first, seconds
 from ui.i18n import _
-from ui.presenter import MIN_PX, PLOTLY_FONT, ZOOM, presenting
+from ui.presenter import MIN_PX, PLOT_WIDTH, PLOTLY_FONT, ZOOM, presenting
 from ui.runtime import result_get, result_put
 from ui.sweep import Sweep, stopped
 from viz import atlas as viz_atlas
 from viz.common import SCREEN_W
-
-# a full-width chart's width as Chromium lays it out presenting at 1280 x 720 (1040 px on the
-# atlas; ui.presenter.PLOT_WIDTH's 1200 is more than it draws)
-PRESENTER_W = 1040
 
 
 def build_atlas(bundle, key: tuple, lines: list[str] | None, pairs: list | None, n: int,
@@ -58,6 +54,6 @@ def label_room(fig) -> tuple[int, int]:
     sizes = [t.textfont.size for t in fig.data if t.textfont and t.textfont.size]
     font = max(sizes, default=12)
     if presenting():
-        return viz_atlas.place_labels(fig, PRESENTER_W, max(MIN_PX, round(font * ZOOM)),
+        return viz_atlas.place_labels(fig, PLOT_WIDTH, max(MIN_PX, round(font * ZOOM)),
                                       MIN_PX, (fig.layout.height or 450) * ZOOM)
     return viz_atlas.place_labels(fig, SCREEN_W, font, PLOTLY_FONT)
