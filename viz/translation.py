@@ -52,6 +52,13 @@ def steps_from_logits(trace, b: int, vocab: Sequence[str], k: int = 5,
     return out
 
 
+def prob_text(p: float, digits: int) -> str:
+    """A probability in `digits` decimals, or in powers of ten when that would round it to
+    0: a random GPT-2-small-shaped model spreads its 50,257 pieces to ~2e-05 each, and every
+    candidate read "0.000"."""
+    return f"{p:.{digits}f}" if p == 0 or p >= 0.5 * 10.0 ** -digits else f"{p:.1e}"
+
+
 def step_labels(steps: Sequence[DecodeStep]) -> list[str]:
     return [f"{t}: {plotly_text(s.chosen)}" for t, s in enumerate(steps)]
 
@@ -64,7 +71,7 @@ def topk_figure(steps: Sequence[DecodeStep], title: str = "") -> go.Figure:
     for t, s in enumerate(steps):
         for r, (piece, p) in enumerate(s.top):
             z[t, r] = p
-            text[t, r] = f"{plotly_text(piece)} {p:.2f}"
+            text[t, r] = f"{plotly_text(piece)} {prob_text(p, 2)}"
     fig = heatmap(z, [f"#{r + 1}" for r in range(k)], step_labels(steps),
                   title=title or _("Top candidates at each decoding step"),
                   x_title=_("rank"), y_title=_("step: piece chosen"), colorscale="Viridis",
@@ -80,7 +87,7 @@ def step_bar_figure(step: DecodeStep, t: int, after: str | None = None) -> go.Fi
     labels = token_labels([piece for piece, _p in step.top])
     probs = [p for _piece, p in step.top]
     fig = go.Figure(go.Bar(x=probs, y=labels, orientation="h", marker={"color": "#2166ac"},
-                           text=[f"{p:.3f}" for p in probs], textposition="auto",
+                           text=[prob_text(p, 3) for p in probs], textposition="auto",
                            hovertemplate="%{y}: %{x:.4f}<extra></extra>"))
     fig.update_yaxes(autorange="reversed", type="category")
     fig.update_xaxes(range=[0, 1])

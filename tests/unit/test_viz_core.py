@@ -299,3 +299,17 @@ def test_one_stack_inputs_are_not_called_source_or_target(trace):
     for fig in (tokens.id_matrix_figure(alone, "src"), tokens.positions_figure(alone, "src")):
         assert "(source)" not in fig.layout.title.text
         assert "encoder input" in fig.layout.title.text
+
+
+def test_small_probabilities_are_written_so_they_can_be_read():
+    """A random GPT-2-small-shaped model spreads 50,257 pieces thin: every top-5 candidate of
+    the generation view's bar chart read "0.000" (and "0.00" in the top-k grid). Each label
+    read back as a number is its probability within the rounding shown."""
+    probs = [0.31, 0.0123, 0.0004, 2.3e-05, 0.0]
+    step = translation.DecodeStep(chosen="a", prob=probs[0],
+                                  top=[(f"p{i}", p) for i, p in enumerate(probs)])
+    bars = translation.step_bar_figure(step, 0).data[0].text
+    cells = translation.topk_figure([step]).data[0].text[0]
+    for p, bar, cell in zip(probs, bars, cells, strict=True):
+        assert float(bar) == pytest.approx(p, rel=0.05, abs=5e-4 if p >= 5e-4 else 0)
+        assert float(cell.split()[-1]) == pytest.approx(p, rel=0.05, abs=5e-3 if p >= 5e-3 else 0)
