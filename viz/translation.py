@@ -8,6 +8,8 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
+from model.analysis.lens import piece_name
+
 from .common import heatmap, plotly_text, style, token_labels
 from .i18n import _
 
@@ -41,7 +43,8 @@ def steps_from_logits(trace, b: int, vocab: Sequence[str], k: int = 5,
     out = []
     for t in range(n):
         order = np.argsort(-p[t])[:k]
-        top = [(vocab[i], float(p[t, i])) for i in order]
+        top = [(piece_name(vocab, int(i)), float(p[t, i])) for i in order]  # rows past the
+        # tokenizer (the GPT-2-small shape's 50,257 over a word list) are "[id i]"
         if nxt[t] is None:
             chosen = eos
             idx = vocab.index(eos) if eos in vocab else int(order[0])

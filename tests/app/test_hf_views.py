@@ -166,34 +166,57 @@ def test_attention_head_and_grid_are_transformers_attention(hf_models):
                                        err_msg=f"layer {layer} head {head}")
 
 
-def test_a_continuation_of_rows_past_the_tokenizer_is_named(hf_models):
-    """A GPT-2 wider than its tokenizer (the 50,257-row GPT-2-small shape over the word list)
-    continues with rows the tokenizer cannot write: the generation and KV-cache pages said
-    "⟶ (empty)" and 'None'. The pieces are named by id, as model.generate names them."""
+@pytest.fixture(scope="module")
+def wide(hf_models) -> str:
+    """"gpt2-wide": a GPT-2 40 rows wider than its tokenizer (as the 50,257-row GPT-2-small
+    shape over the word list is), its final norm steered so every prediction is row n + 5,
+    which the tokenizer cannot name."""
     import transformers as tf
 
-    from model import generate, load_checkpoint
     from tests.hf_folders import SPECIALS, WORDS
 
     n = len(SPECIALS) + len(WORDS)
 
-    def wide(_name: str):
+    def build_wide(_name: str):
         torch.manual_seed(0)
         return tf.GPT2LMHeadModel(tf.GPT2Config(
             vocab_size=n + 40, n_embd=16, n_layer=2, n_head=4, n_positions=64,
             bos_token_id=2, eos_token_id=3, pad_token_id=0)), None
 
-    def favour_unnamed(model) -> None:  # the final norm's output is row n + 5's direction
+    def favour_unnamed(model) -> None:
         with torch.no_grad():
             model.transformer.ln_f.weight.zero_()
             model.transformer.ln_f.bias.copy_(model.transformer.wte.weight[n + 5])
 
-    save_families(hf_models, ("gpt2-wide",), wide, favour_unnamed)
+    save_families(hf_models, ("gpt2-wide",), build_wide, favour_unnamed)
+    return "gpt2-wide"
+
+
+def test_a_continuation_of_rows_past_the_tokenizer_is_named(hf_models, wide):
+    """A GPT-2 wider than its tokenizer continues with rows the tokenizer cannot write: the
+    generation and KV-cache pages said "⟶ (empty)" and 'None'. The pieces are named by id, as
+    model.generate names them."""
+    from model import generate, load_checkpoint
+    from tests.hf_folders import SPECIALS, WORDS
+
     line = TEXT.splitlines()[0]
-    ids = generate(load_checkpoint(hf_models / "gpt2-wide"), line, max_new=24)[0].ids
-    assert ids and all(i >= n for i in ids)  # nothing the tokenizer can decode
+    ids = generate(load_checkpoint(hf_models / wide), line, max_new=24)[0].ids
+    assert ids and all(i >= len(SPECIALS) + len(WORDS) for i in ids)  # none can be decoded
     want = line + " ⟶ " + " ".join(f"[id {i}]" for i in ids)
     for view in ("generate", "cache"):
-        at = run_app({"ckpt": "gpt2-wide", "view": view, "text": line}, timeout=120)
+        at = run_app({"ckpt": wide, "view": view, "text": line}, timeout=120)
         no_errors(at)
         assert [c.value for c in at.code][:1] == [want], view
+
+
+def test_the_tours_output_step_names_rows_past_the_tokenizer(hf_models, wide):
+    """Tour step 19 (the output softmax) read the top pieces by index into the tokenizer's
+    list: IndexError on the GPT-2-small shape. Its guesses are the model's argmax rows."""
+    from model import capture, load_checkpoint
+
+    line = TEXT.splitlines()[0]
+    trace = capture(load_checkpoint(hf_models / wide), [line], names={"logits"})
+    top = int(trace.logits[0, 0].argmax())
+    at = run_app({"ckpt": wide, "view": "tour", "step": "19", "text": line}, timeout=120)
+    no_errors(at)
+    assert f"[id {top}]" in texts(at.markdown)
