@@ -220,3 +220,29 @@ def test_the_tours_output_step_names_rows_past_the_tokenizer(hf_models, wide):
     at = run_app({"ckpt": wide, "view": "tour", "step": "19", "text": line}, timeout=120)
     no_errors(at)
     assert f"[id {top}]" in texts(at.markdown)
+
+
+def test_the_direct_attribution_asks_room_for_one_pass_only(hf_models, monkeypatch):
+    """The contributions page draws the direct logit attribution (one pass) before any
+    knock-out; the admission gate was asked for 64 knock-out copies for it, so a 512-piece
+    line of the GPT-2-small shape was refused (31 GB asked, 0.5 GB run). With a budget that
+    holds one pass but not 64 copies, the attribution runs (equal to a direct call) and the
+    sweep is still refused."""
+    from model import load_checkpoint
+    from model.analysis.contributions import head_contributions
+    from model.dispatch import estimate_contributions
+    from ui import runtime
+    from ui.admission import TooLarge, server_gate
+
+    bundle = load_checkpoint(hf_models / "gpt2-12")
+    line, step = TEXT.splitlines()[0], 3
+    one = estimate_contributions(bundle, line, chunk=1).bytes
+    sweep = estimate_contributions(bundle, line, chunk=64).bytes
+    assert sweep > 2 * one
+    monkeypatch.setattr(server_gate(), "budget", (one + sweep) // 2)
+    args = (bundle, "gpt2-12-one-pass-test", line, None, "", step)
+    got = runtime.cached_contributions(*args, knockout=False)
+    want = head_contributions(bundle, line, step=step, knockout=False)
+    np.testing.assert_allclose(got.dla["dec_self"], want.dla["dec_self"], atol=1e-6)
+    with pytest.raises(TooLarge):
+        runtime.cached_contributions(*args, knockout=True)
