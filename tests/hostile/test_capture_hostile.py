@@ -139,19 +139,18 @@ def test_largest_input_is_cut_before_any_tensor(hostile_bundle, monkeypatch):
     assert max(seen_text) <= MAX_CHARS
     assert all(rows <= MAX_LINES and width <= limit for rows, width in seen_pad), seen_pad
     assert trace.src_ids.shape == (MAX_LINES, limit) and max(trace.src_cut) > 0
-    assert decode.default_max_steps(hostile_bundle, 519, 16) == min(limit - 1, 64)
+    assert decode.default_max_steps(hostile_bundle, 519) == min(limit - 1, decode.ROW_STEPS)
 
 
 def test_decoding_budget():
     from types import SimpleNamespace
 
-    from model.backends.lab.decode import MAX_DECODE_WORK, default_max_steps
+    from model.backends.lab.decode import CHUNK_ROWS, ROW_STEPS, default_max_steps
 
     big = SimpleNamespace(config=SimpleNamespace(max_len=520))
-    assert default_max_steps(big, 519, 1) == 256 and default_max_steps(big, 519, 16) == 64
-    assert default_max_steps(big, 10, 16) == 30  # short sentences keep 2 × length + 10
-    assert all(rows * default_max_steps(big, 519, rows) ** 2 <= MAX_DECODE_WORK
-               for rows in range(1, MAX_LINES + 1))
+    assert default_max_steps(big, 519) == ROW_STEPS == 256  # a row's room, however many rows
+    assert default_max_steps(big, 10) == 30  # short sentences keep 2 × length + 10
+    assert CHUNK_ROWS == 16 >= MAX_LINES  # the app's largest input is decoded in one chunk
 
 
 def test_frozen_trace_cannot_be_changed(hostile_bundle):

@@ -152,8 +152,8 @@ def test_shipped_textbook_figures(shipped):
     """chrF >= 85 each way on the textbook sentences, recomputed live (translated here, scored
     by this module's own exact match and chrF, not by textbook_eval, which wrote the card) and
     equal to the card: the same whole set, so only the card's rounding to 0.01 separates them.
-    Each direction goes to translate in one call, as textbook_eval does: decoding's step budget
-    depends on the rows of a call (model.backends.lab.decode.default_max_steps)."""
+    Each direction goes to translate in one call, as textbook_eval does (each row gets its own
+    step limit, model.backends.lab.decode.default_max_steps, whatever the call's size)."""
     from training.testsets import DIRECTIONS, read_sets
 
     _, _, bundle, card = shipped
@@ -189,10 +189,9 @@ def test_shipped_issue_sentences(shipped):
 # --- the card's test-split figures recomputed (issue 60): not re-read, and not through
 # training.evaluate, the code that wrote them; exact match and chrF from tests/chrf.py
 SAMPLE = 512  # test pairs per direction: 8 batches of 64, 2-4 s a direction on 2 loaded cores
-CARD_BATCH = 64  # the batch evaluate_bundle translated in; decoding's step budget depends on
-# the rows of a call (model.backends.lab.decode.default_max_steps: 32 steps for 64 rows, 11
-# for 500), so a
-# recomputation that batched otherwise would measure another decoding budget
+CARD_BATCH = 64  # the batch evaluate_bundle translated in; the card was written when decoding's
+# step budget shrank with a call's rows (32 steps for 64), which no output of these splits
+# reached; each row now gets its own (model.backends.lab.decode.default_max_steps)
 TAIL = 1e-5  # chance, per check, that a card which is right fails on an unlucky sample
 
 

@@ -18,7 +18,7 @@ def native_dims(bundle, batch) -> Dims:
     elif batch.tgt_lists is not None:  # given targets, or a decoder-only model's own text
         tgt = max(len(t) for t in batch.tgt_lists)
     else:
-        steps = default_max_steps(bundle, src, len(batch.sources))
+        steps = default_max_steps(bundle, src)  # the longest row's room, any rows
         tgt = min(cfg.max_len - 1, 1 + steps)
     return Dims(batch=len(batch.sources), src=src, tgt=tgt,
                 layers={k: bundle.n_layers(k) for k in bundle.kinds}, heads=cfg.n_heads,
