@@ -156,7 +156,7 @@ NOT_MEASURED: dict[str, str] = {
     r"blocks of 1 MB or more|up to 32 MB": "glibc M_MMAP_THRESHOLD, settings",
     r"1\.2 × budget": "test bound",
     r"16 × 512 tokens|16 lines of 519 pieces": "input sizes",
-    r"is estimated at 1\.0 GB|2\.3 GB\.|about 1\.1 GB|about 0\.3 GB|about 10\.5 GB":
+    r"is estimated at 1\.5 GB|2\.3 GB\.|about 2\.9 GB|about 1\.2 GB|about 10\.5 GB":
         "model.budget's estimate from shapes, deterministic (H5's tests tie it to the code)",
     r"of 8–48 MB each|184 MB together": "st.cache_data max sizes, settings",
     r"at most 2 minutes": "Streamlit's disconnected-session limit",
