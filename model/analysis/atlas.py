@@ -41,13 +41,15 @@ BATCH = 32  # inputs per capture
 ATLAS_SEED = 56  # the seed to draw corpus sentences with, for a model without a set of its own
 INDUCTION_SEEDS = (0, 1)  # repeated random sequences: detectors.INDUCTION_ROWS per seed
 BUILTIN = Path(__file__).resolve().parents[1] / "data" / "sentences_en.txt"
-# seconds per (head pair × query row × key) of the JS loop at one thread: 0.23 s for 144
-# heads at 64 × 64 pieces on this project's 2-core machine (torch float32)
-JS_SECONDS_PER_CELL = 5.5e-9
+# seconds per (head pair × query row × key) of the JS loop at one thread, counting every key
+# of a row (estimate_atlas): 5.5e-9 for the old torch loop (0.23 s for 144 heads at 64 × 64
+# pieces on this project's 2-core machine); the packed numpy loop took 0.24x (64 × 64) to 0.3x
+# (21 spread rows of 64) of the old one's time at the same load
+JS_SECONDS_PER_CELL = 1.5e-9
 # query rows per kind that the JS distances read, spread evenly over the inputs and over each
 # input's positions: the head-pair loop is the atlas's largest cost beside the forward passes
-# (GPT-2-small's 144 heads at 64 pieces: ~0.2 s an input), and a few thousand rows already
-# fix a mean distance to about ±0.01
+# (GPT-2-small's 144 heads at 64 pieces: ~0.05 s an input at every row), and a few thousand
+# rows already fix a mean distance to about ±0.01
 JS_ROWS = 4_096
 
 

@@ -32,7 +32,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-import torch
 
 from ..specials import is_special
 from .heads import is_punct
@@ -108,38 +107,82 @@ def input_metrics(attn: np.ndarray, blocked: np.ndarray, q_pieces: Sequence[str]
     return out
 
 
-ROW_BLOCK = 16  # query rows per block of the JS loop (each block reads only the keys it sees)
+# cells of the JS loop's (pairs, packed keys) float32 blocks: two of them, 8 MB each, so a long
+# input's rows never make one block of every pair at once
+JS_BLOCK_CELLS = 2_000_000
+TINY = float(np.finfo(np.float32).tiny)  # added to every weight: s·log s needs no zero test
+
+
+def packed_rows(attn: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(p (N, C) float32, starts (R,)): the rows of attn (N, R, K) side by side, each cut to the
+    keys up to the last one any head weighs (a causal row skips its future, about half the
+    keys), plus TINY: a weight of 0 becomes TINY, whose TINY·log TINY ≈ −1e-36 stands for 0·log 0,
+    and TINY is under half a float32 ulp of any weight above ~1e-31, which it leaves as it is.
+    Row r is p[:, starts[r]:starts[r] + its width]."""
+    used = (attn != 0).any(0)  # (R, K) keys any head weighs
+    width = np.where(used.any(1), used.shape[1] - used[:, ::-1].argmax(1), 1)  # (R,)
+    starts = np.concatenate(([0], np.cumsum(width)[:-1]))
+    p = np.concatenate([attn[:, r, :w] for r, w in enumerate(width)], axis=1,
+                       dtype=np.float32)  # (N, C)
+    p += np.float32(TINY)
+    return p, starts
+
+
+def pair_spans(n: int, most: int):
+    """(first pair, [(i, j0, j1), ...]) per step: the head pairs i < j in triu order (i, then j),
+    at most `most` (at least one) per step, each step as runs of j for one i."""
+    pair, i, j = 0, 0, 1
+    while i < n - 1:
+        runs, size = [], 0
+        while i < n - 1 and size < most:
+            j1 = min(n, j + most - size)
+            runs.append((i, j, j1))
+            size += j1 - j
+            i, j = (i + 1, i + 2) if j1 == n else (i, j1)
+        yield pair, runs
+        pair += size
 
 
 def js_rows(attn: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, int]:
     """(Σ over the counted rows of JS(head i's row, head j's row) as (N, N), rows counted).
 
     attn (N, Q, K) for one input; rows bool (Q,), the queries counted (the atlas counts queries
-    with at least two keys: with one there is no choice, and every head agrees). Rows go in
-    blocks of ROW_BLOCK, each over the keys up to the last one any head of the block weighs (a
-    causal block skips the future: about half the work at 64 pieces). Float32 throughout: a
-    JS divergence is off by about 1e-7, so a distance under ~1e-3 reads as 0."""
-    a = torch.as_tensor(np.ascontiguousarray(attn[:, rows]), dtype=torch.float32)  # (N, R, K)
-    n, r = a.shape[:2]
+    with at least two keys: with one there is no choice, and every head agrees). Every pair of
+    heads at once, over the rows packed side by side (packed_rows: each row over its own keys),
+    in steps of at most JS_BLOCK_CELLS cells; numpy's float32 log (SIMD) is the cost. Float32
+    throughout: a JS divergence is off by about 1e-7, so a distance under ~1e-3 reads as 0."""
+    n, r = attn.shape[0], int(np.count_nonzero(rows))
     out = np.zeros((n, n))
     if n < 2 or r == 0:
-        return out, int(r)
-    ln2 = float(np.log(2.0))
-    used = (a != 0).any(0)  # (R, K) keys any head weighs
-    with torch.no_grad():
-        for start in range(0, r, ROW_BLOCK):
-            block = used[start:start + ROW_BLOCK].any(0).nonzero()
-            width = int(block.max()) + 1 if len(block) else 1
-            b = a[:, start:start + ROW_BLOCK, :width].contiguous()  # (N, R', K')
-            # JSD = ½ (Σ p log p + Σ q log q − Σ s log s) + ln 2 with s = p + q (Σ s = 2)
-            plogp = torch.special.xlogy(b, b).sum(-1)  # (N, R')
-            for i in range(n - 1):
-                s = b[i] + b[i + 1:]  # (N − i − 1, R', K')
-                jsd = 0.5 * (plogp[i] + plogp[i + 1:] - torch.special.xlogy(s, s).sum(-1)) + ln2
-                d = jsd.clamp_(0.0, ln2).sqrt_().sum(-1).double().numpy()
-                out[i, i + 1:] += d
-                out[i + 1:, i] += d
-    return out, int(r)
+        return out, r
+    ln2 = np.float32(np.log(2.0))
+    # (N, C), (R,); the (N, R, K) copy of the counted rows lives only while they are packed
+    p, starts = packed_rows(np.asarray(attn[:, rows], dtype=np.float32))
+    # JSD = ½ (Σ p log p + Σ q log q − Σ s log s) + ln 2 with s = p + q (Σ s = 2), per row
+    plogp = np.log(p)
+    plogp *= p
+    plogp = np.add.reduceat(plogp, starts, axis=1)  # (N, R)
+    first, second = np.triu_indices(n, 1)  # (P,) the pairs i < j
+    total = np.empty(len(first))  # (P,) Σ over rows of the distance
+    most = max(1, JS_BLOCK_CELLS // p.shape[1])
+    s = np.empty((min(most, len(first)), p.shape[1]), np.float32)  # (P', C)
+    slog = np.empty_like(s)
+    for lo, runs in pair_spans(n, most):
+        k = 0
+        for i, j0, j1 in runs:
+            np.add(p[i], p[j0:j1], out=s[k:k + j1 - j0])
+            k += j1 - j0
+        np.log(s[:k], out=slog[:k])
+        slog[:k] *= s[:k]
+        jsd = plogp[first[lo:lo + k]] + plogp[second[lo:lo + k]]  # (P', R)
+        jsd -= np.add.reduceat(slog[:k], starts, axis=1)
+        jsd *= 0.5
+        jsd += ln2
+        np.sqrt(np.clip(jsd, 0.0, ln2, out=jsd), out=jsd)
+        total[lo:lo + k] = jsd.sum(-1, dtype=np.float64)
+    out[first, second] = total
+    out[second, first] = total
+    return out, r
 
 
 def js_distance(p: np.ndarray, q: np.ndarray) -> float:
