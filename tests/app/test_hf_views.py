@@ -246,3 +246,33 @@ def test_the_direct_attribution_asks_room_for_one_pass_only(hf_models, monkeypat
     np.testing.assert_allclose(got.dla["dec_self"], want.dla["dec_self"], atol=1e-6)
     with pytest.raises(TooLarge):
         runtime.cached_contributions(*args, knockout=True)
+
+
+def test_patching_by_attribution_asks_room_for_its_passes_not_32_copies(hf_models,
+                                                                         monkeypatch):
+    """The patch page shows the attribution estimate (two forwards, one backward) while exact
+    patching waits for its button; the gate was asked for 32 patched copies for it, so a
+    512-piece line on the GPT-2-small shape was refused (15,713 MB asked; the run grew the
+    process by 1,068 MB, 1,964 MB estimated now). With a budget between the two, exact
+    patching is refused and the attribution is drawn."""
+    from model import load_checkpoint
+    from model.dispatch import encode
+    from model.patching import estimate_patch
+    from ui.admission import server_gate
+    from ui.views.patch import ATTRIBUTION_PASSES, CHUNK
+
+    bundle = load_checkpoint(hf_models / "gpt2-12")
+    line = TEXT.splitlines()[0]
+    pair = encode(bundle, [line, line.replace("cat", "dog")])  # as the page asks for it
+    passes = estimate_patch(bundle, pair, chunk=ATTRIBUTION_PASSES).bytes
+    copies = estimate_patch(bundle, pair, chunk=CHUNK).bytes
+    assert copies > 2 * passes
+    monkeypatch.setattr(server_gate(), "budget", (passes + copies) // 2)
+    at = run_app({"ckpt": "gpt2-12", "view": "patch", "text": line,
+                  "corrupt": line.replace("cat", "dog")}, timeout=120)
+    no_errors(at)
+    assert "needs about" in texts(at.warning)  # exact, this tiny model's default: 32 copies
+    at.radio(key="patch_method").set_value("attribution").run(timeout=120)
+    no_errors(at)
+    assert "needs about" not in texts(at.warning)
+    assert "attribution" in texts(at.caption) and charts(at)

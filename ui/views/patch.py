@@ -49,6 +49,9 @@ TOP = 12  # heads offered by the picker, strongest first
 # a gap of 0.06 drew heads at ±0.86 "recovered"; a whole logit is the least that reads safely
 MIN_GAP = 1.0
 CHUNK = 32  # patched copies per forward (model.patching.patch's default)
+# the attribution estimate runs no copies: the clean run's kept activations, the corrupted
+# run's graph, its gradients and their float64 products, about four passes held at once
+ATTRIBUTION_PASSES = 4
 
 
 def _use_pair(clean: str, corrupted: str) -> None:
@@ -186,7 +189,8 @@ def _admitted_run(ctx: Ctx, source: Batch | str, clean: str, corrupted: str, met
     lang = ctx.lang if capabilities(ctx.bundle).translates else None
     try:
         return or_warning(lambda: admitted(
-            estimate_patch(ctx.bundle, source, chunk=CHUNK, target_lang=lang),
+            estimate_patch(ctx.bundle, source, target_lang=lang,
+                           chunk=CHUNK if method == "exact" else ATTRIBUTION_PASSES),
             lambda: result_get(key), lambda: _run(ctx, source, clean, corrupted, method, key)))
     except ValueError as exc:  # unequal pieces, nothing differs, a bad step or token
         st.warning(_("These two sentences cannot be patched: {reason}").format(
