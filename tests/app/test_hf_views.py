@@ -276,3 +276,25 @@ def test_patching_by_attribution_asks_room_for_its_passes_not_32_copies(hf_model
     no_errors(at)
     assert "needs about" not in texts(at.warning)
     assert "attribution" in texts(at.caption) and charts(at)
+
+
+def test_the_cache_budget_chart_asks_first_when_its_runs_are_estimated_long(monkeypatch):
+    """view=cache's loss-against-budget chart (4 policies × every budget, each re-scoring the
+    continuation) ran at once below 256 positions whatever the model: 45 s on the 768-wide
+    GPT-2-small shape. It now waits for a button when ui/cost.py estimates it over
+    ASK_SECONDS; here the threshold is moved below and above this model's estimate."""
+    from ui import cost
+
+    query = {"ckpt": "gpt2-12", "view": "cache", "text": TEXT.splitlines()[0]}
+    monkeypatch.setattr(cost, "ASK_SECONDS", 0.0)
+    at = run_app(query, timeout=120)
+    no_errors(at)
+    asked = [b for b in at.button if b.key == "cache_sweep"]
+    assert asked and "runs, about" in asked[0].label
+    titles_asked = titles(at)
+    assert "against the cache budget" not in titles_asked
+    monkeypatch.setattr(cost, "ASK_SECONDS", 1e9)
+    at = run_app(query, timeout=120)
+    no_errors(at)
+    assert not [b for b in at.button if b.key == "cache_sweep"]
+    assert "against the cache budget" in titles(at)
