@@ -298,3 +298,29 @@ def test_the_cache_budget_chart_asks_first_when_its_runs_are_estimated_long(monk
     no_errors(at)
     assert not [b for b in at.button if b.key == "cache_sweep"]
     assert "against the cache budget" in titles(at)
+
+
+def test_the_query_key_map_asks_first_when_its_capture_is_estimated_long(monkeypatch):
+    """view=qkmap captured 234-300 sentences on first open whatever the model: 25-49 s on
+    the 768-wide GPT-2-small shape, no button. It now waits for one when ui/cost.py estimates
+    the capture over ASK_SECONDS (the threshold moved below and above gpt2-12's estimate);
+    once built, every head opens at once."""
+    from ui import cost
+    from ui.runtime import qkmap_cache
+
+    qkmap_cache.clear()  # an earlier test may have built this model's map
+    query = {"ckpt": "gpt2-12", "view": "qkmap", "text": TEXT.splitlines()[0]}
+    monkeypatch.setattr(cost, "ASK_SECONDS", 0.0)
+    at = run_app(query, timeout=120)
+    no_errors(at)
+    assert [b.label for b in at.button if b.key == "qk_go"][0].startswith(
+        "Build the query–key map (about")
+    assert not charts(at)
+    monkeypatch.setattr(cost, "ASK_SECONDS", 1e9)
+    at = run_app(query, timeout=120)
+    no_errors(at)
+    assert not [b for b in at.button if b.key == "qk_go"] and charts(at)
+    monkeypatch.setattr(cost, "ASK_SECONDS", 0.0)  # built: no button, even at threshold 0
+    at = run_app({**query, "layer": "5", "head": "3"}, timeout=120)
+    no_errors(at)
+    assert not [b for b in at.button if b.key == "qk_go"] and charts(at)
