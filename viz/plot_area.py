@@ -19,11 +19,11 @@ import numpy as np
 
 PLOTLY_MARGIN = {"l": 80, "r": 80, "t": 100, "b": 80}  # plotly.js's own, where none is set
 MIN_PLOT_PX = 64
-CHAR_W = 0.55  # a point label's digit or letter, in font sizes (viz.atlas's label boxes)
+CHAR_W = 0.55  # a label's character in font sizes, as viz.atlas and viz.cache reckon their boxes
 # a tick label's character in font sizes: fitted to the margins Chromium drew in the page's
-# Source Sans for the figures of tests/unit/test_cell_room.py (0.55 left the plot 12-23 px
-# narrower than drawn there)
-TICK_CHAR_W = 0.45
+# Source Sans for the figures of tests/unit/test_cell_room.py, tick labels and colour bar (0.55
+# left the plot 12-23 px narrower than drawn; 0.43 is within 5 px of every one there)
+TICK_CHAR_W = 0.43
 # Streamlit's gap between st.columns: 1rem, 16 px at the page's zoom (24 px presenting, where
 # the main column is zoomed 1.5x). Measured in Chromium at 1280 px: charts in two columns of
 # the 820 px row are 402 px wide, in three 262.7 px; in two of the 1040 px row presenting, 508
