@@ -145,12 +145,14 @@ def test_largest_input_is_cut_before_any_tensor(hostile_bundle, monkeypatch):
 def test_decoding_budget():
     from types import SimpleNamespace
 
-    from model.backends.lab.decode import CHUNK_ROWS, ROW_STEPS, default_max_steps
+    from model.backends.lab.decode import ROW_STEPS, chunks, default_max_steps
 
     big = SimpleNamespace(config=SimpleNamespace(max_len=520))
     assert default_max_steps(big, 519) == ROW_STEPS == 256  # a row's room, however many rows
     assert default_max_steps(big, 10) == 30  # short sentences keep 2 × length + 10
-    assert CHUNK_ROWS == 16 >= MAX_LINES  # the app's largest input is decoded in one chunk
+    rooms = [default_max_steps(big, 519)] * MAX_LINES
+    assert chunks(rooms, range(MAX_LINES)) == [list(range(MAX_LINES))]  # the app's largest input
+    # is decoded in one greedy call, as before
 
 
 def test_frozen_trace_cannot_be_changed(hostile_bundle):

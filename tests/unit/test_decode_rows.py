@@ -62,9 +62,13 @@ def test_each_row_gets_its_own_room_whatever_the_call(bundle, calls):
     assert min(len(t.steps) for t in many) >= min(len(t.steps) for t in sixteen)
 
 
-def test_big_calls_run_in_chunks_within_the_row_limit(bundle, monkeypatch):
-    """The worst-case guard: no greedy call sees more than CHUNK_ROWS rows or gives a row more
-    than ROW_STEPS, so a call's time grows with its rows, not with their square."""
+def test_big_calls_run_in_chunks_within_the_work_limit(bundle, calls, monkeypatch):
+    """The worst-case guard: no greedy call holds more than CHUNK_WORK rows x steps² (16 rows
+    at the full ROW_STEPS), so a call's time grows with its rows, not with their square; short
+    rows share one call. Which chunk a row lands in changes nothing it writes."""
+    alone, _ = calls
+    assert [len(c) for c in decode.chunks([decode.ROW_STEPS] * 40, range(40))] == [16, 16, 8]
+    assert [len(c) for c in decode.chunks([30] * 300, range(300))] == [300]
     seen = []
     real = decode.greedy
 
@@ -73,11 +77,18 @@ def test_big_calls_run_in_chunks_within_the_row_limit(bundle, monkeypatch):
         return real(model, src, **kw)
 
     monkeypatch.setattr(decode, "greedy", spy)
+    # the tiny model's rooms are 26, 34 and 46 steps; a limit of 16 rows of 46 cuts 40 rows
+    # (8 of 26, 8 of 34, 24 of 46 once sorted) after 16, then 16 and 8
+    monkeypatch.setattr(decode, "CHUNK_WORK", 16 * 46 ** 2)
+    out = translate(bundle, [LINES[i % len(LINES)] for i in range(40)], "ko")
+    assert seen == [(16, 34), (16, 46), (8, 46)]
+    assert all(rows * steps ** 2 <= decode.CHUNK_WORK for rows, steps in seen)
+    for i, t in enumerate(out):
+        one = alone[i % len(LINES)]
+        assert (t.ids, t.finished, len(t.steps)) == (one.ids, one.finished, len(one.steps)), i
+    seen.clear()
     out = translate(bundle, ["Winter is cold."] * 40, "ko", max_len=4)
-    assert [rows for rows, _ in seen] == [decode.CHUNK_ROWS, decode.CHUNK_ROWS, 8]
-    assert all(len(t.steps) <= 4 for t in out) and {tuple(t.ids) for t in out} == {
-        tuple(out[0].ids)}
-    assert all(steps <= 4 for _, steps in seen)  # max_len caps every row, as before
+    assert seen == [(40, 4)] and all(len(t.steps) <= 4 for t in out)  # max_len caps every row
     seen.clear()
     translate(bundle, ["Winter is cold."] * 3, "ko", max_len=10_000)
     assert seen == [(3, bundle.config.max_len - 2)]  # nor beyond the position table

@@ -74,11 +74,12 @@ def greedy(model, src: torch.Tensor, *, bos: int, eos: int, pad: int,
 
 # Each greedy step runs the decoder on the new position only (K/V kept in a PrefixCache), but
 # its attention still reads the whole prefix, so a row's cost grows with its steps². Two limits
-# keep a call that never ends (long lines a model never closes) to seconds per CHUNK_ROWS rows,
+# keep a call that never ends (long lines a model never closes) to seconds per 16 such rows,
 # and the call's time linear in its rows, without letting one line's room depend on the others
 # in the call (a batch-wide budget once gave a 300-row call 14 steps a row):
 ROW_STEPS = 256  # the most steps any one row gets (what a single sentence always had)
-CHUNK_ROWS = 16  # rows decoded together; a bigger call runs its rows this many at a time
+CHUNK_WORK = 16 * ROW_STEPS ** 2  # rows × steps² one greedy call may hold: 16 rows of the full
+# 256 steps, or more rows of shorter room (short sentences keep the speed of one big batch)
 
 
 def default_max_steps(bundle, src_len: int) -> int:
@@ -88,12 +89,28 @@ def default_max_steps(bundle, src_len: int) -> int:
     return max(1, min(bundle.config.max_len - 2, 2 * src_len + 10, ROW_STEPS))
 
 
+def chunks(limits: Sequence[int], order: Sequence[int]) -> list[list[int]]:
+    """Rows, taken in `order`, cut into greedy calls of at most CHUNK_WORK rows × steps² (the
+    call's largest limit): a row's output never depends on the chunk it lands in."""
+    out: list[list[int]] = []
+    part: list[int] = []
+    top = 0
+    for i in order:
+        grown = max(top, limits[i])
+        if part and (len(part) + 1) * grown ** 2 > CHUNK_WORK:
+            out.append(part)
+            part, grown = [], limits[i]
+        part.append(i)
+        top = grown
+    return out + [part] if part else out
+
+
 def translate_native(bundle, batch, *, max_len: int | None = None, top_k: int = 5,
                      ablate: Iterable[Head] | str = ()) -> list[Translation]:
     """Greedy translation for the lab's own model of a model.batch.Batch (its sources' ids).
     Each row gets its own step limit (max_len for all, else default_max_steps of its own
-    length) and rows are decoded CHUNK_ROWS at a time, so what a sentence comes out as does not
-    depend on how many other sentences share the call."""
+    length) and rows are decoded in chunks(), so what a sentence comes out as does not depend
+    on how many other sentences share the call."""
     model, tok = bundle.model, bundle.tokenizer
     sources, langs = batch.sources, batch.langs
     src = torch.from_numpy(batch.src_ids)  # (B, S) right-padded to the call's longest row
@@ -106,8 +123,7 @@ def translate_native(bundle, batch, *, max_len: int | None = None, top_k: int = 
     order = sorted(range(len(lengths)), key=lengths.__getitem__)
     decoded: dict[int, tuple] = {}
     with torch.inference_mode(), hooks(ablation_hooks(checked_heads(bundle, ablate))):
-        for start in range(0, len(order), CHUNK_ROWS):
-            part = order[start:start + CHUNK_ROWS]
+        for part in chunks(limits, order):
             width = max(1, max(lengths[i] for i in part))
             chunk = src[part, :width]  # (C, S') the chunk's rows, padding beyond them dropped
             got = greedy(model, chunk, bos=tok.bos_id, eos=tok.eos_id, pad=tok.pad_id,
