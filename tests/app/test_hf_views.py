@@ -324,3 +324,32 @@ def test_the_query_key_map_asks_first_when_its_capture_is_estimated_long(monkeyp
     at = run_app({**query, "layer": "5", "head": "3"}, timeout=120)
     no_errors(at)
     assert not [b for b in at.button if b.key == "qk_go"] and charts(at)
+
+
+def test_exact_patching_asks_room_for_the_copies_it_runs(hf_models, monkeypatch):
+    """A slow exact sweep runs one patched copy per forward (so Cancel lands within a second),
+    but the gate was asked for 32 copies: at 512 pieces on the GPT-2-small shape "Run exact
+    patching (about 276 s)" led to a refusal (15,713 MB asked). Here ui/cost.py is made slow
+    so the sweep runs 1 copy a forward, and the budget holds one copy but not 32."""
+    from model import load_checkpoint
+    from model.dispatch import encode
+    from model.patching import estimate_patch
+    from ui import cost
+    from ui.admission import server_gate
+    from ui.views.patch import CHUNK
+
+    bundle = load_checkpoint(hf_models / "gpt2-12")
+    line = TEXT.splitlines()[0]
+    pair = encode(bundle, [line, line.replace("cat", "dog")])
+    one = estimate_patch(bundle, pair, chunk=1).bytes
+    copies = estimate_patch(bundle, pair, chunk=CHUNK).bytes
+    assert copies > 2 * one
+    monkeypatch.setattr(cost, "FLOPS_PER_THREAD", 1e3)  # every forward "takes" minutes
+    monkeypatch.setattr(server_gate(), "budget", (one + copies) // 2)
+    at = run_app({"ckpt": "gpt2-12", "view": "patch", "text": line,
+                  "corrupt": line.replace("cat", "dog"), "layer": "1"}, timeout=120)
+    no_errors(at)
+    at.button(key="patch_go").click().run(timeout=120)
+    no_errors(at)
+    assert "needs about" not in texts(at.warning)
+    assert "exact" in texts(at.caption) and charts(at)

@@ -189,8 +189,9 @@ def _admitted_run(ctx: Ctx, source: Batch | str, clean: str, corrupted: str, met
     lang = ctx.lang if capabilities(ctx.bundle).translates else None
     try:
         return or_warning(lambda: admitted(
-            estimate_patch(ctx.bundle, source, target_lang=lang,
-                           chunk=CHUNK if method == "exact" else ATTRIBUTION_PASSES),
+            estimate_patch(ctx.bundle, source, target_lang=lang,  # the copies it runs
+                           chunk=exact_chunk(ctx, source, lang) if method == "exact"
+                           else ATTRIBUTION_PASSES),
             lambda: result_get(key), lambda: _run(ctx, source, clean, corrupted, method, key)))
     except ValueError as exc:  # unequal pieces, nothing differs, a bad step or token
         st.warning(_("These two sentences cannot be patched: {reason}").format(
@@ -270,17 +271,21 @@ def _exact_rows(ctx: Ctx, dims) -> int:
     return rows
 
 
+def exact_chunk(ctx: Ctx, source: Batch | str, lang: str | None) -> int:
+    """Patched copies per forward of the exact sweep: CHUNK, fewer where a forward of CHUNK
+    would outlast a Cancel check (ui/sweep.chunk_within)."""
+    dims = estimate_patch(ctx.bundle, source, chunk=CHUNK, target_lang=lang).dims
+    if dims is None:
+        return CHUNK
+    return chunk_within(_exact_seconds(ctx, source, lang), _exact_rows(ctx, dims), CHUNK)
+
+
 def _run(ctx: Ctx, source: Batch | str, clean: str, corrupted: str, method: str,
          key: tuple) -> tuple:
     """patch() with a progress bar and Cancel; a rerun or a closed page stops it (between two
     forwards of about half a second each) before anything is kept."""
     lang = ctx.lang if capabilities(ctx.bundle).translates else None
-    chunk = CHUNK
-    if method == "exact":
-        dims = estimate_patch(ctx.bundle, source, chunk=CHUNK, target_lang=lang).dims
-        if dims is not None:
-            chunk = chunk_within(_exact_seconds(ctx, source, lang), _exact_rows(ctx, dims),
-                                 CHUNK)
+    chunk = exact_chunk(ctx, source, lang) if method == "exact" else CHUNK
     pair = source if isinstance(source, Batch) else None
     # a translator's greedy decode of the pair, kept with the page's translations: the other
     # method, the button and a later visit read it instead of decoding again
