@@ -32,7 +32,11 @@ _CSS = f"""<style>
 </style>"""
 PLOTLY_FONT = 12  # plotly's default font size; titles are 1.4× the font
 MIN_PX = 18  # no text in a chart smaller than this on a projector (11 px was unreadable)
-MAX_SINGLE_HEIGHT = 600  # one heatmap (a single head) fits a 720-px screen below the header
+# one heatmap (a single head) fits a 720-px screen below the page's header: Chromium draws a
+# chart ZOOM x its layout height (see for_screen), and at 1280 x 720 Streamlit's header ends at
+# 60 px, so 660 px are left: 440 x 1.5. It was 600, drawn 900 px high (lm's attention view)
+SCREEN_H, HEADER_PX = 720, 60
+MAX_SINGLE_HEIGHT = int((SCREEN_H - HEADER_PX) / ZOOM)
 # a full-width chart's width at 1280 x 720, the sidebar collapsed: the main column's padding is
 # zoomed 1.5x too, so Chromium draws it 1040 px wide (gd._fullLayout.width of the attention
 # view's heatmap; it was 1200 here, 160 px more than drawn)

@@ -43,6 +43,13 @@ SCREEN_W = 820
 TEXT_MIN_PX = 18  # numbers are written on cells only from this size up (issue 30)
 CELL_FONT_PX = 12  # a cell's number in normal mode (plotly.js would shrink it to fit: 5 px)
 CELL_FONT_MIN_PX = 9  # below this a number is unreadable: the cell keeps only its hover
+# a cell number's character in font sizes: the widest per character of the strings the maps
+# write ("0.12", "10.23", "-0.5", "+0.123", "-1e9", ids like "30522", "True") as Chromium draws
+# them in the page's Source Sans at 9-18 px: 0.509 ("30522" at 9 px, whole-pixel digits; "0.12"
+# 0.45, "-0.5" 0.40), rounded up. It was 0.6, a digit and a half of "." too wide: lm's 25 x 25
+# attention map (25.2 px cells) dropped all its numbers. cell_font_px adds 0.4 of the size as
+# the cell's spare, so a number never touches its cell's edges (tests/unit/test_cell_room.py)
+CELL_CHAR_W = 0.52
 TICK_MIN_PX = 14  # long token axes label every k-th piece so labels are this far apart
 
 PAD_LABEL = "<pad>"
@@ -65,10 +72,10 @@ def colour_scale(scale: str | list) -> list:
 def cell_font_px(cell_w: float, cell_h: float, text_len: int, *, size: float = CELL_FONT_PX,
                  min_px: float = CELL_FONT_MIN_PX) -> float | None:
     """The font size a heatmap cell's number gets: `size`, less where the cell is too small
-    (a character is about 0.6 of the size wide, a line 1.25 high), None when that would be
+    (a character CELL_CHAR_W of the size wide, a line 1.25 high), None when that would be
     under min_px (the number is then dropped; the hover still has it). The one rule for
     numbers on cells, in both modes."""
-    fit = min(size, cell_h / 1.25, cell_w / (0.6 * max(1, text_len) + 0.4))
+    fit = min(size, cell_h / 1.25, cell_w / (CELL_CHAR_W * max(1, text_len) + 0.4))
     return float(np.floor(fit)) if fit >= min_px else None
 
 

@@ -11,6 +11,7 @@ import pytest
 
 import ui.presenter as presenter
 from viz.common import (
+    CELL_CHAR_W,
     CELL_FONT_MIN_PX,
     CELL_FONT_PX,
     SCREEN_W,
@@ -25,12 +26,13 @@ from viz.plot_area import column_width, plot_area
 # in Chromium, in the page's Source Sans (Streamlit's own font file), at the size the app draws
 # it: CHART_W wide (viz.plot_area.column_width of it for a share of the row) and, presenting,
 # 1.5x its layout height (Streamlit sizes the chart's frame in the zoomed column). Measured by
-# a script run once, by hand, for this table
+# a script run once, by hand, for this table; the attention maps presenting again at the
+# 440 px cap (ui.presenter.MAX_SINGLE_HEIGHT; 679 and 739 px high at the 600 px one)
 DRAWN = {
     ("one_row", "normal"): (704, 64), ("one_row", "presenter"): (894, 96),
     ("tall_rows", "normal"): (663, 259), ("tall_rows", "presenter"): (860, 440),
-    ("attention_20", "normal"): (651, 418), ("attention_20", "presenter"): (843, 679),
-    ("attention_64", "normal"): (651, 758), ("attention_64", "presenter"): (843, 739),
+    ("attention_20", "normal"): (651, 418), ("attention_20", "presenter"): (843, 499),
+    ("attention_64", "normal"): (651, 758), ("attention_64", "presenter"): (843, 499),
     ("tilted", "normal"): (265, 153), ("tilted", "presenter"): (327, 281),
     ("stat_map", "normal"): (261, 90), ("stat_map", "presenter"): (347, 188),
     ("many_cols", "normal"): (673, 166), ("many_cols", "presenter"): (874, 300),
@@ -83,10 +85,11 @@ def stat_map() -> object:
 
 
 def many_cols() -> object:
-    """3 rows of 18 columns: a cell holds a 12 px "0.42" (34 px) but not an 18 px one (50)."""
+    """3 rows of 18 columns: a 37 px cell holds a 12 px "0.423" (36 px by the rule) but not an
+    18 px one (54 px) in its 48.6 px presenting."""
     z = np.random.default_rng(2).random((3, 18))
     return heatmap(z, [f"c{i}" for i in range(18)], ["a", "b", "c"], title="t",
-                   x_title="x", y_title="y", numbers=True, height=300)
+                   x_title="x", y_title="y", numbers=True, fmt=".3f", height=300)
 
 
 def tilted() -> object:
@@ -167,7 +170,7 @@ def test_presenter_mode_needs_cells_for_its_larger_numbers(monkeypatch):
     normal = trace_of(drawn("many_cols", "normal", monkeypatch)[0])
     present = trace_of(drawn("many_cols", "presenter", monkeypatch)[0])
     assert normal["texttemplate"] and normal["textfont"]["size"] == CELL_FONT_PX
-    assert present["texttemplate"] == ""  # 48.6 px cells hold no 18 px "0.42" (50.4 px)
+    assert present["texttemplate"] == ""  # 48.6 px cells hold no 18 px "0.423" (54 px)
 
 
 @pytest.mark.parametrize("mode, share", sorted(CHART_W), ids=str)
@@ -203,3 +206,56 @@ def test_big_grids_drop_their_numbers(monkeypatch):
     w, h = plot_area(themed(fig), SCREEN_W)
     assert w / 512 < 2 and h / 512 < 2  # cells of a pixel or two
     assert presenter.for_screen(fig).data[0].texttemplate == ""
+
+
+# the width (getBBox) Chromium draws number strings the maps write at a font size in px, in the
+# page's Source Sans (Streamlit's own font file, an SVG <text> as plotly.js writes a cell's
+# number). Measured by a script run once, by hand, for this table
+NUMBER_W = {
+    ("0.12", 9): 16.19, ("0.12", 10): 17.43, ("0.12", 12): 20.92, ("0.12", 18): 31.37,
+    ("1.00", 12): 20.92, ("10.23", 12): 26.88, ("10.23", 18): 40.32,
+    ("-0.5", 12): 18.68, ("-0.5", 18): 28.03, ("-0.50", 12): 24.65, ("-1e9", 9): 16.74,
+    ("-1e9", 12): 21.65, ("+0.123", 12): 32.84, ("+0.123", 18): 49.27, ("0.123", 18): 40.32,
+    ("101", 9): 13.42, ("101", 18): 26.84, ("30522", 9): 22.89, ("30522", 12): 29.86,
+    ("0", 9): 5.0, ("0", 18): 9.0, ("True", 12): 22.57, ("False", 18): 38.49,
+}
+
+
+@pytest.mark.parametrize("text, px", sorted(NUMBER_W), ids=str)
+def test_a_number_never_gets_a_size_it_would_overflow(text, px):
+    """A cell one px wider than the number drawn at px is too narrow for that size: the rule
+    keeps more than 1 px to spare around every number it writes."""
+    got = cell_font_px(NUMBER_W[text, px] + 1, 1000, len(text), size=px, min_px=1)
+    assert got is None or got < px, (text, px, got)
+
+
+def test_the_character_width_is_the_drawn_one_with_a_small_margin():
+    """CELL_CHAR_W is the widest character of the table (whole-pixel digits at 9 px) rounded
+    up by at most 0.02 of the size: 0.6 was 0.15 wider than a "0.12"'s characters."""
+    widest = max(w / px / len(t) for (t, px), w in NUMBER_W.items() if len(t) > 1)
+    assert widest <= CELL_CHAR_W <= widest + 0.02, (widest, CELL_CHAR_W)
+
+
+def test_knife_edge_cells_keep_their_numbers():
+    """lm's 25 x 25 attention map: 25.07 px cells estimated (25.24 drawn); with 0.6 a character
+    "0.12" got 8.95 px, under the 9 px minimum, and all 625 numbers were dropped. The lm heads
+    view's distance map presenting: 57 px cells, an 18 px "10.23" needed 61 px by the rule. Both
+    now write their numbers, with room to spare in the cell Chromium draws."""
+    px = cell_font_px(25.07, 24.1, len("0.12"))
+    assert px is not None and px >= CELL_FONT_MIN_PX, px
+    assert NUMBER_W["0.12", int(px)] + 1 <= 25.07, px
+    big = cell_font_px(57, 57, len("10.23"), size=presenter.MIN_PX, min_px=presenter.MIN_PX)
+    assert big == presenter.MIN_PX and NUMBER_W["10.23", 18] + 1 <= 57
+
+
+def test_a_presenting_single_heatmap_fits_below_the_header(monkeypatch):
+    """A tall single heatmap presenting is capped so that Chromium's 1.5x drawing of it fits a
+    720 px screen below Streamlit's 60 px header: the 600 px cap was drawn 900 px high. Its
+    cells are fitted at that drawn height: a 25 x 25 map's 18 px numbers need rows it lacks."""
+    monkeypatch.setattr(presenter, "presenting", lambda: True)
+    spec = presenter.for_screen(themed(square_map(25, height=760)))
+    assert spec["layout"]["height"] * presenter.ZOOM <= presenter.SCREEN_H - presenter.HEADER_PX
+    drawn_h = plot_area({**spec, "layout": {**spec["layout"], "height": spec["layout"]["height"]
+                                            * presenter.ZOOM}}, presenter.PLOT_WIDTH)[1]
+    fits = drawn_h / 25 >= 1.25 * presenter.MIN_PX
+    assert (spec["data"][0]["texttemplate"] != "") == fits, (drawn_h, spec["layout"]["height"])
