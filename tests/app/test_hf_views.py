@@ -262,7 +262,7 @@ def test_patching_by_attribution_asks_room_for_its_passes_not_32_copies(hf_model
     from ui.views.patch import ATTRIBUTION_PASSES, CHUNK
 
     bundle = load_checkpoint(hf_models / "gpt2-12")
-    line = TEXT.splitlines()[0]
+    line = "a cat runs every day ."  # a pair of its own: no other test's kept result
     pair = encode(bundle, [line, line.replace("cat", "dog")])  # as the page asks for it
     passes = estimate_patch(bundle, pair, chunk=ATTRIBUTION_PASSES).bytes
     copies = estimate_patch(bundle, pair, chunk=CHUNK).bytes
@@ -339,15 +339,15 @@ def test_exact_patching_asks_room_for_the_copies_it_runs(hf_models, monkeypatch)
     from ui.views.patch import CHUNK
 
     bundle = load_checkpoint(hf_models / "gpt2-12")
-    line = TEXT.splitlines()[0]
-    pair = encode(bundle, [line, line.replace("cat", "dog")])
+    line = "a dog runs every day ."  # a pair of its own: no other test's kept result
+    pair = encode(bundle, [line, line.replace("dog", "cat")])
     one = estimate_patch(bundle, pair, chunk=1).bytes
     copies = estimate_patch(bundle, pair, chunk=CHUNK).bytes
     assert copies > 2 * one
     monkeypatch.setattr(cost, "FLOPS_PER_THREAD", 1e3)  # every forward "takes" minutes
     monkeypatch.setattr(server_gate(), "budget", (one + copies) // 2)
     at = run_app({"ckpt": "gpt2-12", "view": "patch", "text": line,
-                  "corrupt": line.replace("cat", "dog"), "layer": "1"}, timeout=120)
+                  "corrupt": line.replace("dog", "cat"), "layer": "1"}, timeout=120)
     no_errors(at)
     at.button(key="patch_go").click().run(timeout=120)
     no_errors(at)
