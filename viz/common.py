@@ -50,6 +50,10 @@ CELL_FONT_MIN_PX = 9  # below this a number is unreadable: the cell keeps only i
 # attention map (25.2 px cells) dropped all its numbers. cell_font_px adds 0.4 of the size as
 # the cell's spare, so a number never touches its cell's edges (tests/unit/test_cell_room.py)
 CELL_CHAR_W = 0.52
+# a cell number's line in font sizes: Chromium's text box in Source Sans is 1.333 of the size
+# high (its ascent and descent), and a 9 px number keeps 1 px of its cell to spare at 1.45
+# (1.25 let a 12 px number's 16 px box overflow a 15 px row)
+CELL_LINE_H = 1.45
 TICK_MIN_PX = 14  # long token axes label every k-th piece so labels are this far apart
 
 PAD_LABEL = "<pad>"
@@ -72,10 +76,10 @@ def colour_scale(scale: str | list) -> list:
 def cell_font_px(cell_w: float, cell_h: float, text_len: int, *, size: float = CELL_FONT_PX,
                  min_px: float = CELL_FONT_MIN_PX) -> float | None:
     """The font size a heatmap cell's number gets: `size`, less where the cell is too small
-    (a character CELL_CHAR_W of the size wide, a line 1.25 high), None when that would be
-    under min_px (the number is then dropped; the hover still has it). The one rule for
+    (a character CELL_CHAR_W of the size wide, a line CELL_LINE_H high), None when that would
+    be under min_px (the number is then dropped; the hover still has it). The one rule for
     numbers on cells, in both modes."""
-    fit = min(size, cell_h / 1.25, cell_w / (CELL_CHAR_W * max(1, text_len) + 0.4))
+    fit = min(size, cell_h / CELL_LINE_H, cell_w / (CELL_CHAR_W * max(1, text_len) + 0.4))
     return float(np.floor(fit)) if fit >= min_px else None
 
 

@@ -4,14 +4,17 @@ server), at 1280 × 800 and in presenter mode at 1280 × 720, every heatmap fill
 scatter and bar marks spread over their axes, no text is under 9 px (16 px presenting),
 nothing is cut by its container, tick labels do not overlap, every chart title is bold once
 (tests/browser/geometry.py does the measuring), and a signed heatmap's top colour is red and
-the same in both modes.
+the same in both modes. On paper, lm and minilm every number drawn on a heatmap cell is inside
+its cell with a px to spare, and presenting, the attention view's single heatmap is no taller
+than the screen below the header.
 
 Cost: one server per model (paper and lm share the default one), each view opened once per
 mode; the views are sampled so that every figure builder the app has is drawn at least once
 (the tour's steps reuse the views' builders: 6, 7 and 17 are among those issue 59 found;
 the patch page's residual chart is drawn on lm). minilm adds about 27 s (six views); the
-sidebar's select boxes about 10 s; paper's positional and embeddings views (both modes, for
-their diverging scales and scatter/bar charts) about 30 s (4 of its 13 visits; 91 s in all)."""
+sidebar's select boxes about 10 s; lm's attention view presenting about 8 s; paper's
+positional and embeddings views (both modes, for their diverging scales and scatter/bar
+charts) about 30 s (4 of its 13 visits; 91 s in all)."""
 
 from __future__ import annotations
 
@@ -46,7 +49,7 @@ SAMPLE = {
               "presenter": views("steps", "heads>Detectors", "tour:7", "tour:17", "positional",
                                  "embeddings")},
     "lm": {"normal": views("training", "attention", "patch", "generate", "cache"),
-           "presenter": views("training", "patch", "cache")},
+           "presenter": views("training", "attention", "patch", "cache")},  # 25 x 25 map
     "gpt2-small": {"normal": views("attention", "heads", "steps"),
                    "presenter": views("heads", "cache")},  # cache: "7:." met "8:the"
     # the real pretrained BERT (checkpoints/minilm), on the session server that lists it
@@ -55,9 +58,64 @@ SAMPLE = {
 }
 
 
-def visit(page, base: str, ckpt: str) -> tuple[list[str], dict]:
+# every heatmap of the page (plotly.js's .hm group: its calcdata's grid, its image's box) and
+# the boxes of the numbers drawn on it, in client px; the chart's data and drawn height
+CELL_BOXES_JS = r"""() => [...document.querySelectorAll('[data-testid="stMain"] .js-plotly-plot')]
+  .map((g) => ({
+    title: (((g.layout || {}).title || {}).text || '').replace(/<[^>]*>/g, ' ').slice(0, 60),
+    single: (g.data || []).length === 1 && g.data[0].type === 'heatmap',
+    height: g.getBoundingClientRect().height,
+    maps: [...g.querySelectorAll('.hm')].map((hm) => {
+      const z = (((hm.__data__ || [])[0]) || {}).z || [[]];
+      const img = hm.querySelector('image');
+      const b = img ? img.getBoundingClientRect() : null;
+      return {rows: z.length, cols: (z[0] || []).length,
+              box: b && [b.left, b.top, b.right, b.bottom],
+              labels: [...hm.querySelectorAll('.heatmap-label text')]
+                .filter((t) => (t.textContent || '').trim()).map((t) => {
+                  const r = t.getBoundingClientRect();
+                  return [t.textContent, r.left, r.top, r.right, r.bottom];
+                })};
+    })}))"""
+SPARE_PX = 1.0  # a drawn number's box is at least this much narrower and shorter than its cell
+
+
+def cell_overflows(charts: list[dict]) -> list[str]:
+    """Numbers whose text box is not inside the cell under its centre with SPARE_PX to spare
+    across and down (the cell: the heatmap image's box over its grid)."""
+    out = []
+    for chart in charts:
+        for m in chart["maps"]:
+            if not m["labels"]:
+                continue
+            if not m["box"]:
+                out.append(f"'{chart['title']}': numbers drawn on no heatmap image")
+                continue
+            left, top, right, bottom = m["box"]
+            cw, ch = (right - left) / max(1, m["cols"]), (bottom - top) / max(1, m["rows"])
+            for text, x0, y0, x1, y1 in m["labels"]:
+                # the top left corner of the cell under the number's centre
+                cx = left + cw * (((x0 + x1) / 2 - left) // cw)
+                cy = top + ch * (((y0 + y1) / 2 - top) // ch)
+                inside = x0 >= cx and x1 <= cx + cw and y0 >= cy and y1 <= cy + ch
+                if not inside or x1 - x0 > cw - SPARE_PX or y1 - y0 > ch - SPARE_PX:
+                    out.append(f"'{chart['title']}': '{text}' drawn {x1 - x0:.1f} x "
+                               f"{y1 - y0:.1f} px in a {cw:.1f} x {ch:.1f} px cell")
+                    break  # one a map is enough to name it
+    return out
+
+
+def numbers_drawn(charts: list[dict]) -> list[int]:
+    """How many numbers each chart of the page draws on its heatmaps."""
+    return [sum(len(m["labels"]) for m in c["maps"]) for c in charts]
+
+
+def visit(page, base: str, ckpt: str, cells: dict | None = None) -> tuple[list[str], dict]:
     """Every problem on the sampled views of one model in both modes, each prefixed with the
-    view and mode; and the signed heatmaps' top colours per (mode, view)."""
+    view and mode; and the signed heatmaps' top colours per (mode, view). cells: where given,
+    the numbers on heatmap cells are checked too (each inside its cell, with SPARE_PX to
+    spare; presenting, the attention view's single heatmap no taller than the screen below
+    the header), and it gets each (mode, view)'s charts as CELL_BOXES_JS reads them."""
     found, tops = [], {}
     for mode, (viewport, min_px, extra) in MODES.items():
         page.set_viewport_size(viewport)
@@ -71,7 +129,27 @@ def visit(page, base: str, ckpt: str) -> tuple[list[str], dict]:
             where = " ".join(query.values())
             found += [f"{ckpt} {where} ({mode}): {p}" for p in problems(page, min_px)]
             tops[mode, where] = diverging_tops(page)
+            if cells is not None:
+                charts = cells[mode, where] = page.evaluate(CELL_BOXES_JS)
+                found += [f"{ckpt} {where} ({mode}): {p}" for p in cell_overflows(charts)]
+                if mode == "presenter" and query["view"] == "attention":
+                    found += [f"{ckpt} {where} ({mode}): {p}" for p in too_tall(page, charts)]
     return found, tops
+
+
+def too_tall(page, charts: list[dict]) -> list[str]:
+    """The first single heatmap of the page, when it is drawn taller than the viewport below
+    Streamlit's header (the presenter cap of 600 px was drawn 900 px high on a 720 px screen);
+    or that there is none."""
+    room = page.evaluate("() => innerHeight - document.querySelector("
+                         "'[data-testid=\"stHeader\"]').getBoundingClientRect().bottom")
+    single = [c for c in charts if c["single"]]
+    if not single:
+        return ["no single heatmap to measure"]
+    if single[0]["height"] > room + 0.5:
+        return [f"'{single[0]['title']}' drawn {single[0]['height']:.0f} px high, "
+                f"{room:.0f} px below the header"]
+    return []
 
 
 def same_tops(tops: dict) -> list[str]:
@@ -107,7 +185,7 @@ def gpt2_small(streamlit_server_factory, tmp_path_factory) -> str:
 
 
 def test_paper_is_legible_in_both_modes(page, streamlit_server):
-    found, tops = visit(page, streamlit_server, "paper")
+    found, tops = visit(page, streamlit_server, "paper", cells={})
     both = ("steps", "tour 7", "positional", "embeddings")  # positional and embeddings drew
     signed = [t for (mode, where), t in tops.items() if where in both and t]  # plotly's RdBu
     if len(signed) != 2 * len(both):  # the colour check must see signed heatmaps in both modes
@@ -117,7 +195,15 @@ def test_paper_is_legible_in_both_modes(page, streamlit_server):
 
 
 def test_lm_is_legible_in_both_modes(page, streamlit_server):
-    found, _tops = visit(page, streamlit_server, "lm")
+    """And its attention view's 25 x 25 map writes a number on every cell in normal mode (0.6
+    of the font a character took its 25.2 px cells for too narrow: none was drawn)."""
+    cells: dict = {}
+    found, _tops = visit(page, streamlit_server, "lm", cells=cells)
+    first = (cells.get(("normal", "attention")) or [{"maps": []}])[0]
+    grid = sum(m["rows"] * m["cols"] for m in first["maps"])
+    if not grid or numbers_drawn([first]) != [grid]:
+        found.append(f"lm attention (normal): {numbers_drawn([first])} numbers drawn on its "
+                     f"first chart's {grid} cells")
     assert not found, "\n".join(found)
 
 
@@ -129,7 +215,7 @@ def test_gpt2_small_is_legible_in_both_modes(page, gpt2_small):
 @needs(minilm_status(ROOT / "checkpoints" / MINILM_FOLDER) is None,
        reason="checkpoints/minilm is not installed (make run / make test install it)")
 def test_minilm_is_legible_in_both_modes(page, streamlit_server):
-    found, tops = visit(page, streamlit_server, "minilm")
+    found, tops = visit(page, streamlit_server, "minilm", cells={})
     assert not found + same_tops(tops), "\n".join(found + same_tops(tops))
 
 

@@ -14,6 +14,7 @@ from viz.common import (
     CELL_CHAR_W,
     CELL_FONT_MIN_PX,
     CELL_FONT_PX,
+    CELL_LINE_H,
     SCREEN_W,
     cell_font_px,
     heatmap,
@@ -221,6 +222,18 @@ NUMBER_W = {
 }
 
 
+# the height of that text box (getBBox, any of the strings) per font size: 1.333 of the size
+NUMBER_H = {9: 12.0, 12: 16.0, 18: 24.0}
+
+
+@pytest.mark.parametrize("px", sorted(NUMBER_H))
+def test_a_number_never_gets_a_size_whose_box_overflows_its_row(px):
+    """A row less than 1 px taller than the number's drawn box is too short for its size (1.25
+    of the size a line gave a 12 px number, 16 px high, a 15 px row)."""
+    got = cell_font_px(1000, NUMBER_H[px] + 0.99, 4, size=px, min_px=1)
+    assert got is None or got < px, (px, got)
+
+
 @pytest.mark.parametrize("text, px", sorted(NUMBER_W), ids=str)
 def test_a_number_never_gets_a_size_it_would_overflow(text, px):
     """A cell one px wider than the number drawn at px is too narrow for that size: the rule
@@ -257,5 +270,5 @@ def test_a_presenting_single_heatmap_fits_below_the_header(monkeypatch):
     assert spec["layout"]["height"] * presenter.ZOOM <= presenter.SCREEN_H - presenter.HEADER_PX
     drawn_h = plot_area({**spec, "layout": {**spec["layout"], "height": spec["layout"]["height"]
                                             * presenter.ZOOM}}, presenter.PLOT_WIDTH)[1]
-    fits = drawn_h / 25 >= 1.25 * presenter.MIN_PX
+    fits = drawn_h / 25 >= CELL_LINE_H * presenter.MIN_PX
     assert (spec["data"][0]["texttemplate"] != "") == fits, (drawn_h, spec["layout"]["height"])
