@@ -41,8 +41,8 @@ def figure_words(spec: dict, out: list[str]) -> None:
     """A plotly spec's own words: the layout (titles, axes, annotations), each trace's name,
     hover template and colour bar; never the data (tokens, sentences of a corpus)."""
     def walk(obj) -> None:
-        if isinstance(obj, str):
-            out.append(obj)
+        if isinstance(obj, str):  # a title wrapped to its width is still one sentence
+            out.append(obj.replace("<br>", " "))
         elif isinstance(obj, dict):
             for v in obj.values():
                 walk(v)
