@@ -75,6 +75,12 @@ def cell_targets(fig: go.Figure, hint: str = "", trace: int = 0,
     # event spells as {"0": .., "1": ..}
     fig.add_trace(_markers(heads.ravel().tolist(), layers.ravel().tolist(), data, hover, axes))
     fig.update_layout(hoverdistance=-1, hovermode="closest")
+    # plotly pads an axis's autorange for markers by their size, which widened a 12-head map
+    # to ticks -1 ... 12 beside empty strips; the cells' own edges are the range (y keeps the
+    # first layer on top)
+    x_name, y_name = (f"{a[0]}axis{a[1:]}" for a in (heat.xaxis or "x", heat.yaxis or "y"))
+    fig.update_layout({x_name: {"range": [-0.5, z.shape[1] - 0.5], "autorange": False},
+                       y_name: {"range": [z.shape[0] - 0.5, -0.5], "autorange": False}})
     return fig
 
 

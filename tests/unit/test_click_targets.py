@@ -6,6 +6,7 @@ the selection read back."""
 from __future__ import annotations
 
 import numpy as np
+import plotly.graph_objects as go
 
 from tests.unit.test_tiles import synthetic
 from viz import attention, heads
@@ -66,3 +67,15 @@ def test_a_layers_heads_in_rows_each_name_their_head():
     assert len(meta["row_spans"]) * len(meta["col_spans"]) > 10  # empty panels exist
     marks = panel_targets(fig, "h", layer=1, n_heads=10).data[1]
     assert [tuple(d) for d in marks.customdata] == [(1, h) for h in range(10)]
+
+
+def test_cell_markers_leave_the_axes_at_the_cells_edges():
+    # plotly pads an autorange for markers by their size: a 12-head map drew ticks -1 and 12
+    # beside empty strips (seen in Chromium on a 12 x 12 GPT-2); the range is pinned to cells
+    fig = cell_targets(heads.stats_heatmaps({"entropy": np.zeros((12, 12))}, "dec_self")[0])
+    assert list(fig.layout.xaxis.range) == [-0.5, 11.5] and fig.layout.xaxis.autorange is False
+    assert list(fig.layout.yaxis.range) == [11.5, -0.5]  # first layer on top, as before
+    two = go.Figure(heads.stats_heatmaps({"entropy": np.zeros((2, 3))}, "enc_self")[0])
+    two.add_trace(go.Heatmap(z=np.zeros((4, 5)), xaxis="x2", yaxis="y2"))
+    cell_targets(two, trace=1)  # a second map on its own axes gets its own range
+    assert list(two.layout.xaxis2.range) == [-0.5, 4.5] and two.layout.xaxis.range is None
