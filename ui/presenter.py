@@ -55,8 +55,8 @@ def for_screen(fig, share: float = 1.0):
     if not presenting():
         # the same result every time for one width: a cached figure may be changed in place
         width = column_width(SCREEN_W, share)
+        fit_title(fig, width)  # first: the margin it sets is the cells' too
         fit_cell_numbers(fig, width)
-        fit_title(fig, width)
         fit_ticks(fig, width)
         return fig
     width = column_width(PLOT_WIDTH, share, ZOOM)

@@ -137,17 +137,61 @@ def _wrap_words(text: str, fits: int) -> list[str]:
     return lines + [line]
 
 
-def fit_title(fig, width_px: float, size: float = 16.8) -> None:
+# a title's lines as Chromium draws them in Source Sans, in title font sizes (tests/browser/
+# test_geometry.py measures each chart's title box against its plot area): top-anchored in the
+# container, the first baseline is the title's pad below the chart's edge, and plotly.js puts
+# each line 1.3 below the one before (LINE_SPACING, of the title's own size, <sup> lines too);
+# a bold line's box reaches 1.0 above its baseline and 0.34 below, a <sup> line's ends 0.17
+# above its baseline (0.1 here, for spare). From y "auto" (the first baseline mid-margin, the
+# margin grown 1.15 a wrapped line) the heads view's maps presenting (25 px title, four lines)
+# ended 34.5 px below the plot's top
+TITLE_LINE = 1.3
+TITLE_PAD = 1.3  # the first baseline: its line's box starts 0.3 of the size below the edge
+# a one-line title's baseline is a further CAP_SHIFT (0.7) below its y: its pad is less by that
+# (plotly.js drops that shift for a title of several lines)
+TITLE_CAP = 0.7
+TITLE_TAIL = {"plain": 0.34, "sup": -0.1}
+TITLE_GAP = 0.4  # between the last line's box and the plot area (and subplot titles)
+
+
+def title_margin(lines: Sequence[str], size: float, above: float = 0.0) -> int:
+    """The top margin in px that holds a top-anchored title's lines at `size` px (TITLE_PAD
+    from the chart's top edge) with TITLE_GAP to spare, plus `above` px for what sits between
+    the title and the plot (subplot titles)."""
+    sup = bool(lines) and lines[-1].startswith("<sup>") and lines[-1].endswith("</sup>")
+    tail = TITLE_TAIL["sup" if sup else "plain"]
+    em = TITLE_PAD + TITLE_LINE * (max(1, len(lines)) - 1) + tail + TITLE_GAP
+    return int(np.ceil(em * size + above))
+
+
+def _subplot_titles_px(layout: dict, base: float) -> float:
+    """px the annotations that sit on the plot's top edge (make_subplots' titles: paper y 1,
+    anchored at their bottom) take from the top margin: a line of the largest of them."""
+    tallest = 0.0
+    for note in layout.get("annotations") or []:
+        if isinstance(note, dict) and note.get("yref") == "paper" and \
+                (note.get("y") or 0) >= 1 and note.get("yanchor") == "bottom":
+            size = (note.get("font") or {}).get("size") or base
+            tallest = max(tallest, TITLE_LINE * size)
+    return tallest
+
+
+def fit_title(fig, width_px: float, size: float | None = None) -> None:
     """Break a figure's title (a go.Figure or its dict), in place, so that every line fits
     width_px at its font size (bold title lines about 0.6 × size a character, <sup> lines 0.7 of
-    that), and give the extra lines room in the top margin. plotly never wraps a title: a
-    definition under a chart in a half-width column ran off its edge (issue 59)."""
+    that), anchor it at the chart's top and make the top margin hold every line at that size
+    (title_margin; never less than the figure's own). size: the title's px, else the figure's
+    (its template's), else 16.8. plotly never wraps a title: a definition under a chart in a
+    half-width column ran off its edge (issue 59), and from y "auto" (the middle of the top
+    margin) its wrapped lines ran over the plot's top rows."""
     layout = _get(fig, "layout")
     title = _get(layout, "title") if layout is not None else None
     text = _get(title, "text") if title is not None else None
     if not isinstance(text, str) or not text:
         return
-    out, added = [], 0
+    plain = plain_layout(layout)
+    size = size or setting(plain, "title", "font", "size") or 16.8
+    out = []
     for line in text.split("<br>"):
         sup = line.startswith("<sup>") and line.endswith("</sup>")
         inner = line[5:-6] if sup else line
@@ -156,15 +200,20 @@ def fit_title(fig, width_px: float, size: float = 16.8) -> None:
             out.append(line)
             continue
         parts = _wrap_words(inner, max(chars, 10))
-        added += len(parts) - 1
         out += [f"<sup>{p}</sup>" for p in parts] if sup else parts
-    if added:
-        title["text"] = "<br>".join(out)
-        margin = _get(layout, "margin")
-        top = (_get(margin, "t") if margin is not None else None) or 80
+    title["text"] = "<br>".join(out)
+    if _get(title, "y") is not None or _get(title, "yanchor") is not None:
+        return  # placed by the figure itself
+    pad = TITLE_PAD - (TITLE_CAP if len(out) == 1 else 0.0)
+    title.update(y=1.0, yref="container", yanchor="top", pad={"t": round(pad * size)})
+    margin = _get(layout, "margin")
+    top = (_get(margin, "t") if margin is not None else None) or 80
+    base = setting(plain, "font", "size") or 12
+    need = title_margin(out, size, _subplot_titles_px(plain, base))
+    if need > top:
         layout["margin"] = {**(dict(margin) if isinstance(margin, dict) else
                                (margin.to_plotly_json() if margin is not None else {})),
-                            "t": top + round(added * size * 1.15)}
+                            "t": need}
 
 
 def fit_ticks(fig, width_px: float, gap: tuple[float, float] = (TICK_MIN_PX, TICK_MIN_PX)

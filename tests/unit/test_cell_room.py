@@ -28,14 +28,16 @@ from viz.plot_area import column_width, plot_area
 # it: CHART_W wide (viz.plot_area.column_width of it for a share of the row) and, presenting,
 # 1.5x its layout height (Streamlit sizes the chart's frame in the zoomed column). Measured by
 # a script run once, by hand, for this table; the attention maps presenting again at the
-# 440 px cap (ui.presenter.MAX_SINGLE_HEIGHT; 679 and 739 px high at the 600 px one)
+# 440 px cap (ui.presenter.MAX_SINGLE_HEIGHT; 679 and 739 px high at the 600 px one); the
+# heads map again with its title's margin (viz.common.title_margin; 90 and 188 px high when
+# its wrapped lines ran over the top row)
 DRAWN = {
     ("one_row", "normal"): (704, 64), ("one_row", "presenter"): (894, 96),
     ("tall_rows", "normal"): (663, 259), ("tall_rows", "presenter"): (860, 440),
     ("attention_20", "normal"): (651, 418), ("attention_20", "presenter"): (843, 499),
     ("attention_64", "normal"): (651, 758), ("attention_64", "presenter"): (843, 499),
     ("tilted", "normal"): (265, 153), ("tilted", "presenter"): (327, 281),
-    ("stat_map", "normal"): (261, 90), ("stat_map", "presenter"): (347, 188),
+    ("stat_map", "normal"): (261, 100), ("stat_map", "presenter"): (347, 167),
     ("many_cols", "normal"): (673, 166), ("many_cols", "presenter"): (874, 300),
 }
 # a chart's width (gd._fullLayout.width) in the app in Chromium, per mode and share of the
@@ -185,7 +187,7 @@ def test_the_width_fitted_is_the_width_chromium_draws(mode, share):
 
 
 def test_the_heads_views_maps_keep_their_numbers_presenting(monkeypatch):
-    """Its 3 x 4 maps are drawn 188 px high presenting (62.7 px rows): fitted at the layout's
+    """Its 3 x 4 maps are drawn 167 px high presenting (55.7 px rows): fitted at the layout's
     254 px they were taken for 21.3 px rows and dropped their numbers. The numbers are the
     map's own two-decimal values."""
     fig, _width = drawn("stat_map", "presenter", monkeypatch)
