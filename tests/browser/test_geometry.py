@@ -46,8 +46,8 @@ def views(*names: str) -> list[dict]:
 SAMPLE = {
     "paper": {"normal": views("masks", "steps", "heads", "tour:6", "tour:7", "positional",
                               "embeddings"),
-              "presenter": views("steps", "heads>Detectors", "tour:7", "tour:17", "positional",
-                                 "embeddings")},
+              "presenter": views("steps", "heads", "heads>Detectors", "masks", "tour:7",
+                                 "tour:17", "positional", "embeddings")},
     "lm": {"normal": views("training", "attention", "patch", "generate", "cache"),
            "presenter": views("training", "attention", "patch", "cache")},  # 25 x 25 map
     "gpt2-small": {"normal": views("attention", "heads", "steps"),
@@ -105,14 +105,45 @@ def cell_overflows(charts: list[dict]) -> list[str]:
     return out
 
 
+# every drawn chart of the page: its title's text box bottom and its plot area's top (the
+# main svg's top + gd._fullLayout._size.t, scaled to client px), in client px; its meta and
+# its x axis's drawn tick labels
+TITLES_JS = r"""() => [...document.querySelectorAll('[data-testid="stMain"] .js-plotly-plot')]
+  .map((g) => {
+    const svg = g.querySelector('.main-svg');
+    const box = svg ? svg.getBoundingClientRect() : {top: 0, height: 0};
+    const full = g._fullLayout || {};
+    const scale = box.height / Math.max(1, full.height || box.height);
+    const text = g.querySelector('.g-gtitle .gtitle');
+    const drawn = text && (text.textContent || '').trim() && text.getBoundingClientRect();
+    return {title: (text ? text.textContent : '').slice(0, 60), shown: box.height > 0,
+            bottom: drawn ? drawn.bottom : null,
+            plot_top: box.top + ((full._size || {}).t || 0) * scale,
+            meta: (g.layout || {}).meta || null,
+            xticks: [...g.querySelectorAll('.xtick text')].map((t) => t.textContent)};
+  })"""
+TITLE_GAP_PX = 2.0  # a title's text box ends at least this far above its plot area
+
+
+def titles_over_plots(charts: list[dict]) -> list[str]:
+    """Charts whose title's text box does not end TITLE_GAP_PX above the plot area's top
+    (presenting, the heads view's wrapped definitions ran 34-52 px over the top row)."""
+    return [f"'{c['title']}': title box ends {c['bottom'] - c['plot_top']:+.1f} px from the "
+            f"plot's top" for c in charts if c["shown"] and c["bottom"] is not None
+            and c["bottom"] > c["plot_top"] - TITLE_GAP_PX]
+
+
 def numbers_drawn(charts: list[dict]) -> list[int]:
     """How many numbers each chart of the page draws on its heatmaps."""
     return [sum(len(m["labels"]) for m in c["maps"]) for c in charts]
 
 
-def visit(page, base: str, ckpt: str, cells: dict | None = None) -> tuple[list[str], dict]:
+def visit(page, base: str, ckpt: str, cells: dict | None = None, titles: dict | None = None
+          ) -> tuple[list[str], dict]:
     """Every problem on the sampled views of one model in both modes, each prefixed with the
-    view and mode; and the signed heatmaps' top colours per (mode, view). cells: where given,
+    view and mode (a chart's title over its plot area among them); and the signed heatmaps'
+    top colours per (mode, view). titles: where given, it gets each (mode, view)'s charts as
+    TITLES_JS reads them. cells: where given,
     the numbers on heatmap cells are checked too (each inside its cell, with SPARE_PX to
     spare; presenting, the attention view's single heatmap no taller than the screen below
     the header), and it gets each (mode, view)'s charts as CELL_BOXES_JS reads them."""
@@ -129,6 +160,10 @@ def visit(page, base: str, ckpt: str, cells: dict | None = None) -> tuple[list[s
             where = " ".join(query.values())
             found += [f"{ckpt} {where} ({mode}): {p}" for p in problems(page, min_px)]
             tops[mode, where] = diverging_tops(page)
+            drawn = page.evaluate(TITLES_JS)
+            found += [f"{ckpt} {where} ({mode}): {p}" for p in titles_over_plots(drawn)]
+            if titles is not None:
+                titles[mode, where] = drawn
             if cells is not None:
                 charts = cells[mode, where] = page.evaluate(CELL_BOXES_JS)
                 found += [f"{ckpt} {where} ({mode}): {p}" for p in cell_overflows(charts)]
@@ -208,7 +243,18 @@ def test_lm_is_legible_in_both_modes(page, streamlit_server):
 
 
 def test_gpt2_small_is_legible_in_both_modes(page, gpt2_small):
-    found, tops = visit(page, gpt2_small, "gpt2-small")
+    """And on its heads view the 12-head statistics maps draw the head numbers 0 ... 11 as x
+    tick labels, in both modes (plotly padded the axis for the click targets: -1 ... 12)."""
+    titles: dict = {}
+    found, tops = visit(page, gpt2_small, "gpt2-small", titles=titles)
+    heads = [str(h) for h in range(12)]
+    for mode in MODES:
+        maps = [c for c in titles.get((mode, "heads"), [])
+                if c["shown"] and (c["meta"] or {}).get("metric")]
+        if not maps:  # the check must see the statistics maps
+            found.append(f"gpt2-small heads ({mode}): no statistics map drawn")
+        found += [f"gpt2-small heads ({mode}): '{c['title']}' x ticks {c['xticks']}"
+                  for c in maps if c["xticks"] != heads]
     assert not found + same_tops(tops), "\n".join(found + same_tops(tops))
 
 
