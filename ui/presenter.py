@@ -70,7 +70,10 @@ def for_screen(fig, share: float = 1.0):
         title.setdefault("font", {}).setdefault("size", round(PLOTLY_FONT * 1.4 * ZOOM))
         fit_title(spec, width, title["font"]["size"])  # plotly never wraps one
     heatmaps = [t for t in spec.get("data", []) if t.get("type") == "heatmap"]
-    if len(heatmaps) == 1 and len(spec.get("data", [])) == 1:
+    # one heatmap, alone or under its click targets (scatter markers on its cells: the
+    # attention view's every-layer grid was drawn 976 px high on a 720 px screen)
+    if len(heatmaps) == 1 and all(t.get("type") in ("heatmap", "scatter")
+                                  for t in spec.get("data", [])):
         layout["height"] = min(layout.get("height") or 450, MAX_SINGLE_HEIGHT)
     fit_ticks(spec, width, (TICK_PX["x"], TICK_PX["y"]))
     _pin_fonts(layout, spec.get("data", []))

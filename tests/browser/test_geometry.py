@@ -46,8 +46,8 @@ def views(*names: str) -> list[dict]:
 SAMPLE = {
     "paper": {"normal": views("masks", "steps", "heads", "tour:6", "tour:7", "positional",
                               "embeddings"),
-              "presenter": views("steps", "heads", "heads>Detectors", "masks", "tour:7",
-                                 "tour:17", "positional", "embeddings")},
+              "presenter": views("steps", "attention", "heads", "heads>Detectors", "masks",
+                                 "tour:7", "tour:17", "positional", "embeddings")},
     "lm": {"normal": views("training", "attention", "patch", "generate", "cache"),
            "presenter": views("training", "attention", "patch", "cache")},  # 25 x 25 map
     "gpt2-small": {"normal": views("attention", "heads", "steps"),
@@ -63,7 +63,8 @@ SAMPLE = {
 CELL_BOXES_JS = r"""() => [...document.querySelectorAll('[data-testid="stMain"] .js-plotly-plot')]
   .map((g) => ({
     title: (((g.layout || {}).title || {}).text || '').replace(/<[^>]*>/g, ' ').slice(0, 60),
-    single: (g.data || []).length === 1 && g.data[0].type === 'heatmap',
+    single: (g.data || []).filter((t) => t.type === 'heatmap').length === 1 &&
+      (g.data || []).every((t) => t.type === 'heatmap' || t.type === 'scatter'),
     height: g.getBoundingClientRect().height,
     maps: [...g.querySelectorAll('.hm')].map((hm) => {
       const z = (((hm.__data__ || [])[0]) || {}).z || [[]];
@@ -173,18 +174,17 @@ def visit(page, base: str, ckpt: str, cells: dict | None = None, titles: dict | 
 
 
 def too_tall(page, charts: list[dict]) -> list[str]:
-    """The first single heatmap of the page, when it is drawn taller than the viewport below
-    Streamlit's header (the presenter cap of 600 px was drawn 900 px high on a 720 px screen);
-    or that there is none."""
+    """The single heatmaps of the page (one heatmap, alone or under click targets) drawn
+    taller than the viewport below Streamlit's header (the presenter cap of 600 px was drawn
+    900 px high on a 720 px screen; the every-layer grid, uncapped, 976 px); or that there is
+    none."""
     room = page.evaluate("() => innerHeight - document.querySelector("
                          "'[data-testid=\"stHeader\"]').getBoundingClientRect().bottom")
     single = [c for c in charts if c["single"]]
     if not single:
         return ["no single heatmap to measure"]
-    if single[0]["height"] > room + 0.5:
-        return [f"'{single[0]['title']}' drawn {single[0]['height']:.0f} px high, "
-                f"{room:.0f} px below the header"]
-    return []
+    return [f"'{c['title']}' drawn {c['height']:.0f} px high, {room:.0f} px below the header"
+            for c in single if c["height"] > room + 0.5]
 
 
 def same_tops(tops: dict) -> list[str]:

@@ -274,3 +274,24 @@ def test_a_presenting_single_heatmap_fits_below_the_header(monkeypatch):
                                             * presenter.ZOOM}}, presenter.PLOT_WIDTH)[1]
     fits = drawn_h / 25 >= CELL_LINE_H * presenter.MIN_PX
     assert (spec["data"][0]["texttemplate"] != "") == fits, (drawn_h, spec["layout"]["height"])
+
+
+def test_a_presenting_heatmap_under_click_targets_fits_below_the_header(monkeypatch):
+    """One heatmap with a scatter of click targets on its cells (the attention view's
+    every-layer grid, drawn 976 px high on a 720 px screen; a 12-layer heads map, 1029) is
+    capped as a single heatmap is, and its numbers are fitted at the drawn height: each kept
+    number's row is CELL_LINE_H of its size high."""
+    from viz import heads
+    from viz.click import cell_targets
+
+    monkeypatch.setattr(presenter, "presenting", lambda: True)
+    z = np.random.default_rng(4).random((12, 4)) + 0.9
+    fig = cell_targets(heads.stats_heatmaps({"entropy": z}, "enc_self")[0], "click")
+    assert fig.layout.height * presenter.ZOOM > presenter.SCREEN_H  # uncapped: too tall
+    spec = presenter.for_screen(themed(fig), 0.5)
+    height = spec["layout"]["height"] * presenter.ZOOM
+    assert height <= presenter.SCREEN_H - presenter.HEADER_PX
+    drawn_h = plot_area({**spec, "layout": {**spec["layout"], "height": height}},
+                        column_width(presenter.PLOT_WIDTH, 0.5, presenter.ZOOM))[1]
+    fits = drawn_h / 12 >= CELL_LINE_H * presenter.MIN_PX
+    assert (spec["data"][0]["texttemplate"] != "") == fits, drawn_h
