@@ -94,6 +94,8 @@ class Facts:
     max_positions: int  # the most pieces one input may hold (the position limit)
     trained_length: int | None  # the longest input it was trained for, where it says (or None)
     norm_kind: str = "LayerNorm"  # the norm's name: "LayerNorm" or "RMSNorm" (no mean removed)
+    score_softcap: float | None = None  # scores pass through c · tanh(s / c) before the mask
+    #                                     (Gemma 2's attn_logit_softcapping), else None
 
 @runtime_checkable
 class Backend(Protocol):

@@ -304,3 +304,33 @@ def test_the_walked_head_reads_its_shared_key_value_head(folders):
     np.testing.assert_allclose(array(charts[2]["data"][0]["z"]), t.v["dec_self"][0, 0, 1],
                                atol=1e-5)
     assert os.environ["ATTN_MODELS"]
+
+
+@pytest.mark.parametrize("name", ["gpt2", "t5"])
+def test_the_steps_view_names_only_what_this_models_scores_hold(name, folders):
+    # the recorder's caption once named T5's bias and Gemma 2's softcap on every model; now the
+    # bias only where TRUTH says the model has relative positions, and no softcap on either
+    at = run_app({"view": "steps", "ckpt": name, "text": TEXT}, timeout=300)
+    assert not at.exception and not at.error
+    said = " ".join(str(c.value) for c in at.caption)
+    assert "AttentionInterface" in said and "Padding is kept." in said
+    bias = TRUTH[name]["positional"] == "relative_bias"
+    assert ("relative position bias" in said) == bias, said
+    assert "T5" not in said and "Gemma" not in said and "tanh" not in said
+
+
+def test_a_softcapped_model_says_its_cap(folders):
+    # Gemma 2's attn_logit_softcapping, read from the model's config by the hf facts
+    from model.backends.hf.facts import hf_facts
+    from ui.views.steps import recorder_caption
+
+    bundle = load_checkpoint(folders["gpt2"])
+    backend = backend_for(bundle)
+    pieces = bundle.tokenizer.convert_ids_to_tokens(list(range(len(bundle.tokenizer))))
+    plain = hf_facts(bundle, backend.caps, pieces)
+    assert plain.score_softcap is None and "tanh" not in recorder_caption(plain)
+    bundle.config.hf.attn_logit_softcapping = 50.0
+    capped = hf_facts(bundle, backend.caps, pieces)
+    assert capped.score_softcap == 50.0
+    said = recorder_caption(capped)
+    assert "±50 (c · tanh(score / c))" in said and "relative position bias" not in said

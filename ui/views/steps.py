@@ -8,7 +8,7 @@ import numpy as np
 import streamlit as st
 
 from model.analysis import qk_terms
-from model.backends import capabilities, facts
+from model.backends import Facts, capabilities, facts
 from model.capture import query_side
 from ui.common import chart, head_picker, side_tokens
 from ui.context import Ctx
@@ -88,6 +88,21 @@ def _show_step(step: viz_steps.Step, ctx: Ctx) -> None:
 _HF_SKIP = {"X", "concat", "·W_O"}  # a Hugging Face trace has no block input or W_O output
 
 
+def recorder_caption(f: Facts) -> str:
+    """What the recorded scores hold, from this model's facts: its scaling, and only where the
+    model has them, the relative position bias (T5) and the score softcap (Gemma 2)."""
+    parts = [_("Recorded live inside the model's attention (transformers' "
+               "AttentionInterface). The scaled scores are the model's own, with its scaling.")]
+    if f.positional == "relative_bias":
+        parts.append(_("They include the relative position bias this model adds to every "
+                       "score."))
+    if f.score_softcap:
+        parts.append(_("This model caps them softly at ±{c:g} (c · tanh(score / c)) before "
+                       "the mask.").format(c=f.score_softcap))
+    parts.append(_("Padding is kept."))
+    return " ".join(parts)
+
+
 def _hf_steps(ctx: Ctx) -> None:
     """The steps of one head of a Hugging Face model from the recorder's own numbers: Q, K, V,
     the scores as the family computes them (scaling, T5's bias, softcap), mask, softmax, ·V."""
@@ -103,10 +118,7 @@ def _hf_steps(ctx: Ctx) -> None:
     f = facts(ctx.bundle)  # blocked cells hold what this model adds: its dtype's minimum
     walk = replace(walk, scaled=scores, masked=np.where(walk.blocked, f.mask_fill_value, scores),
                    probs=probs, context=probs @ walk.v)
-    st.caption(_("Recorded live inside the model's attention (transformers' "
-                 "AttentionInterface). The scaled scores are the model's own: its scaling, plus "
-                 "the relative position bias for T5 and the softcap for Gemma 2. Padding is "
-                 "kept."))
+    st.caption(recorder_caption(f))
     for step in viz_steps.steps(walk, t, hide_pad=False, numbers=ctx.numbers,
                                 colorscale=ctx.colorscale, fill=fill_label(f)):
         if step.name in _HF_SKIP:

@@ -97,7 +97,9 @@ def hf_facts(bundle: Bundle, caps: Capabilities, pieces: list[str]) -> Facts:
         max_positions=int(cfg.max_len),
         trained_length=getattr(sentence, "max_seq_length", None),
         # Llama, Mistral, Qwen, Gemma, T5: RMSNorm scales without removing the mean
-        norm_kind="RMSNorm" if any(_is_rms(m) for m in model.modules()) else "LayerNorm")
+        norm_kind="RMSNorm" if any(_is_rms(m) for m in model.modules()) else "LayerNorm",
+        score_softcap=float(cap) if (cap := getattr(hf, "attn_logit_softcapping", None))
+        else None)
 
 
 def _is_rms(module) -> bool:
