@@ -118,6 +118,36 @@ def _dims(n: int) -> list[str]:
     return [str(i) for i in range(n)]
 
 
+def mask_caption(walk: Walk, trace, fill: str) -> str:
+    """The mask step's sentence, naming only what this head's mask blocks in this line.
+
+    A key column blocked for every real query is padding; any other blocked cell is a future
+    key when it lies right of its query (a causal mask), else a key the mask hides some other
+    way (a sliding window). An encoder line without padding blocks nothing, and saying "pad
+    keys, future positions" there described a mask the model does not have."""
+    nq = trace.length(query_side(walk.kind), walk.b)
+    blocked = np.asarray(walk.blocked, bool)[:nq]  # (real Q, K)
+    if not blocked.any():
+        return _("Mask: no cell is blocked in this line (no padding key, and every query may "
+                 "see every key), so the scores go on unchanged; a blocked cell would hold "
+                 "{fill}").format(fill=fill)
+    pad_cols = blocked.all(axis=0)  # (K,)
+    rest = blocked & ~pad_cols[None, :]
+    q_idx, k_idx = np.nonzero(rest)
+    future, other = bool((k_idx > q_idx).any()), bool((k_idx <= q_idx).any())
+    pads = bool(pad_cols.any())
+    if other:
+        return _("Mask: blocked cells (the keys this model's mask hides from each query) set "
+                 "to {fill}").format(fill=fill)
+    if pads and future:
+        return _("Mask: blocked cells (pad keys, future positions) set to {fill}").format(
+            fill=fill)
+    if future:
+        return _("Mask: future positions (keys after the query) set to {fill}").format(
+            fill=fill)
+    return _("Mask: padding keys set to {fill}").format(fill=fill)
+
+
 def steps(walk: Walk, trace, *, hide_pad: bool = True, numbers: bool = True,
           colorscale: str = "Viridis", fill: str = "-1e9") -> list[Step]:
     """The walkthrough as labelled figures, with the batched shapes written beside each;
@@ -181,8 +211,7 @@ def steps(walk: Walk, trace, *, hide_pad: bool = True, numbers: bool = True,
                  dh=dh, root=f"{np.sqrt(dh):.3f}"),
              f"(bs, n_head, n_q_seq, n_k_seq) = ({bs}, {h}, {nq_all}, {nk_all})",
              mat(walk.scaled[:nq, :nk], qs, ks, "QKᵀ / √d_k", key, query)),
-        Step("masked", _("Mask: blocked cells (pad keys, future positions) set to {fill}")
-             .format(fill=fill),
+        Step("masked", mask_caption(walk, trace, fill),
              f"(bs, n_head, n_q_seq, n_k_seq) = ({bs}, {h}, {nq_all}, {nk_all})",
              mat(shown_masked, qs, ks, _("masked scores (blank cells hold {fill})").format(
                  fill=fill), key, query,

@@ -165,3 +165,24 @@ def test_korean_in_an_english_vocabulary_gets_a_note(minilm):
     english = run_app({"ckpt": minilm, "view": "tokens"})  # no text in the link: the default
     assert not re.search(r"[\uac00-\ud7a3]", english.text_area[0].value)
     assert not [w.value for w in english.warning if "has no Korean" in w.value]
+
+
+def test_minilm_steps_name_only_the_mask_it_has(minilm):
+    """The steps view's mask sentence (viz.steps.mask_caption) on an encoder: no future keys,
+    ever; on the longer line of TEXT nothing is blocked, on the shorter its padding keys. The
+    longer line is found with the tokenizer here. The view said "pad keys, future positions"
+    on every head before."""
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(str(MINILM))
+    lines = TEXT.splitlines()
+    lengths = [len(tok(line)["input_ids"]) for line in lines]
+    at = run_app({"ckpt": minilm, "text": TEXT, "view": "steps"}, timeout=240)
+    for b, n in enumerate(lengths):
+        if b:  # the sidebar's "Sentence to inspect"
+            at.selectbox(key="sentence").set_value(b).run(timeout=240)
+        assert not at.exception, [e.value for e in at.exception]
+        said = [line for line in page_lines(at) if line.startswith("Mask: ")]
+        assert said and not any("future" in line for line in said), said
+        want = ("Mask: no cell is blocked" if n == max(lengths) else "Mask: padding keys set")
+        assert any(line.startswith(want) for line in said), (b, n, lengths, said)

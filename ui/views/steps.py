@@ -32,8 +32,11 @@ def render(ctx: Ctx) -> None:
     weights = cached_weights(ctx.bundle, ctx.key, kind, layer)
     walk = viz_steps.walkthrough(t, weights, kind, layer, ctx.b, head)
     fill = fill_label(facts(ctx.bundle))
-    st.caption(_("Padding is kept here, as in seed 000, so the {fill} cells of the mask "
-                 "show.").format(fill=fill))
+    if walk.blocked.any():
+        st.caption(_("Padding is kept here, as in seed 000, so the {fill} cells of the mask "
+                     "show.").format(fill=fill))
+    else:  # one line of an encoder: no padding, no causal mask, so no fill value to show
+        st.caption(_("Padding is kept here, as in seed 000."))
     for step in viz_steps.steps(walk, t, hide_pad=False, numbers=ctx.numbers,
                                 colorscale=ctx.colorscale, fill=fill):
         _show_step(step, ctx)
