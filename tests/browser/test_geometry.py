@@ -48,9 +48,9 @@ def views(*names: str) -> list[dict]:
 # builder at least once, presenter mode where its 1.5x fonts and 720 px height bite
 SAMPLE = {
     "paper": {"normal": views("masks", "steps", "heads", "tour:6", "tour:7", "positional",
-                              "embeddings"),
+                              "embeddings", "translation"),
               "presenter": views("steps", "attention", "heads", "heads>Detectors", "masks",
-                                 "tour:7", "tour:17", "positional", "embeddings")},
+                                 "tour:7", "tour:17", "positional", "embeddings", "translation")},
     "lm": {"normal": views("training", "attention", "patch", "generate", "cache"),
            "presenter": views("training", "attention", "patch", "cache")},  # 25 x 25 map
     "gpt2-small": {"normal": views("attention", "heads", "steps"),

@@ -49,8 +49,8 @@ def render(ctx: Ctx) -> None:
     step = (c3.slider(_("Step"), 0, len(steps) - 1, 0, key="tr_step") if len(steps) > 1 else 0)
     left, right = st.columns(2)
     with left:
-        chart(viz_translation.step_bar_figure(steps[step], step), ctx)
+        chart(viz_translation.step_bar_figure(steps[step], step), ctx, share=0.5)
     with right:
-        chart(viz_translation.cross_row_figure(t, ctx.b, layer, head, step), ctx)
+        chart(viz_translation.cross_row_figure(t, ctx.b, layer, head, step), ctx, share=0.5)
     chart(viz_translation.topk_figure(steps), ctx)
     chart(viz_translation.cross_steps_figure(t, ctx.b, layer, head, steps), ctx)
