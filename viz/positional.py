@@ -34,6 +34,34 @@ def _note(title: str, note: str | None = None) -> str:
     return f"{title}<br><sup>{note}</sup>" if note else title
 
 
+# colour-bar ticks: steps of 1, 2, 2.5 or 5 times a power of ten, at most BAR_TICKS a side of 0
+BAR_STEPS = (1.0, 2.0, 2.5, 5.0)
+BAR_TICKS = 3
+
+
+def bar_ticks(half: float) -> list[float]:
+    """Tick values of a colour bar from -half to half: 0 and whole steps either side.
+
+    Fixed by the figure, so the bar's labels do not depend on its length: plotly.js picks
+    ticks by the bar's length in px, and where Streamlit draws a chart at plotly's default
+    450 px high before its own height, the labels of the first pass ("-1", 18 px wide) set the
+    right margin and the wider ones of the second ("-1.5") were drawn at the old bar's place,
+    13.5 px past the chart's edge (minilm's table presenting, Chromium)."""
+    half = float(half)
+    if not np.isfinite(half) or half <= 0:
+        return [0.0]
+    power = 10.0 ** np.floor(np.log10(half / BAR_TICKS))
+    step = next(s * power * k for k in (1.0, 10.0) for s in BAR_STEPS
+                if half / (s * power * k) < BAR_TICKS + 1)
+    n = int(np.floor(half / step + 1e-9))
+    return [float(f"{i * step:.6g}") + 0.0 for i in range(-n, n + 1)]  # + 0.0: no -0
+
+
+def _bar(title: str, half: float) -> dict:
+    """A signed heatmap's colour bar: its title and fixed ticks (bar_ticks)."""
+    return {"title": {"text": title}, "tickvals": bar_ticks(half)}
+
+
 def _table_hover() -> str:
     return (_("position") + " %{y}<br>" + _("dimension") + " %{x}<br>" + _("value")
             + " %{z:.4f}<extra></extra>")
@@ -76,7 +104,7 @@ def table_heatmap(pos_table: np.ndarray, n_positions: int | None = None,
     m = half_width(z)
     fig = go.Figure(go.Heatmap(
         z=z, x=np.arange(z.shape[1]), y=np.arange(z.shape[0]), colorscale=DIVERGING,
-        zmin=-m, zmax=m, zmid=0, colorbar_title=_("value"), hovertemplate=_table_hover()))
+        zmin=-m, zmax=m, zmid=0, colorbar=_bar(_("value"), m), hovertemplate=_table_hover()))
     shape = _("{n} positions × {d} dimensions").format(n=z.shape[0], d=z.shape[1])
     title = _(title) if title == TABLE_TITLE else title  # a caller's title comes translated
     note = _(PAD_NOTE) if note is None else note
@@ -126,7 +154,7 @@ def position_similarity(pos_table: np.ndarray, n_positions: int,
     name, position = _word(metric), _("position")
     pos = np.arange(rows.shape[0])
     fig = go.Figure(go.Heatmap(
-        z=sim, x=pos, y=pos, colorscale=DIVERGING, zmin=-m, zmax=m, zmid=0, colorbar_title=name,
+        z=sim, x=pos, y=pos, colorscale=DIVERGING, zmin=-m, zmax=m, zmid=0, colorbar=_bar(name, m),
         hovertemplate=position + " %{y} · " + position + " %{x}<br>" + name
         + " %{z:.4f}<extra></extra>"))
     return finish_figure(fig, _note(_("Position–position {measure}").format(measure=name), note),
@@ -167,7 +195,7 @@ def compare_tables(a: np.ndarray, b: np.ndarray, names: tuple[str, str],
     for col, z in ((1, za), (2, zb)):
         fig.add_trace(go.Heatmap(
             z=z, x=np.arange(z.shape[1]), y=np.arange(z.shape[0]), colorscale=DIVERGING,
-            zmin=-m, zmax=m, zmid=0, showscale=col == 2, colorbar_title=_("value"),
+            zmin=-m, zmax=m, zmid=0, showscale=col == 2, colorbar=_bar(_("value"), m),
             name=plotly_text(names[col - 1]), hovertemplate=_table_hover()),
             row=1, col=col)
         fig.update_xaxes(title_text=_("Depth (dimension)"), row=1, col=col)
@@ -179,22 +207,39 @@ def compare_tables(a: np.ndarray, b: np.ndarray, names: tuple[str, str],
 # ---- Hugging Face models without a position table (model/hf/positions.py) -----------------
 
 
+LOG_LABELS = 6  # a log axis names at most about this many powers of ten
+
+
+def decade_step(values: np.ndarray) -> int:
+    """dtick of a log axis over values: every k-th power of ten, k so that about LOG_LABELS
+    are named. Left to itself, plotly.js also writes 2 and 5 between the powers at 0.75 of
+    the tick font, which no figure setting sizes: 13.5 px in presenter mode's 18 px ticks
+    (lm's rotary chart, Chromium), under the projector's 16 px."""
+    v = np.asarray(values, dtype=np.float64)
+    v = v[np.isfinite(v) & (v > 0)]
+    if not v.size:
+        return 1
+    decades = np.ceil(np.log10(v.max())) - np.floor(np.log10(v.min()))
+    return max(1, int(np.ceil(decades / LOG_LABELS)))
+
+
 def rotary_frequencies(theta: np.ndarray) -> go.Figure:
     """Rotary positions: the angle per position θ_i of each rotated dimension pair (log scale)
     and its wavelength 2π/θ_i in positions."""
     theta = np.asarray(theta, dtype=np.float64)
     pairs = np.arange(len(theta))
+    wavelength = 2 * np.pi / np.maximum(theta, 1e-30)
     fig = make_subplots(rows=1, cols=2, subplot_titles=(
         _("rotation per position θ_i (radians)"), _("wavelength 2π/θ_i (positions)")))
     pair = _("pair") + " %{x}<br>"
     fig.add_trace(go.Scatter(x=pairs, y=theta, mode="lines+markers", name="θ_i",
                              hovertemplate=pair + "θ %{y:.3g} rad<extra></extra>"), 1, 1)
-    fig.add_trace(go.Scatter(x=pairs, y=2 * np.pi / np.maximum(theta, 1e-30),
-                             mode="lines+markers", name=_("wavelength"),
+    fig.add_trace(go.Scatter(x=pairs, y=wavelength, mode="lines+markers", name=_("wavelength"),
                              hovertemplate=pair + "%{y:.3g} " + _("positions")
                              + "<extra></extra>"),
                   1, 2)
-    fig.update_yaxes(type="log")
+    for col, values in ((1, theta), (2, wavelength)):
+        fig.update_yaxes(type="log", dtick=decade_step(values), row=1, col=col)
     fig.update_xaxes(title_text=_("dimension pair i (dimensions 2i, 2i+1 of each head)"))
     return finish_figure(fig, _("Rotary positions: q and k of each pair are rotated by position × "
                           "θ_i"), "", "", showlegend=False, height=380)
@@ -229,7 +274,7 @@ def t5_bias_heatmap(bias: np.ndarray, head: int, side: str) -> go.Figure:
     m = half_width(z)
     fig = go.Figure(go.Heatmap(
         z=z, x=np.arange(z.shape[1]), y=np.arange(z.shape[0]), colorscale=DIVERGING, zmin=-m,
-        zmax=m, zmid=0, colorbar_title=_("bias"),
+        zmax=m, zmid=0, colorbar=_bar(_("bias"), m),
         hovertemplate=_("query") + " %{y}<br>" + _("key") + " %{x}<br>" + _("bias")
         + " %{z:.4f}<extra></extra>"))
     fig.update_yaxes(autorange="reversed")

@@ -8,14 +8,24 @@ Shape legend: n_q / n_k query / key components, L layers, H heads.
 
 from __future__ import annotations
 
+import unicodedata
+
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .common import DIVERGING, base_layout, heatmap, plotly_text, style
+from .common import DIVERGING, SCREEN_W, base_layout, heatmap, plotly_text, style
 from .i18n import _
 
 SIDES = ("q", "k", "v")
+SUBPLOT_TITLE_PX = 16  # make_subplots' titles (presenter mode draws them 1.5x: 24 px)
+MAP_SPACING = 0.08  # between the three composition maps, of the plot's width
+# a title's character in font sizes as Chromium draws it in Source Sans: "V-composition
+# (random: 0.089)" is 308 px at 24 px, 0.44 a character (0.5 here, for spare); a wide (CJK)
+# character a whole size
+NARROW_EM, WIDE_EM = 0.5, 1.0
+LEFT_EM = 4.0  # the maps' left margin (layer numbers and "layer") is under this many sizes
+EDGE_PX = 4  # between a title's end and the chart's edge
 
 
 def part_name(part: str) -> str:
@@ -65,12 +75,35 @@ def components_figure(c, q_token: str, k_token: str) -> go.Figure:
                    fmt=".2f")
 
 
-def composition_figure(scores: dict, kind: str, layer: int, head: int) -> go.Figure:
+def text_px(text: str, size: float) -> float:
+    """About how wide a line of text is drawn at size px (NARROW_EM, WIDE_EM a character)."""
+    return size * sum(WIDE_EM if unicodedata.east_asian_width(c) in "WF" else NARROW_EM
+                      for c in text)
+
+
+def right_margin(titles: list[str], width_px: float, size: float) -> int:
+    """The right margin in px that keeps the last of n equal maps' centred titles (at size
+    px) inside a chart width_px wide: half the title past half its map, and EDGE_PX. The
+    maps share the plot's width less MAP_SPACING between each two, so a wider margin narrows
+    the last map as well: r = (T/2 + EDGE - d(W - l)/2) / (1 - d/2), d its share."""
+    share = (1 - MAP_SPACING * (len(titles) - 1)) / len(titles)
+    half_title = text_px(titles[-1], size) / 2
+    left = LEFT_EM * size
+    need = (half_title + EDGE_PX - share * (width_px - left) / 2) / (1 - share / 2)
+    return max(0, int(np.ceil(need)))
+
+
+def composition_figure(scores: dict, kind: str, layer: int, head: int,
+                       width_px: float = SCREEN_W,
+                       title_px: float = SUBPLOT_TITLE_PX) -> go.Figure:
     """Q-, K- and V-composition of head (kind, layer, head) with every earlier head, one
-    layer × head map per side, each titled with its random baseline."""
-    fig = make_subplots(rows=1, cols=3, horizontal_spacing=0.08,
-                        subplot_titles=[_("{side}-composition (random: {base:.3f})").format(
-                            side=s.upper(), base=scores["baseline"][s][kind]) for s in SIDES])
+    layer × head map per side, each titled with its random baseline. width_px: the chart's
+    drawn width, title_px: its map titles' drawn size (presenter mode's 24 px); the right
+    margin holds the last title (right_margin: presenting, "V-composition (random: 0.089)"
+    ran 6 px past the chart's edge in Chromium)."""
+    titles = [_("{side}-composition (random: {base:.3f})").format(
+        side=s.upper(), base=scores["baseline"][s][kind]) for s in SIDES]
+    fig = make_subplots(rows=1, cols=3, horizontal_spacing=MAP_SPACING, subplot_titles=titles)
     top = max(float(np.nanmax(np.nan_to_num(scores[s][kind][layer, head], nan=0.0)))
               for s in SIDES) or 1.0
     for i, side in enumerate(SIDES):
@@ -84,8 +117,9 @@ def composition_figure(scores: dict, kind: str, layer: int, head: int) -> go.Fig
         fig.update_xaxes(title_text=_("head"), type="category", row=1, col=i + 1)
         fig.update_yaxes(title_text=_("layer"), type="category", autorange="reversed",
                          row=1, col=i + 1)
-    fig.update_layout(base_layout(_("How much this head reads each earlier head (grey: no "
-                                    "path)"), 360))
+    layout = base_layout(_("How much this head reads each earlier head (grey: no path)"), 360)
+    layout["margin"]["r"] = max(layout["margin"]["r"], right_margin(titles, width_px, title_px))
+    fig.update_layout(layout)
     fig.update_layout(plot_bgcolor="#dddddd")
     return fig
 

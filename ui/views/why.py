@@ -17,6 +17,7 @@ from ui import cost
 from ui.common import chart, head_picker
 from ui.context import Ctx, trace_key
 from ui.i18n import _
+from ui.presenter import MIN_PX, PLOT_WIDTH, ZOOM, presenting
 from ui.runtime import (
     cached_composition,
     cached_ov_components,
@@ -26,6 +27,7 @@ from ui.runtime import (
 from ui.state import link_int, seed, url_value
 from ui.text import md
 from viz import why as viz_why
+from viz.common import SCREEN_W
 
 LINKED = "_why_linked"  # set once the link's query=/key= were read: later visits keep widgets
 
@@ -111,6 +113,14 @@ def _composition(ctx: Ctx):
     return cached_composition(ctx.bundle, ctx.key)
 
 
+def _drawn() -> tuple[float, float]:
+    """The width a full-width chart is drawn at in this mode and its map titles' size (the
+    1.5x of presenter mode, ui.presenter.for_screen)."""
+    if presenting():
+        return PLOT_WIDTH, max(MIN_PX, round(viz_why.SUBPLOT_TITLE_PX * ZOOM))
+    return SCREEN_W, viz_why.SUBPLOT_TITLE_PX
+
+
 def _export(c, o, kind: str, layer: int, head: int, query: int, key: int) -> str:
     """The numbers on screen as JSON."""
     out = {"kind": kind, "layer": layer, "head": head, "query": query, "key": key,
@@ -163,7 +173,8 @@ def render(ctx: Ctx) -> None:
     st.markdown(_("**Composition with earlier heads** (Elhage et al. 2021; weights only)"))
     scores = _composition(ctx)
     if scores is not None:
-        chart(viz_why.composition_figure(scores, kind, layer, head), ctx, key="why_comp")
+        chart(viz_why.composition_figure(scores, kind, layer, head, *_drawn()), ctx,
+              key="why_comp")
     st.markdown(_("**What the head writes** at {q}").format(q=md(repr(q_tokens[query]))))
     o = None
     secs = ov_seconds(ctx.bundle, kind, len(keys), layer)
