@@ -75,7 +75,7 @@ def for_screen(fig, share: float = 1.0):
     if len(heatmaps) == 1 and all(t.get("type") in ("heatmap", "scatter")
                                   for t in spec.get("data", [])):
         layout["height"] = min(layout.get("height") or 450, MAX_SINGLE_HEIGHT)
-    fit_ticks(spec, width, (TICK_PX["x"], TICK_PX["y"]))
+    fit_ticks(spec, width, (TICK_PX["x"], TICK_PX["y"]), drawn_h=ZOOM)  # drawn 1.5x high
     _pin_fonts(layout, spec.get("data", []))
     # Streamlit sizes the chart's frame in the zoomed column, so Chromium draws the figure
     # ZOOM x its layout height (380 -> 570 px on the attention view, 254 -> 381 on the heads

@@ -86,6 +86,17 @@ def _cells(trace, kind: str, b: int, hide_pad: bool) -> tuple[list[str], list[st
     return token_labels(q[:nq]), token_labels(k[:nk]), nq, nk
 
 
+def _cells_edge_to_edge(fig: go.Figure) -> go.Figure:
+    """fig (a tiled heatmap) with its axes pinned at the cells' outer edges, first row on top:
+    the view lays click targets (scatter markers, viz.click.panel_targets) over the panels, and
+    plotly pads an autorange for markers, so GPT-2 small's layers x heads grid presenting drew
+    its image on 80 % of its plot area (x -8.5 ... 102.5 for 95 cells)."""
+    heat = fig.data[0]
+    fig.update_xaxes(range=[-0.5, len(heat.x) - 0.5], autorange=False)
+    fig.update_yaxes(range=[len(heat.y) - 0.5, -0.5], autorange=False)
+    return fig
+
+
 def layer_figure(trace, kind: str, layer: int, b: int, *, hide_pad: bool = True,
                  colorscale: str = "Viridis", max_size: int = LAYER_MAX) -> go.Figure:
     """Every head of one layer as square panels, at most 8 a row, on one 0–1 colour scale
@@ -107,7 +118,7 @@ def layer_figure(trace, kind: str, layer: int, b: int, *, hide_pad: bool = True,
     data = [[None if h is None else (h, groups[h] if groups else h) for h in row]
             for row in grid]
     hover = _("head") + " %{customdata[0]}" + (" · kv %{customdata[1]}" if groups else "")
-    return tiled_heatmap(
+    return _cells_edge_to_edge(tiled_heatmap(
         panels, x_cells=xs, y_cells=ys, x_word=_("key"), y_word=_("query"),
         panel_titles=titles, panel_data=data,
         panel_hover=hover, col_groups=[groups[c] for c in range(per_row)] if groups else None,
@@ -115,7 +126,7 @@ def layer_figure(trace, kind: str, layer: int, b: int, *, hide_pad: bool = True,
         title=_("{kind} · layer {layer}: all {n} heads (shared 0–1 scale)")
         .format(kind=_(KIND_NAMES[kind]), layer=layer, n=n_heads),
         x_title=_("key (attended to)"),
-        y_title=_("query (attending)"))
+        y_title=_("query (attending)")))
 
 
 def grid_figure(trace, kind: str, b: int, *, hide_pad: bool = True, colorscale: str = "Viridis",
@@ -128,11 +139,11 @@ def grid_figure(trace, kind: str, b: int, *, hide_pad: bool = True, colorscale: 
     ys, xs, nq, nk = _cells(trace, kind, b, hide_pad)
     z = trace.attn[kind][:, b]
     panels = [[z[layer, h, :nq, :nk] for h in range(n_heads)] for layer in range(n_layers)]
-    return tiled_heatmap(
+    return _cells_edge_to_edge(tiled_heatmap(
         panels, x_cells=xs, y_cells=ys, x_word=_("key"), y_word=_("query"),
         row_names=[_("layer {layer}").format(layer=i) for i in range(n_layers)],
         col_names=_head_titles(n_heads, groups), col_groups=groups, selected=selected,
         colorscale=colorscale, max_cells=max_size,
         title=_("{kind}: every layer (rows) × head (columns), shared 0–1 scale")
         .format(kind=_(KIND_NAMES[kind])),
-        x_title=_("head"), y_title=_("layer"))
+        x_title=_("head"), y_title=_("layer")))

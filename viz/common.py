@@ -18,7 +18,15 @@ from model.masks import MASK_FILL  # blocked scores; cell_text prints them as "-
 
 from .i18n import _
 from .look import TEMPLATE  # the page's one template, with its look (viz/look.py)
-from .plot_area import grid_shape, plain_layout, plot_area, setting
+from .plot_area import (
+    category_px,
+    grid_shape,
+    keep_every,
+    plain_layout,
+    plot_area,
+    setting,
+    tick_places,
+)
 
 # pandas and PIL.Image are imported here, fully, before any figure is built: plotly's validators
 # and JSON encoder look them up in sys.modules without importing them, so while one session's
@@ -216,33 +224,44 @@ def fit_title(fig, width_px: float, size: float | None = None) -> None:
                             "t": need}
 
 
-def fit_ticks(fig, width_px: float, gap: tuple[float, float] = (TICK_MIN_PX, TICK_MIN_PX)
-              ) -> None:
-    """Every axis of a figure (a go.Figure or its dict) that names chosen categories
-    (tickvals, as thin_ticks writes them) keeps every k-th of them, in place, so that its
-    labels stay gap (x, y) pixels apart at width_px: thin_ticks guessed a full-width chart,
-    and a chart in a column is narrower (steps' labels "0" and "3" overlapped). plotly spaces
-    the ticks of other axes by itself."""
+def fit_ticks(fig, width_px: float, gap: tuple[float, float] = (TICK_MIN_PX, TICK_MIN_PX),
+              drawn_h: float = 1.0) -> None:
+    """Every category axis of a figure (a go.Figure or its dict) keeps every k-th of its
+    labels, in place, so that no two labels on one axis overlap where plotly.js draws the
+    figure width_px wide: the labels' widths in their font (viz.plot_area.label_px), the
+    spacing of the plot area plotly.js lays out, and the angle it draws them at (tilted labels
+    anchored at their ends slide by their difference in length). Axes that name chosen
+    categories (tickvals, as thin_ticks writes them) keep a part of those; an axis of a
+    heatmap's pieces gets tickvals where not all of them fit (plotly's own thinning spaced
+    -45° labels 16 px apart at 12 px: "s" and "av (2)" met). gap (x, y): labels at least
+    this many px apart as well. drawn_h: how many times its layout height Chromium draws the
+    chart (presenter mode: ui.presenter.ZOOM, as Streamlit sizes the frame in the zoomed
+    column); the y labels' rows are that much taller."""
     layout = _get(fig, "layout")
     if layout is None:
         return
-    names = layout if isinstance(layout, dict) else layout.to_plotly_json()
-    height = _get(layout, "height") or 450
-    width = _get(layout, "width") or width_px
-    for name in [n for n in names if n[:5] in ("xaxis", "yaxis")]:
-        axis = _get(layout, name)
-        vals = _get(axis, "tickvals") if axis is not None else None
-        if vals is None or len(vals) < 2:
+    plain = plain_layout(layout)
+    data = [t if isinstance(t, dict) else t.to_plotly_json() for t in _get(fig, "data") or []]
+    names = sorted({n for n in plain if n[:5] in ("xaxis", "yaxis")} |
+                   {(letter + "axis" + (_get(t, letter + "axis") or letter)[1:])
+                    for t in data for letter in "xy"})
+    cells = category_px(plain, data, names, _get(layout, "width") or width_px, drawn_h)
+    size_px = ((_get(layout, "width") or width_px), (_get(layout, "height") or 450) * drawn_h)
+    base = setting(plain, "font", "size") or 12
+    for name in names:
+        placed = tick_places(plain, data, name, cells.get(name), size_px)
+        if placed is None:
             continue
-        lo, hi = _get(axis, "domain") or (0.0, 1.0)
-        y = name[0] == "y"
-        room = ((height - 160) if y else (width - 150)) * (hi - lo)
-        step = -(-len(vals) * int(gap[y]) // max(int(room), 1))
-        if step > 1:
-            text = _get(axis, "ticktext")
-            axis["tickvals"] = list(vals)[::step]
-            if text is not None and len(text) == len(vals):
-                axis["ticktext"] = list(text)[::step]
+        vals, labels, at_px = placed
+        axis = _get(layout, name)
+        size = setting(plain, name, "tickfont", "size") or base
+        k = keep_every(plain, name, labels, at_px, size, gap[name[0] == "y"])
+        if k > 1:
+            if axis is None:
+                layout[name] = axis = {}
+            axis["tickmode"] = "array"
+            axis["tickvals"] = list(vals)[::k]
+            axis["ticktext"] = list(labels)[::k]
 
 
 def category_at(labels: Sequence[str], value: str) -> float:

@@ -9,11 +9,16 @@ area keeps 64 px (layout.minreducedheight/width). Within 6 px of the plot area C
 in the page's Source Sans, for tokens-like, attention, tilted-label and layers x heads maps
 at the widths the app draws them (tests/unit/test_cell_room.py, both modes). A fixed guess
 (150 px of the height) gave a one-row map 10 px rows where Chromium draws 64 px.
+
+Tick labels (viz.common.fit_ticks): how wide Chromium draws one (label_px, Source Sans glyph
+widths), whether two neighbours overlap at their axis's angle (labels_clear), and every k-th
+of an axis's labels that keeps them all clear (keep_every; tests/unit/test_tick_room.py).
 """
 
 from __future__ import annotations
 
 import html
+import re
 
 import numpy as np
 
@@ -155,3 +160,144 @@ def column_width(row_px: float, share: float, zoom: float = 1.0) -> float:
     column's CSS zoom (presenter mode's 1.5), which widens the gaps."""
     gap = COLUMN_GAP_PX * zoom
     return max(1.0, share * (row_px + gap) - gap)
+
+
+# A character's advance in font sizes in the page's Source Sans, as Chromium draws a tick label
+# (measured on the app's page by getComputedTextLength, a label cloned at 100 px): each group
+# within 0.03 of its value. Anything else (Korean, CJK, symbols) is taken as a full em.
+GLYPH_EM = {0.20: " ", 0.27: ".|':ij,;Il!-f", 0.31: "()[]{}t", 0.36: "/\\r",
+            0.44: "*Y?sz\"cxyT", 0.50: "FevJLVXak0123456789#$+<=>E^_g~oZ",
+            0.56: "SA`bdhpquPnCKRB", 0.63: "D&GOQUHN", 0.78: "wMW\u2581", 0.86: "%m@\u2205"}
+_EM = {c: em for em, chars in GLYPH_EM.items() for c in chars}
+UNKNOWN_EM = 1.0
+# Chromium's text box in Source Sans is 1.33 of the size high (ascent and descent: 16 px at
+# 12 px, 24 at 18, y tick labels measured on the masks and compare views); tilted
+# labels' lines must be a line of ink (the size) apart across their slant, and the
+# test_geometry check wants their boxes' middles 0.9 of the size apart along the axis
+TEXT_BOX_EM = 1.33
+SLANT_MID_EM = 0.9
+CLEAR_PX = 2.0  # spare between two labels' boxes, for the glyph widths' rounding
+
+
+def label_px(text: str, size: float) -> float:
+    """How wide Chromium draws a tick label `text` (plotly markup and escapes as shown) at
+    `size` px, from GLYPH_EM."""
+    shown = html.unescape(re.sub(r"<[^>]*>", "", str(text)))
+    return size * sum(_EM.get(c, UNKNOWN_EM) for c in shown)
+
+
+def labels_clear(left_px: float, right_px: float, apart: float, size: float,
+                 angle: float, along_y: bool = False) -> bool:
+    """True when two neighbouring tick labels, left_px and right_px wide, whose ticks are
+    `apart` px apart, do not overlap at font `size` and tickangle `angle` (degrees): y's
+    labels stack a text box high; level x labels meet half their widths from their ticks;
+    tilted ones are anchored at one end, so a longer label's middle slides cos(angle) / 2 of
+    the difference towards its neighbour, and their slanted lines must be the size apart."""
+    if along_y:  # boxes may touch by a pixel, as test_geometry's check allows
+        return apart >= TEXT_BOX_EM * size - 1.0
+    turn = np.radians(abs(angle) % 180)
+    if turn < 1e-6:
+        return apart >= (left_px + right_px) / 2 + CLEAR_PX
+    slide = np.cos(turn) / 2 * abs(right_px - left_px)
+    return (apart - slide >= SLANT_MID_EM * size + CLEAR_PX
+            and apart * np.sin(turn) >= size)
+
+
+def axis_categories(data, name: str) -> list[str] | None:
+    """The categories a figure's traces put on axis `name` ("xaxis2"): the labels of the
+    first trace on it whose x (or y) is a list of strings (a heatmap's pieces, a bar's names);
+    None where no trace names any."""
+    letter = name[0]
+    ref = letter + name[5:]
+    for trace in data or []:
+        if (_at(trace, letter + "axis") or letter) != ref:
+            continue
+        labels = _at(trace, letter)
+        if isinstance(labels, (list, tuple, np.ndarray)) and len(labels) and all(
+                isinstance(v, str) for v in labels):
+            return list(labels)
+    return None
+
+
+def category_px(layout: dict, data, names: list[str], width_px: float, drawn_h: float = 1.0
+                ) -> dict[str, float]:
+    """px from one category to the next on each named axis that carries categories: the plot
+    area plotly.js draws (plot_area) times the axis's domain over its categories; an axis
+    pinned to another (scaleanchor: square cells) and that one both the smaller. drawn_h:
+    how many times its layout height the chart is drawn (presenter mode's zoom)."""
+    fig = {"layout": {**layout, "height": (layout.get("height") or 450) * drawn_h},
+           "data": data or []}
+    area = dict(zip("xy", plot_area(fig, width_px)))
+    cells = {}
+    for name in names:
+        cats = axis_categories(data, name)
+        if cats:
+            lo, hi = setting(layout, name, "domain") or (0.0, 1.0)
+            cells[name] = area[name[0]] * (hi - lo) / len(cats)
+    for name in names:
+        anchor = setting(layout, name, "scaleanchor")
+        other = f"{anchor[0]}axis{anchor[1:]}" if isinstance(anchor, str) and anchor else None
+        if name in cells and other in cells:
+            cells[name] = cells[other] = min(cells[name], cells[other])
+    return cells
+
+
+def x_angle(layout: dict, name: str, widths: list[float], apart: float, size: float
+            ) -> float:
+    """x's label angle: its tickangle, else the one plotly.js picks for labels `widths` wide
+    `apart` px apart: level where they fit, 30° where the spacing allows (_tilt), else 90°."""
+    angle = setting(layout, name, "tickangle")
+    if isinstance(angle, (int, float)):
+        return float(angle)
+    if max(widths, default=0.0) + CLEAR_PX <= apart:
+        return 0.0
+    return 30.0 if apart >= np.sqrt(3) * 1.25 * size else 90.0
+
+
+def keep_every(layout: dict, name: str, labels: list[str], at_px: list[float],
+               size: float, floor: float) -> int:
+    """k such that every k-th of an axis's labels (at at_px along it) clears the next one kept
+    (labels_clear, at the angle plotly.js draws them), at least `floor` px apart."""
+    along_y = name[0] == "y"
+    widths = [label_px(t, size) for t in labels]
+    n = len(labels)
+    for k in range(1, max(n, 1)):
+        kept = list(range(0, n, k))
+        ok = True
+        for a, b in zip(kept, kept[1:]):
+            apart = abs(at_px[b] - at_px[a])
+            angle = 0.0 if along_y else x_angle(layout, name, [widths[i] for i in kept],
+                                                apart, size)
+            if apart < floor or not labels_clear(widths[a], widths[b], apart, size, angle,
+                                                 along_y):
+                ok = False
+                break
+        if ok:
+            return k
+    return max(n, 1)
+
+
+def tick_places(layout: dict, data: list, name: str, cell: float | None,
+                size_px: tuple[float, float]) -> tuple[list, list[str], list[float]] | None:
+    """(values, labels, px along the axis) of the tick labels axis `name` may show: the
+    categories it names (tickvals and ticktext, as viz.common.thin_ticks writes them), else
+    every category a trace puts on it; None where neither is known or its labels are hidden.
+    cell: px from one category to the next (category_px), None where not known: the ticks
+    then spread evenly over the figure (size_px: its width and height) less 150 and 160 px."""
+    vals = setting(layout, name, "tickvals")
+    cats = axis_categories(data, name)
+    if vals is not None and len(vals) >= 2:
+        text = setting(layout, name, "ticktext")
+        labels = [str(v) for v in (text if text is not None and len(text) == len(vals)
+                                   else vals)]
+        where = [cats.index(v) if cats and v in cats else v for v in vals]
+        if not all(isinstance(w, (int, float, np.integer, np.floating)) for w in where):
+            return None
+        if cell is not None:
+            return list(vals), labels, [float(w) * cell for w in where]
+        lo, hi = setting(layout, name, "domain") or (0.0, 1.0)
+        room = ((size_px[1] - 160) if name[0] == "y" else (size_px[0] - 150)) * (hi - lo)
+        return list(vals), labels, [i * room / len(vals) for i in range(len(vals))]
+    if cats and cell is not None and setting(layout, name, "showticklabels") is not False:
+        return cats, cats, [i * cell for i in range(len(cats))]
+    return None
