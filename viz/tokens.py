@@ -25,6 +25,22 @@ def side_name(trace, side: str) -> str:
     """What a side's input is called on this model: "(source)"/"(target)" only where the model
     has both stacks (cross attention between them)."""
     return _(SIDES[side][0]) if "cross" in trace.attn else _(ALONE[side])
+
+
+# a strip of sentences: ROW_PX a row under MARGINS_PX of margins: the title's 60 above, and
+# below what plotly.js grows for the tick labels and the axis title (52 px upright, 65 tilted:
+# lm's 25 positions at 1280 x 800), with room to spare. plotly.js never draws a plot area lower
+# than its minreducedheight (64 px): it takes the lacking px from the margins, the title's
+# included (lm's one-row decoder strips, 160 px high: top margin 60 -> 44 px, the two-line
+# title's box 2.8 px over the plot in Chromium)
+ROW_PX, MARGINS_PX, PLOT_FLOOR_PX = 40, 140, 64
+
+
+def strip_height(rows: int) -> int:
+    """A sentence strip's height: ROW_PX a row, and never a plot area under plotly's floor."""
+    return MARGINS_PX + max(ROW_PX * rows, PLOT_FLOOR_PX)
+
+
 _CHIP = ("display:inline-block;margin:2px 3px;padding:2px 6px;border-radius:6px;"
          "border:1px solid #8a8a8a;font-family:monospace;white-space:pre")
 _SPECIAL = "background:#e8e8e8;color:#333"
@@ -72,7 +88,7 @@ def id_matrix_figure(trace, side: str = "src", numbers: bool = True) -> go.Figur
                   text=text if numbers else None,
                   hover="%{y}, " + _("position") + " %{x}<br>" + _("piece")
                         + ": %{customdata[0]}<br>id: %{customdata[1]}<extra></extra>",
-                  height=120 + 40 * ids.shape[0])
+                  height=strip_height(ids.shape[0]))
     fig.update_traces(customdata=custom, showscale=False)
     return fig
 
@@ -112,7 +128,7 @@ def positions_figure(trace, side: str = "src", numbers: bool = True,
                   text=text if numbers else None,
                   hover="%{y}, " + _("slot") + " %{x}<br>" + _("position id")
                         + ": %{z:.0f}<extra></extra>",
-                  height=120 + 40 * pos.shape[0])
+                  height=strip_height(pos.shape[0]))
     fig.update_traces(showscale=False)
     return fig
 
@@ -136,7 +152,7 @@ def token_types_figure(tokens: list[list[str]], types: list[list[int]], width: i
                   text=text if numbers else None,
                   hover="%{y}, " + _("slot") + " %{x}: %{customdata}<br>" + _("token type")
                         + " %{z:.0f}<extra></extra>",
-                  height=120 + 40 * len(tokens))
+                  height=strip_height(len(tokens)))
     fig.update_traces(showscale=False, customdata=np.array(pieces, dtype=object))
     return fig
 
