@@ -15,6 +15,7 @@ from ui.context import Ctx
 from ui.corpus_cache import cached_knowledge
 from ui.i18n import N_, Labels, _, current
 from ui.notices import known_words
+from ui.tables import EXPANDER_INSET_PX, dataframe
 from ui.text import md
 
 MAX_QUERY = 100
@@ -95,11 +96,13 @@ def render(ctx: Ctx) -> None:
     for cat, entries in found["lexicon"].items():
         with st.expander(f"{md(CATEGORIES.get(cat, cat))} ({len(entries)})",
                          expanded=bool(query and query.strip())):
-            st.dataframe([{en: e, ko: o} for e, o in entries], hide_index=True)
+            dataframe([{en: e, ko: o} for e, o in entries], inset_px=EXPANDER_INSET_PX)
     st.markdown("#### " + _("Constructions"))
     if not found["constructions"]:
         st.info(_("No construction matches."))
     for c in found["constructions"]:
         about = c["description_ko"] if current() == "ko" else c["description"]
         st.markdown(f"**{md(c['name'])}** · {md(about)}")
-        st.dataframe([{en: e, ko: o} for e, o in c["examples"]], hide_index=True)
+        # sentences: a grid cut the longest (paper's "but", 845 px of columns in 818); an
+        # HTML table wraps them
+        st.table([{en: e, ko: o} for e, o in c["examples"]])

@@ -19,6 +19,7 @@ from ui.notices import (
     warn_unknown,
 )
 from ui.runtime import cached_translate
+from ui.tables import dataframe
 from ui.text import md
 from viz import tokens as viz_tokens
 
@@ -63,7 +64,9 @@ def render(ctx: Ctx) -> None:
                 ctx.numbers), ctx)
             pairs = [b + 1 for b, p in enumerate(t.src_tokens) if is_pair(p, sep)]
             st.caption(md(pair_sentence(f, pairs)))
-    st.dataframe(viz_tokens.lengths_rows(t), hide_index=True)
+    # up to seven long column names: presenting, a grid needed 759 of its 692 px; an HTML
+    # table wraps them
+    st.table(viz_tokens.lengths_rows(t))
     if any(t.tgt_tokens):
         st.markdown(decoder_heading(t, f).replace("<", "\\<"))
         for b, pieces in enumerate(t.tgt_tokens):
@@ -77,4 +80,4 @@ def render(ctx: Ctx) -> None:
         chart(viz_tokens.positions_figure(t, "tgt", ctx.numbers), ctx)
         st.caption(_("Sentence {b}: what each decoder position reads and predicts")
                    .format(b=ctx.b + 1))
-        st.dataframe(viz_tokens.decoder_rows(t, ctx.b), hide_index=True)
+        dataframe(viz_tokens.decoder_rows(t, ctx.b))
