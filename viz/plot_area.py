@@ -242,14 +242,14 @@ def category_px(layout: dict, data, names: list[str], width_px: float, drawn_h: 
     return cells
 
 
-def x_angle(layout: dict, name: str, widths: list[float], apart: float, size: float
-            ) -> float:
-    """x's label angle: its tickangle, else the one plotly.js picks for labels `widths` wide
-    `apart` px apart: level where they fit, 30° where the spacing allows (_tilt), else 90°."""
+def x_angle(layout: dict, name: str, widest: float, apart: float, size: float) -> float:
+    """x's label angle: its tickangle, else the one plotly.js picks for labels up to `widest`
+    px wide `apart` px apart: level where they fit, 30° where the spacing allows (_tilt),
+    else 90°."""
     angle = setting(layout, name, "tickangle")
     if isinstance(angle, (int, float)):
         return float(angle)
-    if max(widths, default=0.0) + CLEAR_PX <= apart:
+    if widest + CLEAR_PX <= apart:
         return 0.0
     return 30.0 if apart >= np.sqrt(3) * 1.25 * size else 90.0
 
@@ -263,11 +263,11 @@ def keep_every(layout: dict, name: str, labels: list[str], at_px: list[float],
     n = len(labels)
     for k in range(1, max(n, 1)):
         kept = list(range(0, n, k))
+        widest = max(widths[i] for i in kept)
         ok = True
         for a, b in zip(kept, kept[1:]):
             apart = abs(at_px[b] - at_px[a])
-            angle = 0.0 if along_y else x_angle(layout, name, [widths[i] for i in kept],
-                                                apart, size)
+            angle = 0.0 if along_y else x_angle(layout, name, widest, apart, size)
             if apart < floor or not labels_clear(widths[a], widths[b], apart, size, angle,
                                                  along_y):
                 ok = False
@@ -298,6 +298,17 @@ def tick_places(layout: dict, data: list, name: str, cell: float | None,
         lo, hi = setting(layout, name, "domain") or (0.0, 1.0)
         room = ((size_px[1] - 160) if name[0] == "y" else (size_px[0] - 150)) * (hi - lo)
         return list(vals), labels, [i * room / len(vals) for i in range(len(vals))]
-    if cats and cell is not None and setting(layout, name, "showticklabels") is not False:
-        return cats, cats, [i * cell for i in range(len(cats))]
-    return None
+    if not cats or cell is None or setting(layout, name, "showticklabels") is False:
+        return None
+    if setting(layout, name, "type") != "category" and all(_numeric(c) for c in cats):
+        return None  # plotly.js makes it a number line, spaced by the values: left to plotly
+    return cats, cats, [i * cell for i in range(len(cats))]
+
+
+def _numeric(text: str) -> bool:
+    """True where plotly.js would read a category name as a number ("12", "-0.5")."""
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
