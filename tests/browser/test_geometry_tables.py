@@ -5,15 +5,19 @@ an HTML table hides nothing, and on lm's tokens view every chart title ends 2 px
 plot and no chart's top margin is squeezed by plotly. Before: knows' "but" construction drew
 845 px of columns in an 818 px grid; presenting, every grid was drawn 1.5x its column (1560
 px from x 120 on a 1280 px window); lm's one-row decoder strips (160 px high) got a 44 px top
-margin for a 60 px two-line title.
+margin for a 60 px two-line title. The tour's QK-terms table (step 8) and the attention
+view's long-mode detectors table were drawn to x 1680 presenting too; lm's training table is
+one of those that were "content" wide (capped at the same 1040 px, so a wide one overflowed).
 
-Cost: four pages on the session server (about 30 s)."""
+Cost: eight pages on the session server, and a server with a 1-layer rotary model whose 600
+pieces open the long mode for one presenting page (about 80 s)."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.browser.conftest import open_app
+from benchmarks.big_models import WORDS, build
+from tests.browser.conftest import open_app, wait_for_app
 from tests.browser.geometry import charts_ready, problems
 from tests.browser.test_geometry import MODES, TITLES_JS, titles_over_plots
 
@@ -49,21 +53,57 @@ SQUEEZED_JS = r"""() => [...document.querySelectorAll('[data-testid="stMain"] .j
   .map((l) => `'${(l.title.text || '').slice(0, 50)}': top margin ${l._size.t} of ${l.margin.t} px`
     + ` (plot area ${l._size.h} px)`)"""
 
-CASES = [("paper", "knows"), ("lm", "tokens")]
+CASES = [("paper", {"view": "knows"}), ("lm", {"view": "tokens"}),
+         ("paper", {"view": "tour", "step": "8"}), ("lm", {"view": "training"})]
+GRIDS = ('[data-testid="stMain"] [data-testid="stDataFrame"], '
+         '[data-testid="stMain"] [data-testid="stTable"]')
 
 
-@pytest.mark.parametrize("ckpt,view", CASES)
-def test_tables_fit_their_column(page, streamlit_server, ckpt, view):
+def drawn_problems(page, min_px: float) -> list[str]:
+    """The tables' and charts' faults on the page as drawn (see the module's docstring)."""
+    drawn = page.evaluate(TABLES_JS)
+    drawn += [p for p in problems(page, min_px) if "dataframe" in p]
+    return drawn + titles_over_plots(page.evaluate(TITLES_JS)) + page.evaluate(SQUEEZED_JS)
+
+
+@pytest.mark.parametrize("ckpt,query", CASES, ids=lambda c: c if isinstance(c, str)
+                         else "-".join(c.values()))
+def test_tables_fit_their_column(page, streamlit_server, ckpt, query):
     found = []
+    where = " ".join(query.values())
     for mode, (viewport, min_px, extra) in MODES.items():
         page.set_viewport_size(viewport)
-        open_app(page, streamlit_server, ckpt=ckpt, view=view, **extra)
+        open_app(page, streamlit_server, ckpt=ckpt, **query, **extra)
         charts_ready(page)
-        drawn = page.evaluate(TABLES_JS)
-        drawn += [p for p in problems(page, min_px) if "dataframe" in p]
-        drawn += titles_over_plots(page.evaluate(TITLES_JS)) + page.evaluate(SQUEEZED_JS)
-        found += [f"{ckpt} {view} ({mode}): {p}" for p in drawn]
-        tables = page.locator('[data-testid="stMain"] [data-testid="stDataFrame"], '
-                              '[data-testid="stMain"] [data-testid="stTable"]').count()
-        assert tables, f"{ckpt} {view} ({mode}): no table drawn"
+        found += [f"{ckpt} {where} ({mode}): {p}" for p in drawn_problems(page, min_px)]
+        assert page.locator(GRIDS).count(), f"{ckpt} {where} ({mode}): no table drawn"
+    assert not found, "\n".join(found)
+
+
+LONG_PIECES = 600  # above model.LONG_FROM (520): the attention view draws its long mode
+
+
+@pytest.fixture(scope="module")
+def long_server(streamlit_server_factory, tmp_path_factory):
+    root = tmp_path_factory.mktemp("tables_long")
+    build(root / "tinylong", "llama", layers=1, heads=1, kv=1, hidden=8,
+          positions=LONG_PIECES + 8, ffn=8)
+    return streamlit_server_factory({"ATTN_MODELS": str(root), "HF_HUB_OFFLINE": "1",
+                                     "OMP_NUM_THREADS": "1"})
+
+
+def test_long_mode_detectors_table_fits_presenting(page, long_server):
+    """Presenting only: normal mode's stretched grid was right (820 px in an 820 px column)."""
+    viewport, min_px, extra = MODES["presenter"]
+    page.set_viewport_size(viewport)
+    open_app(page, long_server, ckpt="tinylong", view="attention", text="the cat", **extra)
+    page.get_by_text("Long text: paste or upload").click()
+    box = page.get_by_label("Long text", exact=True)
+    box.fill(" ".join(WORDS[(i * 7) % len(WORDS)] for i in range(LONG_PIECES - 1)))  # + <s>
+    box.press("Control+Enter")
+    page.get_by_text(f"Long mode: {LONG_PIECES:,} pieces").wait_for()
+    page.locator(GRIDS).first.wait_for()
+    wait_for_app(page)
+    charts_ready(page)
+    found = drawn_problems(page, min_px)
     assert not found, "\n".join(found)

@@ -22,6 +22,7 @@ from ui.i18n import _
 from ui.presenter import MIN_PX, PLOT_WIDTH, PLOTLY_FONT, presenting
 from ui.snapshots import cached_recorded
 from ui.state import seed
+from ui.tables import dataframe
 from ui.text import md
 from ui.views import cache_evict
 from viz import cache as viz_cache
@@ -111,9 +112,9 @@ def _sizes(g) -> None:
     sizes = g.cache_bytes
     st.markdown(_("**The cache's size**: keys and values of {n} positions, as the model "
                   "holds them").format(n=g.cache_positions))
-    st.dataframe({_("layer"): list(range(len(sizes))), _("bytes"): sizes,
-                  _("bytes per position"): [s // max(1, g.cache_positions) for s in sizes]},
-                 hide_index=True, width="content")  # stretched, presenter mode's zoom cut it
+    dataframe({_("layer"): list(range(len(sizes))), _("bytes"): sizes,
+               _("bytes per position"): [s // max(1, g.cache_positions) for s in sizes]},
+              content=True)
     st.caption(_("{total:,} bytes in all.").format(total=sum(sizes)))
 
 

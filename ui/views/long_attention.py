@@ -24,6 +24,7 @@ from ui.admission import admitted, or_warning, server_gate
 from ui.common import chart
 from ui.context import Ctx
 from ui.i18n import _
+from ui.tables import dataframe
 from ui.text import KIND_LABELS
 from viz import long as viz_long
 
@@ -221,4 +222,4 @@ def _detectors(trace: LongTrace, kind: str) -> None:
                      ).format(d=int(offset.flat[flat]))
         rows.append({_("detector"): name, _("layer"): layer, _("head"): head,
                      _("score"): round(abs(float(s.flat[flat])), 4)})
-    st.dataframe(rows, hide_index=True)
+    dataframe(rows)

@@ -20,6 +20,7 @@ from ui.common import chart
 from ui.context import Ctx, key_folder
 from ui.i18n import N_, _
 from ui.snapshots import cached_history, snapshot_trace
+from ui.tables import dataframe
 from viz import attention as viz_attention
 from viz import training as viz_training
 
@@ -150,9 +151,7 @@ def _snapshot_panel(ctx: Ctx, h, layer: int, head: int, names: dict[str, str]) -
     layer = c2.selectbox(_("Layer"), list(range(n_l)), index=layer, key="trn_layer")
     head = c3.selectbox(_("Head"), list(range(n_h)), index=head, key="trn_head")
     i = h.at(step)
-    # as wide as its columns: a stretched table is measured before presenter mode's zoom and
-    # ran 1.5x past the window's edge
-    st.dataframe(viz_training.best_heads_rows(h, i, names), hide_index=True, width="content")
+    dataframe(viz_training.best_heads_rows(h, i, names), content=True)
     st.caption(_("At step {step} this head scores: {scores}.").format(
         step=int(h.steps[i]), scores=", ".join(
             f"{names[d]} {h.heads[d][i, layer, head]:.2f}" for d in DETECTOR_NAMES)))

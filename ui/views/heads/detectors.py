@@ -29,6 +29,7 @@ from ui.pick import head_chart
 from ui.runtime import result_get, result_put, val_split
 from ui.state import seed
 from ui.sweep import Sweep, stopped
+from ui.tables import dataframe
 from ui.text import KIND_LABELS, md
 from viz import detectors as viz_detectors
 from viz.click import cell_targets
@@ -204,8 +205,7 @@ def render(ctx: Ctx) -> None:
                  "see would score on the same rows. A score near it says nothing about the "
                  "head."))
     if shown:
-        # as wide as its columns: stretched, presenter mode's zoom pushed the last ones off
-        st.dataframe(shown[:20], hide_index=True, width="content")
+        dataframe(shown[:20], content=True)
     picks = [r["_head"] for r in rows]
     if st.session_state.get("det_open_head") in picks:
         # written back so the page shows this detector's score: the browser keeps a keyed

@@ -10,6 +10,7 @@ from model.backends import facts
 from ui.common import chart
 from ui.i18n import _
 from ui.model_words import fill_words
+from ui.tables import dataframe
 from ui.text import md
 from ui.views.tour.where import Where, hf_note, say
 from viz import masks as viz_masks
@@ -96,7 +97,7 @@ def _qk_table(w: Where) -> None:
                  "of the two vectors the score is made of, which add up to it.").format(
                      q=md(w.tokens[q]), k=md(w.tokens[k]), s=score, how=_score_name(w),
                      h=w.head))
-    st.dataframe(viz_qkterms.terms_rows(terms, score), hide_index=True)
+    dataframe(viz_qkterms.terms_rows(terms, score))
 
 
 def scale(w: Where) -> None:
