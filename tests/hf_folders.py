@@ -49,3 +49,16 @@ def save_families(root: Path, families: Iterable[str],
             tweak(model)
         save_folder(root / family, model, template)
     return root
+
+
+def wide_gpt2(extra: int = 40, positions: int = 32):
+    """A tiny random GPT-2 whose output is `extra` rows wider than make_tokenizer's vocabulary
+    (as a padded vocabulary, or the 50,257-row GPT-2-small shape over this word list, is), for
+    save_families: rows past the tokenizer have no piece to name them."""
+    import torch
+    import transformers as tf
+
+    torch.manual_seed(0)
+    return tf.GPT2LMHeadModel(tf.GPT2Config(
+        vocab_size=len(SPECIALS) + len(WORDS) + extra, n_embd=16, n_layer=2, n_head=4,
+        n_positions=positions, bos_token_id=2, eos_token_id=3, pad_token_id=0)), None

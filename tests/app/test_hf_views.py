@@ -171,24 +171,17 @@ def wide(hf_models) -> str:
     """"gpt2-wide": a GPT-2 40 rows wider than its tokenizer (as the 50,257-row GPT-2-small
     shape over the word list is), its final norm steered so every prediction is row n + 5,
     which the tokenizer cannot name."""
-    import transformers as tf
-
-    from tests.hf_folders import SPECIALS, WORDS
+    from tests.hf_folders import SPECIALS, WORDS, wide_gpt2
 
     n = len(SPECIALS) + len(WORDS)
-
-    def build_wide(_name: str):
-        torch.manual_seed(0)
-        return tf.GPT2LMHeadModel(tf.GPT2Config(
-            vocab_size=n + 40, n_embd=16, n_layer=2, n_head=4, n_positions=64,
-            bos_token_id=2, eos_token_id=3, pad_token_id=0)), None
 
     def favour_unnamed(model) -> None:
         with torch.no_grad():
             model.transformer.ln_f.weight.zero_()
             model.transformer.ln_f.bias.copy_(model.transformer.wte.weight[n + 5])
 
-    save_families(hf_models, ("gpt2-wide",), build_wide, favour_unnamed)
+    save_families(hf_models, ("gpt2-wide",), lambda _name: wide_gpt2(40, positions=64),
+                  favour_unnamed)
     return "gpt2-wide"
 
 

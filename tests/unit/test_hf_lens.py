@@ -12,7 +12,7 @@ import torch
 from model import capture, load_checkpoint
 from model.analysis.lens import logit_lens
 from model.backends import backend_for, capabilities
-from tests.hf_folders import SPECIALS, WORDS, save_families
+from tests.hf_folders import SPECIALS, WORDS, save_families, wide_gpt2
 from tests.unit.test_hf import make_model
 
 TEXT = ["the cat eats fish every day .", "winter is cold"]
@@ -81,17 +81,8 @@ def test_output_rows_beyond_the_tokenizer_are_named_by_id(tmp_path):
     the GPT-2-small shape of 50,257 rows over the tests' word list): the lens's top pieces
     can be rows no piece names. It raised IndexError (the embeddings view's lens could not be
     drawn); such a row is now "[id i]", and every probability is still the model's own."""
-    import transformers as tf
-
     n = len(SPECIALS) + len(WORDS)
-
-    def wide(family: str):
-        torch.manual_seed(0)
-        return tf.GPT2LMHeadModel(tf.GPT2Config(
-            vocab_size=n + 40, n_embd=16, n_layer=2, n_head=4, n_positions=32,
-            bos_token_id=2, eos_token_id=3, pad_token_id=0)), None
-
-    bundle = load_checkpoint(save_families(tmp_path, ("gpt2",), wide) / "gpt2")
+    bundle = load_checkpoint(save_families(tmp_path, ("gpt2",), lambda _f: wide_gpt2(40)) / "gpt2")
     assert len(backend_for(bundle).vocabulary()) == n
     trace = capture(bundle, TEXT[:1], names={"hidden", "logits"})
     lens = logit_lens(bundle, trace, 0, k=n + 40)  # every row, so the unnamed ones too
