@@ -86,13 +86,9 @@ def _tick_labels(layout: dict, name: str, labels, n: int) -> tuple[int, int]:
 
 
 def _tilt(layout: dict, name: str, wide: float, spacing: float, tick: float) -> float:
-    """x's label angle: tickangle, else plotly.js's own: level where labels wide px wide fit
-    spacing px apart, 30° where cos 30° <= spacing / hypot(spacing, 1.25 tick) (plotly.js's
-    autotickangles test: spacing >= √3 × 1.25 tick), else 90°."""
-    angle = setting(layout, name, "tickangle")
-    if not isinstance(angle, (int, float)):
-        angle = 0 if wide < spacing else 30 if spacing >= np.sqrt(3) * 1.25 * tick else 90
-    return float(np.radians(abs(angle) % 180))
+    """x's label angle in radians (0 … π): x_angle's rule, level where labels `wide` px wide
+    fit `spacing` px apart with nothing to spare."""
+    return float(np.radians(abs(x_angle(layout, name, wide, spacing, tick, clear=0.0)) % 180))
 
 
 def _axis_push(layout: dict, name: str, labels, n: int, spacing: float = 0.0
@@ -242,14 +238,16 @@ def category_px(layout: dict, data, names: list[str], width_px: float, drawn_h: 
     return cells
 
 
-def x_angle(layout: dict, name: str, widest: float, apart: float, size: float) -> float:
-    """x's label angle: its tickangle, else the one plotly.js picks for labels up to `widest`
-    px wide `apart` px apart: level where they fit, 30° where the spacing allows (_tilt),
-    else 90°."""
+def x_angle(layout: dict, name: str, widest: float, apart: float, size: float,
+            clear: float = CLEAR_PX) -> float:
+    """x's label angle in degrees: its tickangle, else the one plotly.js picks for labels up
+    to `widest` px wide `apart` px apart: level where they fit with `clear` px between them,
+    30° where cos 30° <= apart / hypot(apart, 1.25 size) (plotly.js's autotickangles test:
+    apart >= √3 × 1.25 size), else 90°. The plot-area estimate (_tilt) asks with clear 0."""
     angle = setting(layout, name, "tickangle")
     if isinstance(angle, (int, float)):
         return float(angle)
-    if widest + CLEAR_PX <= apart:
+    if widest + clear <= apart:
         return 0.0
     return 30.0 if apart >= np.sqrt(3) * 1.25 * size else 90.0
 
