@@ -97,7 +97,8 @@ def kv_note(trace: Trace, head: int) -> str:
     if groups is None or len(set(groups.tolist())) == len(groups):
         return ""
     mates = [h for h, g in enumerate(groups.tolist()) if g == groups[head]]
-    return f"K and V shared with heads {mates[0]}–{mates[-1]} (key/value head {groups[head]})"
+    return _("K and V shared with heads {first}–{last} (key/value head {kv})").format(
+        first=mates[0], last=mates[-1], kv=groups[head])
 
 
 def head_label(trace: Trace | None, head: int) -> str:

@@ -85,6 +85,15 @@ def test_steps_show_the_recorded_numbers_and_the_shared_kv_heads():
     assert "head 4 · kv 1" in at.selectbox(key="_w_head").format_func(4)
 
 
+def test_the_shared_kv_heads_note_in_korean():
+    """kv_note was an f-string, English in the Korean interface; heads 3-5 share kv head 1
+    (12 query heads over 4 key/value heads, as in the English test above)."""
+    at = run_app({"ckpt": "llama-12", "view": "steps", "text": TEXT, "layer": "3",
+                  "head": "4", "lang_ui": "ko"}, timeout=120)
+    assert not at.exception and not at.error, texts(at.error)  # ok() wants the English title
+    assert "K와 V를 헤드 3–5와 함께 씀 (키/값 헤드 1)" in texts(at.caption)
+
+
 def test_translation_controls_only_for_models_that_translate():
     at = run_app({"ckpt": "gpt2-12", "view": "tokens", "text": TEXT}, timeout=120)
     no_errors(at)
